@@ -1,0 +1,48 @@
+/**
+ * 16-bit mono PCM WAV at a low sample rate (8 kHz keeps a 4-minute song under 4 MB).
+ * The tone sequence comes from the seed, so the same request gives the same sound.
+ */
+import { seedBytes } from "./raster.js";
+
+export const WAV_SAMPLE_RATE = 8_000;
+
+export function encodeWav(samples: Int16Array, sampleRate = WAV_SAMPLE_RATE): Buffer {
+  const dataBytes = samples.length * 2;
+  const out = Buffer.alloc(44 + dataBytes);
+  out.write("RIFF", 0, "latin1");
+  out.writeUInt32LE(36 + dataBytes, 4);
+  out.write("WAVE", 8, "latin1");
+  out.write("fmt ", 12, "latin1");
+  out.writeUInt32LE(16, 16); // fmt chunk size
+  out.writeUInt16LE(1, 20); // PCM
+  out.writeUInt16LE(1, 22); // mono
+  out.writeUInt32LE(sampleRate, 24);
+  out.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  out.writeUInt16LE(2, 32); // block align
+  out.writeUInt16LE(16, 34); // bits per sample
+  out.write("data", 36, "latin1");
+  out.writeUInt32LE(dataBytes, 40);
+  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i] as number, 44 + i * 2);
+  return out;
+}
+
+/** A melody of seed-chosen notes, a quarter second each, with a soft envelope per note. */
+export function toneSamples(seed: string, seconds: number, sampleRate = WAV_SAMPLE_RATE): Int16Array {
+  const h = seedBytes(seed);
+  const total = Math.max(1, Math.round(seconds * sampleRate));
+  const noteLen = Math.round(sampleRate / 4);
+  const out = new Int16Array(total);
+  for (let i = 0; i < total; i++) {
+    const note = Math.floor(i / noteLen);
+    const semis = (h[note % h.length] as number) % 24;
+    const freq = 220 * 2 ** (semis / 12);
+    const pos = (i % noteLen) / noteLen;
+    const env = Math.sin(Math.PI * pos);
+    out[i] = Math.round(Math.sin((2 * Math.PI * freq * i) / sampleRate) * env * 8_000);
+  }
+  return out;
+}
+
+export function renderAudio(seed: string, seconds: number): Buffer {
+  return encodeWav(toneSamples(seed, seconds));
+}

@@ -1,0 +1,78 @@
+import { inflateSync } from "node:zlib";
+import { fileTypeFromBuffer } from "file-type";
+import { parseBuffer } from "music-metadata";
+import { describe, expect, it } from "vitest";
+import { crc32 } from "../../src/sandbox/media/crc32.js";
+import { renderVideo, videoSize } from "../../src/sandbox/media/mp4.js";
+import { imageSize, PNG_SIGNATURE, renderImage } from "../../src/sandbox/media/png.js";
+import { renderAudio } from "../../src/sandbox/media/wav.js";
+
+/** Walks PNG chunks, checking each CRC, and returns IHDR dims plus the inflated image data. */
+export function decodePng(png: Uint8Array): { width: number; height: number; raw: Buffer } {
+  const buf = Buffer.from(png);
+  expect(buf.subarray(0, 8).equals(Buffer.from(PNG_SIGNATURE))).toBe(true);
+  let off = 8;
+  let width = 0;
+  let height = 0;
+  const idat: Buffer[] = [];
+  let sawEnd = false;
+  while (off < buf.length) {
+    const len = buf.readUInt32BE(off);
+    const type = buf.toString("latin1", off + 4, off + 8);
+    const data = buf.subarray(off + 8, off + 8 + len);
+    expect(buf.readUInt32BE(off + 8 + len)).toBe(crc32(buf.subarray(off + 4, off + 8 + len)));
+    if (type === "IHDR") {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+    } else if (type === "IDAT") idat.push(data);
+    else if (type === "IEND") sawEnd = true;
+    off += 12 + len;
+  }
+  expect(sawEnd).toBe(true);
+  return { width, height, raw: inflateSync(Buffer.concat(idat)) };
+}
+
+describe("sandbox media encoders", () => {
+  it("crc32 matches the standard check value", () => {
+    expect(crc32(Buffer.from("123456789"))).toBe(0xcbf43926);
+  });
+
+  it.each([
+    ["1:1", 256, 256],
+    ["16:9", 320, 180],
+    ["9:16", 180, 320],
+  ])("PNG at %s is %dx%d, valid chunks, deterministic per prompt", async (ratio, w, h) => {
+    const png = renderImage("a lighthouse", ratio);
+    const { width, height, raw } = decodePng(png);
+    expect([width, height]).toEqual([w, h]);
+    expect(imageSize(ratio)).toEqual({ width: w, height: h });
+    expect(raw.length).toBe((w * 3 + 1) * h);
+    expect(await fileTypeFromBuffer(png)).toEqual({ ext: "png", mime: "image/png" });
+    expect(renderImage("a lighthouse", ratio).equals(png)).toBe(true);
+    expect(renderImage("a different prompt", ratio).equals(png)).toBe(false);
+  });
+
+  it("WAV has the requested duration", async () => {
+    const wav = renderAudio("song", 7.25);
+    expect(await fileTypeFromBuffer(wav)).toEqual({ ext: "wav", mime: "audio/wav" });
+    const meta = await parseBuffer(wav, { mimeType: "audio/wav" });
+    expect(meta.format.duration).toBeCloseTo(7.25, 3);
+    expect(meta.format.sampleRate).toBe(8000);
+  });
+
+  it.each([
+    [5, "16:9"],
+    [8, "9:16"],
+    [10, "1:1"],
+  ])("MP4 of %ds at %s is recognised as video with that duration", async (secs, ratio) => {
+    const mp4 = renderVideo("a river", secs, ratio);
+    expect(await fileTypeFromBuffer(mp4)).toEqual({ ext: "mp4", mime: "video/mp4" });
+    const meta = await parseBuffer(mp4, { mimeType: "video/mp4" });
+    expect(meta.format.hasVideo).toBe(true);
+    expect(meta.format.duration).toBeCloseTo(secs, 3);
+    const { width, height } = videoSize(ratio);
+    expect(width % 2).toBe(0);
+    expect(height % 2).toBe(0);
+    expect(mp4.length).toBeLessThan(400_000);
+  });
+});
