@@ -1,1 +1,142 @@
-export {};
+/**
+ * The `generation-mcp` command. Startup speed matters (a host spawns us and waits for tools/list),
+ * so everything past the configuration is imported on demand: the sandbox only with --sandbox or
+ * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
+ */
+import { readFileSync } from "node:fs";
+import { type Command, type Config, ConfigError, parseCommand, USAGE } from "./config.js";
+
+const EXIT_CONFIG = 2;
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`generation-mcp: ${message}\n`);
+  process.exit(code);
+}
+
+function version(): string {
+  // Run from src/ (tsx) or dist/src/ (built): the package root is one or two levels up.
+  for (const rel of ["../package.json", "../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === "generation-mcp" && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // not this level
+    }
+  }
+  return "unknown";
+}
+
+async function serveStdio(config: Config): Promise<void> {
+  const [{ createEngines }, { createMcpServer }, { serveOverStdio }] = await Promise.all([
+    import("./server/engine.js"),
+    import("./server/assemble.js"),
+    import("./server/stdio.js"),
+  ]);
+  const engines = await createEngines(config);
+  const key = engines.defaultApiKey;
+  if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
+  const engine = engines.forKey(key);
+  serveOverStdio({ createServer: () => createMcpServer(engine), onClose: () => engines.close() });
+}
+
+async function serveHttp(config: Config): Promise<void> {
+  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }] = await Promise.all([
+    import("./server/engine.js"),
+    import("./server/assemble.js"),
+    import("./server/http.js"),
+  ]);
+  const engines = await createEngines(config, { listenSandbox: true });
+  if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
+    console.warn(
+      "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
+    );
+  }
+  let handle: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    handle = await startHttpServer({
+      host: config.host,
+      port: config.port,
+      ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
+      keyHash: (apiKey) => engines.forKey(apiKey).keyHash,
+      createServer: (keyHash) => createMcpServer(engines.byHash(keyHash)),
+      onError: (error) => console.error(`generation-mcp: ${error.message}`),
+    });
+  } catch (error) {
+    await engines.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") fail(`--port: ${config.host}:${config.port} is already in use`, EXIT_CONFIG);
+    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+      fail(`--host: cannot bind to ${config.host}`, EXIT_CONFIG);
+    throw error;
+  }
+  process.stdout.write(connectionHelp(handle.url, config, engines.baseUrl));
+  const shutdown = () => {
+    setTimeout(() => process.exit(0), 2_000).unref();
+    void handle
+      .close()
+      .then(() => engines.close())
+      .finally(() => process.exit(0));
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+}
+
+/** What `npm start` prints: the endpoint and how to point the Inspector and Claude Desktop at us. */
+function connectionHelp(url: string, config: Config, serviceUrl: string): string {
+  const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
+  const desktop = {
+    mcpServers: {
+      generation: { command: "npx", args: ["-y", "mcp-remote", url] },
+    },
+  };
+  return [
+    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `  service: ${service}`,
+    "",
+    "MCP Inspector:",
+    `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
+    "  (or run `npx @modelcontextprotocol/inspector`, pick Streamable HTTP and enter the URL above)",
+    "",
+    "Claude Desktop (claude_desktop_config.json) through the mcp-remote bridge:",
+    ...JSON.stringify(desktop, null, 2)
+      .split("\n")
+      .map((l) => `  ${l}`),
+    "  or run it over stdio instead: see mcp.json.example",
+    "",
+    "Press Ctrl+C to stop.",
+    "",
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  let command: Command;
+  try {
+    command = parseCommand(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message, EXIT_CONFIG);
+    throw error;
+  }
+  switch (command.name) {
+    case "help":
+      process.stdout.write(USAGE);
+      return;
+    case "version":
+      process.stdout.write(`${version()}\n`);
+      return;
+    case "sandbox": {
+      const { runSandboxServer } = await import("./sandbox/index.js");
+      await runSandboxServer({ host: command.host, port: command.port });
+      return;
+    }
+    case "serve":
+      return command.config.transport === "http" ? serveHttp(command.config) : serveStdio(command.config);
+  }
+}
+
+main().catch((error: unknown) => {
+  // One line, never a stack with values in it: the message of our own errors names the problem.
+  fail(error instanceof Error ? error.message.split("\n")[0] || error.name : String(error));
+});

@@ -1,0 +1,133 @@
+/**
+ * Builds Engines: one per API key (stdio has one key; HTTP one per session key), all sharing one
+ * ledger per process. The ledger (keyv + SQLite, a native module) opens on first use, not at
+ * startup, so a client's first tools/list does not wait for it.
+ */
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { Config } from "../config.js";
+import type { Ledger } from "../ledger/index.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { Engine } from "./context.js";
+
+export interface Engines {
+  /** The key of a session that brings none: GENERATION_API_KEY, or the sandbox's own key. */
+  readonly defaultApiKey: string | undefined;
+  /** The service's base address in use (the sandbox's when --sandbox). */
+  readonly baseUrl: string;
+  /** The engine for a key, built once per key and kept; validates the key's format. */
+  forKey(apiKey: string): Engine;
+  /** The engine of a key registered earlier through forKey, by its hash. */
+  byHash(keyHash: string): Engine;
+  close(): Promise<void>;
+}
+
+export interface EngineOptions {
+  /**
+   * With --sandbox, listen the sandbox on a loopback port instead of calling it in-process, so the
+   * signed URLs it hands out can be opened by people and other programs (HTTP mode, npm start).
+   */
+  listenSandbox?: boolean;
+}
+
+const IN_PROCESS_SANDBOX_URL = "http://sandbox.invalid";
+
+export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
+  const [{ ServiceClient }, { hashKey, openLedger }] = await Promise.all([
+    import("../service/client.js"),
+    import("../ledger/index.js"),
+  ]);
+
+  let sandbox: Sandbox | undefined;
+  let closeListener: (() => Promise<void>) | undefined;
+  let baseUrl = config.baseUrl;
+  let defaultApiKey = config.apiKey;
+  let fetchImpl: typeof fetch | undefined;
+  if (config.sandbox) {
+    const { createSandbox, SANDBOX_API_KEY } = await import("../sandbox/index.js");
+    defaultApiKey = SANDBOX_API_KEY;
+    if (o.listenSandbox) {
+      sandbox = createSandbox({ timeScale: 1 });
+      const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
+      baseUrl = listening.url;
+      closeListener = listening.close;
+    } else {
+      sandbox = createSandbox({ timeScale: 1, publicBaseUrl: IN_PROCESS_SANDBOX_URL });
+      baseUrl = IN_PROCESS_SANDBOX_URL;
+      // Signed output URLs point at the same fake origin, so our own client can fetch them too.
+      fetchImpl = sandbox.handler as typeof fetch;
+    }
+  }
+  if (baseUrl === undefined) throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
+  const serviceUrl = baseUrl;
+
+  const ledger = new LazyLedger(async () => {
+    const path = sqlitePath(config.store);
+    if (path !== undefined) await mkdir(dirname(path), { recursive: true });
+    return openLedger({ storeUri: config.store });
+  });
+
+  const engines = new Map<string, Engine>();
+  return {
+    defaultApiKey,
+    baseUrl: serviceUrl,
+    forKey(apiKey) {
+      const keyHash = hashKey(apiKey);
+      let engine = engines.get(keyHash);
+      if (engine === undefined) {
+        const client = new ServiceClient({
+          baseUrl: serviceUrl,
+          apiKey,
+          ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
+        });
+        engine = { config, client, ledger, keyHash };
+        engines.set(keyHash, engine);
+      }
+      return engine;
+    },
+    byHash(keyHash) {
+      const engine = engines.get(keyHash);
+      if (engine === undefined)
+        throw new Error("no engine for this key hash; register the key with forKey first");
+      return engine;
+    },
+    async close() {
+      await ledger.close();
+      await closeListener?.();
+      await sandbox?.close();
+    },
+  };
+}
+
+/** The file of a sqlite:// store, so its directory can be created on first use. */
+export function sqlitePath(store: string): string | undefined {
+  const match = /^sqlite:\/\/(.+)$/.exec(store);
+  return match?.[1];
+}
+
+/** A Ledger that opens the real one on first use; a failed open is retried on the next call. */
+class LazyLedger implements Ledger {
+  private opening: Promise<Ledger> | undefined;
+  constructor(private readonly open: () => Promise<Ledger>) {}
+
+  private get(): Promise<Ledger> {
+    if (this.opening === undefined) {
+      this.opening = this.open().catch((error: unknown) => {
+        this.opening = undefined;
+        throw error;
+      });
+    }
+    return this.opening;
+  }
+
+  run: Ledger["run"] = async (req, send, ref) => (await this.get()).run(req, send, ref);
+  markDelivered: Ledger["markDelivered"] = async (keyHash, identity, delivered) =>
+    (await this.get()).markDelivered(keyHash, identity, delivered);
+  list: Ledger["list"] = async (keyHash, o) => (await this.get()).list(keyHash, o);
+
+  async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = undefined;
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.close();
+  }
+}
