@@ -1,0 +1,233 @@
+/**
+ * The HTTP transport on its own, with a one-tool server per key: the guards (Host, Origin, key),
+ * session binding and both protocol eras. The real tools over HTTP are covered by cli-http.test.ts.
+ */
+import { request as httpRequest } from "node:http";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { McpServer } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http.js";
+
+const KEY_A = `lgk_${"a".repeat(64)}`;
+const KEY_B = `lgk_${"b".repeat(64)}`;
+const KEY_ENV = `lgk_${"e".repeat(64)}`;
+const hash = (key: string) => `hash-${key.slice(4, 8)}`;
+
+function whoamiServer(keyHash: string): McpServer {
+  const server = new McpServer({ name: "probe", version: "1.0.0" });
+  server.registerTool("whoami", { description: "the key hash", inputSchema: z.object({}) }, async () => ({
+    content: [{ type: "text", text: keyHash }],
+  }));
+  return server;
+}
+
+let handle: HttpServerHandle;
+const errors: Error[] = [];
+
+beforeAll(async () => {
+  handle = await startHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    defaultApiKey: KEY_ENV,
+    keyHash: hash,
+    createServer: whoamiServer,
+    onError: (e) => errors.push(e),
+  });
+});
+afterAll(() => handle.close());
+
+async function connect(key: string | undefined, modern = false) {
+  const client = new Client(
+    { name: "test", version: "1.0.0" },
+    modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+  );
+  const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  const transport = new StreamableHTTPClientTransport(new URL(handle.url), { requestInit: { headers } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function whoami(client: Client): Promise<string> {
+  const result = await client.callTool({ name: "whoami", arguments: {} });
+  const first = (result.content as { text: string }[])[0];
+  return first?.text ?? "";
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
+
+function post(headers: Record<string, string>, body = INIT) {
+  return fetch(handle.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body,
+  });
+}
+
+/** node:http, because fetch will not let a test forge the Host header. */
+function rawPost(headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const url = new URL(handle.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers },
+      (res) => {
+        let body = "";
+        res.on("data", (c) => {
+          body += c;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end(INIT);
+  });
+}
+
+describe("HTTP guards", () => {
+  it("refuses a foreign Origin with 403 and a JSON error", async () => {
+    const res = await post({ origin: "http://evil.example", authorization: `Bearer ${KEY_A}` });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect((await res.json()).error.message).toMatch(/Origin/);
+  });
+
+  it("refuses an unparseable or opaque Origin", async () => {
+    expect((await post({ origin: "null" })).status).toBe(403);
+  });
+
+  it("accepts a loopback Origin on any port (a local Inspector)", async () => {
+    const res = await post({ origin: "http://localhost:6274" });
+    expect(res.status).toBe(200);
+  });
+
+  it("refuses a Host that is not this server (DNS rebinding)", async () => {
+    const res = await rawPost({ host: "evil.example:80", "content-type": "application/json" });
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body).error.message).toMatch(/Host/);
+  });
+
+  it("refuses a malformed Bearer key with 401, without echoing it", async () => {
+    const bad = `lgk_${"Z".repeat(64)}`;
+    const res = await post({ authorization: `Bearer ${bad}` });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(await res.text()).not.toContain(bad);
+  });
+
+  it("answers 404 off the /mcp path", async () => {
+    const res = await fetch(new URL("/other", handle.url));
+    expect(res.status).toBe(404);
+  });
+
+  it("answers 400 to a 2025 request with no session that is not initialize", async () => {
+    const res = await post({}, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    expect(res.status).toBe(400);
+  });
+
+  it("answers 404 to an unknown session", async () => {
+    const res = await post(
+      { "mcp-session-id": "no-such-session" },
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    );
+    expect(res.status).toBe(404);
+  });
+
+  it("reads bodies past the SDK's 4 MiB default (base64 uploads) and refuses past 48 MiB with 413", async () => {
+    const init = JSON.parse(INIT);
+    init.params.clientInfo.name = "x".repeat(8 * 1024 * 1024);
+    expect((await post({}, JSON.stringify(init))).status).toBe(200);
+    init.params.clientInfo.name = "x".repeat(49 * 1024 * 1024);
+    expect((await post({}, JSON.stringify(init))).status).toBe(413);
+  });
+
+  it("knows loopback hosts", () => {
+    expect(["127.0.0.1", "127.1.2.3", "localhost", "::1"].every(isLoopbackHost)).toBe(true);
+    expect(["0.0.0.0", "::", "192.168.1.2", "example.com"].some(isLoopbackHost)).toBe(false);
+  });
+});
+
+describe("HTTP sessions and keys", () => {
+  it("binds each 2025-11-25 session to the key it opened with", async () => {
+    const a = await connect(KEY_A);
+    const b = await connect(KEY_B);
+    expect(a.client.getNegotiatedProtocolVersion()).toBe("2025-11-25");
+    expect(await whoami(a.client)).toBe(hash(KEY_A));
+    expect(await whoami(b.client)).toBe(hash(KEY_B));
+    expect(a.transport.sessionId).toBeDefined();
+    expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
+
+    // Session A's ID with key B: refused, not served under either key.
+    const hijack = await post(
+      {
+        authorization: `Bearer ${KEY_B}`,
+        "mcp-session-id": a.transport.sessionId ?? "",
+        "mcp-protocol-version": "2025-11-25",
+      },
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "whoami", arguments: {} },
+      }),
+    );
+    expect(hijack.status).toBe(403);
+    expect(await hijack.text()).not.toContain(hash(KEY_A));
+    await a.client.close();
+    await b.client.close();
+  });
+
+  it("uses GENERATION_API_KEY for a session without a Bearer key when bound to loopback", async () => {
+    const env = await connect(undefined);
+    expect(await whoami(env.client)).toBe(hash(KEY_ENV));
+    await env.client.close();
+  });
+
+  it("serves 2026-07-28 per request, each under the key of that request", async () => {
+    const a = await connect(KEY_A, true);
+    expect(a.client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    expect(a.transport.sessionId).toBeUndefined();
+    expect(await whoami(a.client)).toBe(hash(KEY_A));
+    const tools = await a.client.listTools();
+    expect(tools.tools.map((t) => t.name)).toEqual(["whoami"]);
+    await a.client.close();
+  });
+
+  it("ends a session on DELETE", async () => {
+    const a = await connect(KEY_A);
+    const before = handle.sessionCount();
+    await a.transport.terminateSession();
+    expect(handle.sessionCount()).toBe(before - 1);
+    await a.client.close();
+  });
+});
+
+describe("HTTP without a usable default key", () => {
+  it("answers 401 when no Bearer key comes and none is configured", async () => {
+    const bare = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      keyHash: hash,
+      createServer: whoamiServer,
+    });
+    try {
+      const res = await fetch(bare.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: INIT,
+      });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.message).toMatch(/Bearer/);
+    } finally {
+      await bare.close();
+    }
+  });
+});
