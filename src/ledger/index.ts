@@ -1,0 +1,131 @@
+/**
+ * The idempotency ledger: one durable record per logical request, so a submission is never
+ * charged twice and a result is never lost across retries, cancellations and crashes.
+ * It knows nothing of HTTP or MCP: callers hand it the bytes and a `send` function.
+ */
+import { join } from "node:path";
+import envPaths from "env-paths";
+import Keyv from "keyv";
+import { type Ledger, LedgerImpl } from "./ledger.js";
+import { LedgerError } from "./record.js";
+import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
+import { SqliteStore } from "./sqlite.js";
+import { KeyvStore, type LedgerStore, NAMESPACE } from "./store.js";
+
+export type { Ledger, RunRequest, RunResult } from "./ledger.js";
+export {
+  type ErrorSummary,
+  hashKey,
+  IdempotencyConflictError,
+  identityOf,
+  LedgerError,
+  type LedgerRecord,
+  RECORD_STATES,
+  type RecordState,
+} from "./record.js";
+export type { BackoffOptions } from "./replay.js";
+
+export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface OpenLedgerOptions {
+  /** `sqlite://PATH` (default: ledger.sqlite in the user's data directory) or another keyv URI. */
+  storeUri?: string;
+  /** How long closed records and delivered successes are kept (default 7 days). */
+  retentionMs?: number;
+  now?: () => number;
+  /** Replay waits (tests shorten them). */
+  backoff?: Partial<BackoffOptions>;
+  random?: () => number;
+  /** How often expired records are swept while open (default: retention / 24, at most an hour). */
+  sweepIntervalMs?: number;
+}
+
+/** `sqlite://<user data dir>/ledger.sqlite`. */
+export function defaultStoreUri(): string {
+  return `sqlite://${join(envPaths("generation-mcp", { suffix: "" }).data, "ledger.sqlite")}`;
+}
+
+/** keyv adapters by URI scheme; they are optional packages, installed by whoever wants them. */
+const ADAPTERS: Record<string, string> = {
+  redis: "@keyv/redis",
+  rediss: "@keyv/redis",
+  valkey: "@keyv/valkey",
+  mongodb: "@keyv/mongo",
+  "mongodb+srv": "@keyv/mongo",
+  postgres: "@keyv/postgres",
+  postgresql: "@keyv/postgres",
+  mysql: "@keyv/mysql",
+  etcd: "@keyv/etcd",
+};
+
+/** Opens the store behind a URI. Messages name the scheme only: a URI may carry a password. */
+export async function openStore(uri: string): Promise<LedgerStore> {
+  if (uri.startsWith("sqlite://")) return SqliteStore.open(uri);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
+  const pkg = scheme === undefined ? undefined : ADAPTERS[scheme];
+  if (scheme === undefined || pkg === undefined) {
+    throw new LedgerError(
+      "LEDGER_CONFIG",
+      `GENERATION_STORE: unsupported store ${scheme === undefined ? "(no scheme)" : `${scheme}://`}; use sqlite://PATH or one of ${Object.keys(ADAPTERS).join(", ")}`,
+    );
+  }
+  let mod: { default?: unknown; [k: string]: unknown };
+  try {
+    mod = (await import(pkg)) as typeof mod;
+  } catch (cause) {
+    throw new LedgerError(
+      "LEDGER_CONFIG",
+      `GENERATION_STORE: ${scheme}:// needs the keyv adapter ${pkg}, which is not installed (npm install ${pkg})`,
+      { cause },
+    );
+  }
+  const Adapter = mod.default as (new (uri: string) => object) | undefined;
+  if (typeof Adapter !== "function") {
+    throw new LedgerError("LEDGER_CONFIG", `GENERATION_STORE: ${pkg} has no default export to construct`);
+  }
+  const keyv = new Keyv({
+    store: new Adapter(uri),
+    namespace: NAMESPACE,
+    serialize: (d: unknown) => JSON.stringify(d),
+    deserialize: (d: string) => JSON.parse(d),
+    throwOnErrors: true,
+  });
+  keyv.on("error", () => {});
+  const store = new KeyvStore(keyv, `${scheme} via ${pkg} (claims atomic within one process only)`);
+  try {
+    await store.probe();
+  } catch (cause) {
+    await store.close().catch(() => {});
+    throw new LedgerError("LEDGER_UNAVAILABLE", `GENERATION_STORE: cannot write to the ${scheme} store`, {
+      cause,
+    });
+  }
+  return store;
+}
+
+/** Opens the ledger, checks it is durable and writable, lists open records, sweeps expired ones. */
+export async function openLedger(o: OpenLedgerOptions = {}): Promise<Ledger> {
+  const retentionMs = o.retentionMs ?? DEFAULT_RETENTION_MS;
+  if (!Number.isFinite(retentionMs) || retentionMs < 0) {
+    throw new LedgerError("LEDGER_CONFIG", "retentionMs must be a non-negative number of milliseconds");
+  }
+  const store = await openStore(o.storeUri ?? defaultStoreUri());
+  const ledger = new LedgerImpl(store, {
+    retentionMs,
+    now: o.now ?? Date.now,
+    backoff: { ...DEFAULT_BACKOFF, ...o.backoff },
+    random: o.random ?? Math.random,
+  });
+  try {
+    await ledger.sweep();
+    await ledger.recover();
+  } catch (cause) {
+    await store.close().catch(() => {});
+    throw cause instanceof LedgerError
+      ? cause
+      : new LedgerError("LEDGER_UNAVAILABLE", "cannot read the ledger", { cause });
+  }
+  const every = o.sweepIntervalMs ?? Math.min(Math.max(retentionMs / 24, 1000), 3_600_000);
+  ledger.sweepEvery(every);
+  return ledger;
+}

@@ -1,0 +1,286 @@
+/**
+ * The ledger's state machine: claim (or reuse) an identity, commit it before the first byte,
+ * replay uncertain outcomes under the same identity and bytes, close definitive ones.
+ */
+import { ArgumentError } from "../service/errors.js";
+import { LIMITS } from "../service/limits.js";
+import {
+  bodyHash,
+  IdempotencyConflictError,
+  isExpired,
+  isOpen,
+  isUnresolved,
+  LedgerError,
+  type LedgerRecord,
+  matchesState,
+  newIdentity,
+  type StoredRecord,
+  summarize,
+  toListing,
+  withIdentity,
+} from "./record.js";
+import {
+  type BackoffOptions,
+  backoffDelay,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_ELAPSED_MS,
+  sleep,
+  verdict,
+} from "./replay.js";
+import type { LedgerStore } from "./store.js";
+
+export interface RunRequest {
+  keyHash: string;
+  tool: string;
+  endpoint: string;
+  bytes: string;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  maxAttempts?: number;
+  maxElapsedMs?: number;
+  onAttempt?: (n: number, err?: unknown) => void;
+}
+
+export interface RunResult<T> {
+  identity: string;
+  result: T;
+  reused: boolean;
+}
+
+export interface Ledger {
+  run<T>(
+    req: RunRequest,
+    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
+    ref: (result: T) => { taskId?: string; responseId?: string },
+  ): Promise<RunResult<T>>;
+  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void>;
+  list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]>;
+  close(): Promise<void>;
+  /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
+  readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
+  /** Back end and guarantees, for diagnostics (no credentials). */
+  readonly description: string;
+}
+
+export interface LedgerSettings {
+  retentionMs: number;
+  now: () => number;
+  backoff: BackoffOptions;
+  random: () => number;
+}
+
+export class LedgerImpl implements Ledger {
+  readonly #store: LedgerStore;
+  readonly #o: LedgerSettings;
+  readonly #inflight = new Map<string, Promise<RunResult<unknown>>>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
+
+  constructor(store: LedgerStore, settings: LedgerSettings) {
+    this.#store = store;
+    this.#o = settings;
+  }
+
+  get description(): string {
+    return this.#store.description;
+  }
+
+  run<T>(
+    req: RunRequest,
+    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
+    ref: (result: T) => { taskId?: string; responseId?: string },
+  ): Promise<RunResult<T>> {
+    try {
+      checkRequest(req);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (req.signal?.aborted) return Promise.reject(req.signal.reason);
+    const hash = bodyHash(req.bytes);
+    // Identical calls in this process share one attempt; the claim makes it safe across processes.
+    const flight = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
+    const pending = this.#inflight.get(flight) as Promise<RunResult<T>> | undefined;
+    if (pending !== undefined) return pending.then((r) => ({ ...r, reused: true }));
+    const p = this.#execute(req, hash, send, ref).finally(() => this.#inflight.delete(flight));
+    this.#inflight.set(flight, p);
+    return p;
+  }
+
+  async #execute<T>(
+    req: RunRequest,
+    hash: string,
+    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
+    ref: (result: T) => { taskId?: string; responseId?: string },
+  ): Promise<RunResult<T>> {
+    const now = this.#o.now();
+    let claim: Awaited<ReturnType<LedgerStore["claim"]>>;
+    try {
+      claim = await this.#store.claim({
+        keyHash: req.keyHash,
+        tool: req.tool,
+        bodyHash: hash,
+        ...(req.idempotencyKey === undefined ? {} : { identity: req.idempotencyKey }),
+        now,
+        newIdentity: () => newIdentity(now),
+        reusable: (rec) => isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered),
+        fresh: (identity) => ({
+          v: 1,
+          identity,
+          explicit: req.idempotencyKey !== undefined,
+          tool: req.tool,
+          endpoint: req.endpoint,
+          keyHash: req.keyHash,
+          bytes: req.bytes,
+          bodyHash: hash,
+          state: "prepared",
+          delivered: false,
+          attempts: 0,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      });
+    } catch (cause) {
+      throw refusal("could not record the request, so nothing was sent", cause);
+    }
+    if (claim.kind === "conflict") {
+      const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
+      throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
+    }
+    return this.#loop(claim.record, claim.kind === "reused", req, send, ref);
+  }
+
+  async #loop<T>(
+    start: StoredRecord,
+    reused: boolean,
+    req: RunRequest,
+    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
+    ref: (result: T) => { taskId?: string; responseId?: string },
+  ): Promise<RunResult<T>> {
+    let rec = start;
+    const { identity } = rec;
+    const maxAttempts = Math.max(1, req.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    const maxElapsedMs = req.maxElapsedMs ?? DEFAULT_MAX_ELAPSED_MS;
+    const began = performance.now();
+    let lastErr: unknown;
+    for (let n = 0; n < maxAttempts; n++) {
+      if (n > 0) {
+        const delay = backoffDelay(n - 1, lastErr, this.#o.backoff, this.#o.random);
+        if (performance.now() - began + delay > maxElapsedMs) break;
+        if (!(await sleep(delay, req.signal))) break;
+      }
+      if (req.signal?.aborted) break;
+      try {
+        // Durable before the bytes leave: after a crash, `sent` says "maybe received".
+        rec = await this.#save(rec, { state: "sent", attempts: rec.attempts + 1 }, [
+          "closedReason",
+          "expiresAt",
+        ]);
+      } catch (cause) {
+        throw withIdentity(refusal("could not record the attempt, so it was not sent", cause), identity);
+      }
+      req.onAttempt?.(n + 1, lastErr);
+      let result: T;
+      try {
+        result = await send(identity, rec.bytes, req.signal);
+      } catch (err) {
+        lastErr = err;
+        if (verdict(err) === "close") {
+          const reason = summarize(err);
+          await this.#save(rec, { state: "closed", closedReason: reason, lastError: reason }, []).catch(
+            () => {},
+          );
+          throw withIdentity(err, identity);
+        }
+        // If even this write fails the record stays `sent`, which resumes the same way.
+        rec = await this.#save(rec, { state: "uncertain", lastError: summarize(err) }, []).catch(() => rec);
+        continue;
+      }
+      const { taskId, responseId } = ref(result);
+      const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
+      if (taskId !== undefined) done.taskId = taskId;
+      if (responseId !== undefined) done.responseId = responseId;
+      // The result is real even if this write fails; the record then stays `sent`, and an identical
+      // call replays the identity and gets the same task back, so returning it is safe.
+      await this.#save(rec, done, ["lastError"]).catch(() => {});
+      return { identity, result, reused };
+    }
+    throw withIdentity(lastErr ?? req.signal?.reason ?? new Error("no attempt was made"), identity);
+  }
+
+  async #save(
+    rec: StoredRecord,
+    patch: Partial<StoredRecord>,
+    drop: Array<keyof StoredRecord>,
+  ): Promise<StoredRecord> {
+    const next: StoredRecord = { ...rec, ...patch, updatedAt: this.#o.now() };
+    for (const key of drop) delete next[key];
+    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
+    await this.#store.put(next);
+    return next;
+  }
+
+  async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+    const rec = await this.#store.get(keyHash, identity);
+    if (rec === undefined || isExpired(rec, this.#o.now())) return;
+    const next: StoredRecord = { ...rec, delivered, updatedAt: this.#o.now() };
+    if (rec.state === "succeeded") {
+      if (delivered) next.expiresAt = next.updatedAt + this.#o.retentionMs;
+      else delete next.expiresAt;
+    }
+    await this.#store.put(next);
+  }
+
+  async list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]> {
+    const now = this.#o.now();
+    const rows = await this.#store.list(keyHash);
+    return rows
+      .filter((r) => r.keyHash === keyHash && !isExpired(r, now) && matchesState(r, o?.state))
+      .sort((a, b) => b.createdAt - a.createdAt || b.updatedAt - a.updatedAt)
+      .map(toListing);
+  }
+
+  async recover(): Promise<void> {
+    const rows = await this.#store.listAll();
+    this.recovered = rows
+      .filter(isOpen)
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .map((r) => ({ ...toListing(r), keyHash: r.keyHash }));
+  }
+
+  sweep(): Promise<number> {
+    return this.#store.sweep(this.#o.now());
+  }
+
+  /** Sweeping is housekeeping: a failure is retried next time and must not take the server down. */
+  sweepEvery(ms: number): void {
+    clearInterval(this.#timer);
+    this.#timer = setInterval(() => void this.sweep().catch(() => {}), ms);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#store.close();
+  }
+}
+
+function checkRequest(req: RunRequest): void {
+  if (!/^[0-9a-f]{64}$/.test(req.keyHash))
+    throw new ArgumentError("keyHash", "must be hashKey(apiKey): 64 hex digits");
+  if (req.tool === "") throw new ArgumentError("tool", "must not be empty");
+  if (req.endpoint === "") throw new ArgumentError("endpoint", "must not be empty");
+  if (req.idempotencyKey !== undefined && !LIMITS.idempotencyKeyPattern.test(req.idempotencyKey)) {
+    throw new ArgumentError(
+      "idempotencyKey",
+      "must be 1 to 128 characters of letters, digits, `_`, `.`, `:`, `-`",
+    );
+  }
+}
+
+function refusal(what: string, cause: unknown): LedgerError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
+}

@@ -1,0 +1,196 @@
+/**
+ * What the ledger stores about one logical request, and the small pure rules over it.
+ * The API key itself never appears here: records carry `keyHash` only.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { LIMITS } from "../service/limits.js";
+
+/** `prepared`: committed, no byte sent yet. `sent`: an attempt is (or was, before a crash) on the wire.
+ * `uncertain`: the last attempt's outcome is unknown. `succeeded`: the service accepted it.
+ * `closed`: refused or released for good; an identical new call gets a new identity. */
+export type RecordState = "prepared" | "sent" | "uncertain" | "succeeded" | "closed";
+export const RECORD_STATES: readonly RecordState[] = ["prepared", "sent", "uncertain", "succeeded", "closed"];
+
+export interface ErrorSummary {
+  status?: number;
+  code: string;
+  message: string;
+}
+
+/** The stored form (JSON, one per identity per key hash). Times are epoch milliseconds. */
+export interface StoredRecord {
+  v: 1;
+  identity: string;
+  /** The caller chose the identity (`idempotencyKey`) rather than the ledger. */
+  explicit: boolean;
+  tool: string;
+  endpoint: string;
+  keyHash: string;
+  /** The exact body: every attempt, before or after a restart, sends these bytes. */
+  bytes: string;
+  bodyHash: string;
+  state: RecordState;
+  closedReason?: ErrorSummary;
+  taskId?: string;
+  responseId?: string;
+  /** Whether the result reached the client; a success that never did is reused, not repeated. */
+  delivered: boolean;
+  attempts: number;
+  lastError?: ErrorSummary;
+  createdAt: number;
+  updatedAt: number;
+  /** Only closed records and delivered successes expire; open ones never do. */
+  expiresAt?: number;
+}
+
+/** The listing shape (`list_requests`): no body bytes, ISO times. */
+export interface LedgerRecord {
+  idempotencyKey: string;
+  tool: string;
+  endpoint: string;
+  state: RecordState;
+  taskId?: string;
+  responseId?: string;
+  closedReason?: ErrorSummary;
+  delivered: boolean;
+  attempts: number;
+  lastError?: ErrorSummary;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt?: string;
+}
+
+const KEY_DOMAIN = "generation-mcp/ledger/api-key/v1\u0000";
+
+/** sha256 of the key under a domain prefix, so the hash is useless anywhere else. */
+export function hashKey(apiKey: string): string {
+  return createHash("sha256").update(KEY_DOMAIN).update(apiKey, "utf8").digest("hex");
+}
+
+export function bodyHash(bytes: string): string {
+  return createHash("sha256").update(bytes, "utf8").digest("hex");
+}
+
+/** A fresh identity: sortable by time, 64 random bits, within the service's pattern. */
+export function newIdentity(now: number): string {
+  const id = `gm-${now.toString(36)}-${randomBytes(8).toString("hex")}`;
+  if (!LIMITS.idempotencyKeyPattern.test(id)) throw new Error(`generated identity ${id} is invalid`);
+  return id;
+}
+
+/** Outcome unknown: the next identical call must resume it, never start another. */
+export function isUnresolved(rec: StoredRecord): boolean {
+  return rec.state === "prepared" || rec.state === "sent" || rec.state === "uncertain";
+}
+
+/** Open = must not expire: unresolved, or succeeded without the result reaching the client. */
+export function isOpen(rec: StoredRecord): boolean {
+  return isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered);
+}
+
+export function isExpired(rec: StoredRecord, now: number): boolean {
+  return rec.expiresAt !== undefined && rec.expiresAt <= now;
+}
+
+/** `state` filter of `list`: a state name, or `open` for the records that never expire. */
+export function matchesState(rec: StoredRecord, state: string | undefined): boolean {
+  if (state === undefined || state === "all") return true;
+  if (state === "open") return isOpen(rec);
+  return rec.state === state;
+}
+
+export function toListing(rec: StoredRecord): LedgerRecord {
+  const out: LedgerRecord = {
+    idempotencyKey: rec.identity,
+    tool: rec.tool,
+    endpoint: rec.endpoint,
+    state: rec.state,
+    delivered: rec.delivered,
+    attempts: rec.attempts,
+    createdAt: new Date(rec.createdAt).toISOString(),
+    updatedAt: new Date(rec.updatedAt).toISOString(),
+  };
+  if (rec.taskId !== undefined) out.taskId = rec.taskId;
+  if (rec.responseId !== undefined) out.responseId = rec.responseId;
+  if (rec.closedReason !== undefined) out.closedReason = rec.closedReason;
+  if (rec.lastError !== undefined) out.lastError = rec.lastError;
+  if (rec.expiresAt !== undefined) out.expiresAt = new Date(rec.expiresAt).toISOString();
+  return out;
+}
+
+/** Reads a stored value defensively: a record we cannot read is an error, never "no record". */
+export function parseRecord(raw: unknown, where: string): StoredRecord {
+  const r = raw as Partial<StoredRecord> | null;
+  if (
+    r === null ||
+    typeof r !== "object" ||
+    r.v !== 1 ||
+    typeof r.identity !== "string" ||
+    typeof r.bytes !== "string" ||
+    typeof r.keyHash !== "string" ||
+    typeof r.state !== "string" ||
+    !RECORD_STATES.includes(r.state)
+  ) {
+    throw new LedgerError("LEDGER_CORRUPT", `ledger entry ${where} is not a readable record`);
+  }
+  return r as StoredRecord;
+}
+
+const MAX_MESSAGE = 500;
+
+/** Keeps what `list_requests` needs from an error; messages are bounded. */
+export function summarize(err: unknown): ErrorSummary {
+  const e = err as { status?: unknown; code?: unknown; name?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : typeof e?.name === "string" ? e.name : "UNKNOWN_ERROR";
+  const message = typeof e?.message === "string" ? e.message : String(err);
+  const out: ErrorSummary = { code, message: message.slice(0, MAX_MESSAGE) };
+  if (typeof e?.status === "number") out.status = e.status;
+  return out;
+}
+
+/** The ledger itself failed (store unreachable, read-only, corrupt): nothing is sent. */
+export class LedgerError extends Error {
+  override readonly name = "LedgerError";
+  readonly code: string;
+  readonly action =
+    "The request ledger could not be read or written, so nothing was sent. Check GENERATION_STORE (path, permissions, disk space).";
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Same `idempotencyKey`, different request: refused locally, nothing sent (contract Idempotency 4). */
+export class IdempotencyConflictError extends Error {
+  override readonly name = "IdempotencyConflictError";
+  readonly code = "IDEMPOTENCY_CONFLICT";
+  readonly field = "idempotencyKey";
+  readonly identity: string;
+  readonly action =
+    "This idempotencyKey was already used for a different request. Reuse the original request, or omit idempotencyKey for a new one.";
+  constructor(identity: string, detail: string) {
+    super(
+      `idempotencyKey: "${identity}" was already used for a different request (${detail}); nothing was sent`,
+    );
+    this.identity = identity;
+  }
+}
+
+/** Attaches the identity to a thrown error so the caller can report and resume it. */
+export function withIdentity(err: unknown, identity: string): Error & { identity: string } {
+  const e = err instanceof Error ? err : new Error(String(err), { cause: err });
+  try {
+    Object.defineProperty(e, "identity", { value: identity, enumerable: true, configurable: true });
+    return e as Error & { identity: string };
+  } catch {
+    const wrapped = new Error(e.message, { cause: e }) as Error & { identity: string };
+    wrapped.identity = identity;
+    return wrapped;
+  }
+}
+
+/** The identity attached by `run` to an error, if any. */
+export function identityOf(err: unknown): string | undefined {
+  const id = (err as { identity?: unknown } | null)?.identity;
+  return typeof id === "string" ? id : undefined;
+}

@@ -1,0 +1,65 @@
+/**
+ * How the submit loop reads a failure and how long it waits before replaying the same identity.
+ * It acts on the client's classification (ServiceError.outcome) and knows nothing of HTTP.
+ */
+import { ArgumentError, ServiceError } from "../service/errors.js";
+
+export interface BackoffOptions {
+  /** Full-jitter base: the n-th wait is random(0, min(capMs, baseMs * 2^n)). */
+  baseMs: number;
+  capMs: number;
+  /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */
+  referencesBaseMs: number;
+  /** A Retry-After longer than this is cut to it (the total budget still applies). */
+  retryAfterCapMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = {
+  baseMs: 500,
+  capMs: 8_000,
+  referencesBaseMs: 2_000,
+  retryAfterCapMs: 15_000,
+};
+
+export const DEFAULT_MAX_ATTEMPTS = 4;
+export const DEFAULT_MAX_ELAPSED_MS = 30_000;
+
+export type Verdict = "close" | "replay";
+
+/**
+ * `close`: the service (or a local check) refused for good; the record closes with the reason.
+ * `replay`: the outcome is unknown; keep the identity and the bytes. Anything we cannot classify
+ * counts as unknown, because guessing "not sent" is how requests get charged twice.
+ */
+export function verdict(err: unknown): Verdict {
+  if (err instanceof ServiceError) return err.outcome === "definitive" ? "close" : "replay";
+  if (err instanceof ArgumentError) return "close";
+  return "replay";
+}
+
+/** Milliseconds to wait before replay number `n` (0 = first replay). */
+export function backoffDelay(n: number, err: unknown, o: BackoffOptions, random: () => number): number {
+  const code = (err as { code?: unknown } | null)?.code;
+  const base = code === "REFERENCES_PROCESSING" ? o.referencesBaseMs : o.baseMs;
+  const jitter = random() * Math.min(o.capMs, base * 2 ** n);
+  const retryAfter = err instanceof ServiceError ? err.retryAfterMs : undefined;
+  if (retryAfter !== undefined && retryAfter >= 0)
+    return Math.min(Math.max(retryAfter, jitter), o.retryAfterCapMs);
+  return jitter;
+}
+
+/** Waits `ms`, or stops early when the signal aborts (resolves false then). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

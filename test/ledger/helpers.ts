@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Ledger, openLedger } from "../../src/ledger/index.js";
+import { errorFromResponse } from "../../src/service/errors.js";
+
+export const API_KEY = `lgk_${"c0ffee42".repeat(8)}`;
+export const OTHER_KEY = `lgk_${"0badcafe".repeat(8)}`;
+export const BODY = '{"model":"img-1","prompt":"a lighthouse at dusk"}';
+
+/** Waits short enough to keep tests fast; the rules are the same as in production. */
+export const FAST = { baseMs: 1, capMs: 4, referencesBaseMs: 2, retryAfterCapMs: 10 };
+
+export function tempDir(): { dir: string; uri: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "ledger-test-"));
+  return {
+    dir,
+    uri: `sqlite://${join(dir, "ledger.sqlite")}`,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function fastLedger(uri: string, extra: Parameters<typeof openLedger>[0] = {}): Promise<Ledger> {
+  return openLedger({ storeUri: uri, backoff: FAST, ...extra });
+}
+
+export function serviceError(status: number, code: string, retryAfterMs?: number) {
+  return errorFromResponse({
+    status,
+    code,
+    message: `${code} from the test`,
+    requestKind: "submission",
+    retryAfterMs,
+  });
+}
+
+export interface Sent {
+  identity: string;
+  bytes: string;
+}
+
+/** A fake `send`: answers from a script (an Error is thrown), records every call. */
+export function scriptedSend(script: Array<Error | { taskId: string }>) {
+  const calls: Sent[] = [];
+  const send = async (identity: string, bytes: string) => {
+    calls.push({ identity, bytes });
+    const next = script.length > 1 ? script.shift() : script[0];
+    if (next === undefined) throw new Error("script exhausted");
+    if (next instanceof Error) throw next;
+    return next;
+  };
+  return { calls, send, ref: (r: { taskId: string }) => ({ taskId: r.taskId }) };
+}

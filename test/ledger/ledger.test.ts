@@ -1,0 +1,333 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  hashKey,
+  IdempotencyConflictError,
+  type Ledger,
+  LedgerError,
+  openLedger,
+} from "../../src/ledger/index.js";
+import { ConnectionError, IncompleteStreamError } from "../../src/service/errors.js";
+import { API_KEY, BODY, fastLedger, OTHER_KEY, scriptedSend, serviceError, tempDir } from "./helpers.js";
+
+const keyHash = hashKey(API_KEY);
+const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };
+const IDENTITY = /^[a-zA-Z0-9_.:-]{1,128}$/;
+
+let t: ReturnType<typeof tempDir>;
+let ledger: Ledger;
+beforeEach(async () => {
+  t = tempDir();
+  ledger = await fastLedger(t.uri);
+});
+afterEach(async () => {
+  await ledger.close();
+  t.cleanup();
+});
+
+describe("hashKey", () => {
+  it("is a domain-separated sha256, not the plain hash of the key", async () => {
+    const { createHash } = await import("node:crypto");
+    expect(keyHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyHash).not.toBe(createHash("sha256").update(API_KEY).digest("hex"));
+    expect(hashKey(OTHER_KEY)).not.toBe(keyHash);
+  });
+});
+
+describe("run: outcomes through the state machine", () => {
+  it("commits the record before sending, then records the success as not yet delivered", async () => {
+    const seen: unknown[] = [];
+    const out = await ledger.run(
+      req,
+      async (identity, bytes) => {
+        // A second ledger on the same file sees the durable record while the request is on the wire.
+        const other = await openLedger({ storeUri: t.uri });
+        seen.push(await other.list(keyHash));
+        await other.close();
+        expect(bytes).toBe(BODY);
+        return { taskId: `task-for-${identity}` };
+      },
+      (r) => ({ taskId: r.taskId }),
+    );
+    expect(out.identity).toMatch(IDENTITY);
+    expect(out.reused).toBe(false);
+    expect(seen[0]).toMatchObject([{ idempotencyKey: out.identity, state: "sent", attempts: 1 }]);
+    const [rec] = await ledger.list(keyHash);
+    expect(rec).toMatchObject({
+      idempotencyKey: out.identity,
+      tool: "generate_image",
+      state: "succeeded",
+      taskId: `task-for-${out.identity}`,
+      delivered: false,
+      attempts: 1,
+    });
+    expect(rec?.expiresAt).toBeUndefined();
+    expect(Date.parse(rec?.createdAt ?? "")).not.toBeNaN();
+  });
+
+  it("replays an uncertain outcome under the same identity with the same bytes", async () => {
+    const s = scriptedSend([
+      serviceError(409, "REQUEST_UNCERTAIN"),
+      serviceError(503, "PROVIDER_UNAVAILABLE"),
+      { taskId: "t1" },
+    ]);
+    const attempts: Array<[number, unknown]> = [];
+    const out = await ledger.run({ ...req, onAttempt: (n, e) => attempts.push([n, e]) }, s.send, s.ref);
+    expect(s.calls).toHaveLength(3);
+    expect(new Set(s.calls.map((c) => c.identity))).toEqual(new Set([out.identity]));
+    expect(s.calls.every((c) => c.bytes === BODY)).toBe(true);
+    expect(attempts.map(([n]) => n)).toEqual([1, 2, 3]);
+    expect((attempts[1]?.[1] as { code: string }).code).toBe("REQUEST_UNCERTAIN");
+    expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "succeeded", attempts: 3, taskId: "t1" });
+  });
+
+  it("treats network failures, broken streams and unknown errors as uncertain", async () => {
+    const s = scriptedSend([
+      new ConnectionError({ message: "socket hang up", requestKind: "submission" }),
+      new IncompleteStreamError({ status: 200, code: undefined, message: "no [DONE]" }, "partial"),
+      new TypeError("something odd"),
+      { taskId: "t2" },
+    ]);
+    const out = await ledger.run(req, s.send, s.ref);
+    expect(s.calls.map((c) => c.identity)).toEqual([out.identity, out.identity, out.identity, out.identity]);
+  });
+
+  it("on exhaustion keeps the record uncertain and throws the last error with the identity", async () => {
+    const s = scriptedSend([serviceError(500, "SERVER_ERROR")]);
+    const err = await ledger.run({ ...req, maxAttempts: 3 }, s.send, s.ref).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "SERVER_ERROR", status: 500 });
+    const identity = (err as { identity: string }).identity;
+    expect(identity).toMatch(IDENTITY);
+    expect(s.calls).toHaveLength(3);
+    expect((await ledger.list(keyHash))[0]).toMatchObject({
+      idempotencyKey: identity,
+      state: "uncertain",
+      attempts: 3,
+      lastError: { status: 500, code: "SERVER_ERROR" },
+    });
+    // The next identical call resumes it: never a new identity while the outcome is unknown.
+    const ok = scriptedSend([{ taskId: "t3" }]);
+    const out = await ledger.run(req, ok.send, ok.ref);
+    expect(out).toMatchObject({ identity, reused: true });
+    expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "succeeded", attempts: 4 });
+  });
+
+  it("stops replaying when the time budget would be exceeded", async () => {
+    const s = scriptedSend([serviceError(409, "REQUEST_UNCERTAIN", 5_000)]);
+    const slow = await fastLedger(t.uri, { backoff: { retryAfterCapMs: 60_000 } });
+    const err = await slow
+      .run({ ...req, maxAttempts: 10, maxElapsedMs: 1_000 }, s.send, s.ref)
+      .catch((e: unknown) => e);
+    await slow.close();
+    expect(s.calls).toHaveLength(1);
+    expect((err as { identity?: string }).identity).toBe(s.calls[0]?.identity);
+  });
+
+  it("replays REFERENCES_PROCESSING under the same identity until the references are ready", async () => {
+    const s = scriptedSend([
+      serviceError(409, "REFERENCES_PROCESSING"),
+      serviceError(409, "REFERENCES_PROCESSING"),
+      { taskId: "t4" },
+    ]);
+    const out = await ledger.run(req, s.send, s.ref);
+    expect(s.calls.map((c) => c.identity)).toEqual([out.identity, out.identity, out.identity]);
+  });
+
+  it("closes on REQUEST_FAILED, and an identical later call gets a new identity", async () => {
+    const s = scriptedSend([serviceError(409, "REQUEST_FAILED")]);
+    const err = await ledger.run(req, s.send, s.ref).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "REQUEST_FAILED" });
+    const first = (err as { identity: string }).identity;
+    expect(s.calls).toHaveLength(1);
+    const [rec] = await ledger.list(keyHash);
+    expect(rec).toMatchObject({ state: "closed", closedReason: { status: 409, code: "REQUEST_FAILED" } });
+    expect(rec?.expiresAt).toBeDefined();
+    const ok = scriptedSend([{ taskId: "t5" }]);
+    const out = await ledger.run(req, ok.send, ok.ref);
+    expect(out.reused).toBe(false);
+    expect(out.identity).not.toBe(first);
+    expect(ok.calls[0]?.identity).toBe(out.identity);
+  });
+
+  it("closes on a definitive rejection such as 422 without replaying", async () => {
+    const s = scriptedSend([serviceError(422, "INVALID_REQUEST")]);
+    await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({
+      status: 422,
+      code: "INVALID_REQUEST",
+    });
+    expect(s.calls).toHaveLength(1);
+    expect(await ledger.list(keyHash, { state: "closed" })).toHaveLength(1);
+    expect(await ledger.list(keyHash, { state: "open" })).toHaveLength(0);
+  });
+
+  it("stops at an abort, leaving the record uncertain with its identity", async () => {
+    const ac = new AbortController();
+    const s = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    const slow = await fastLedger(t.uri, { backoff: { baseMs: 10_000, capMs: 10_000 }, random: () => 1 });
+    setTimeout(() => ac.abort(new Error("cancelled by the client")), 50);
+    const err = await slow.run({ ...req, signal: ac.signal }, s.send, s.ref).catch((e: unknown) => e);
+    await slow.close();
+    expect(s.calls).toHaveLength(1);
+    expect((err as { identity: string }).identity).toBe(s.calls[0]?.identity);
+    expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "uncertain" });
+  });
+});
+
+describe("run: reuse and explicit keys", () => {
+  it("reuses a success that never reached the client, and not one that did", async () => {
+    const s = scriptedSend([{ taskId: "t6" }]);
+    const a = await ledger.run(req, s.send, s.ref);
+    const b = await ledger.run(req, s.send, s.ref);
+    expect(b).toMatchObject({ identity: a.identity, reused: true });
+    await ledger.markDelivered(keyHash, a.identity, true);
+    expect((await ledger.list(keyHash))[0]).toMatchObject({ delivered: true, state: "succeeded" });
+    const c = await ledger.run(req, s.send, s.ref);
+    expect(c.reused).toBe(false);
+    expect(c.identity).not.toBe(a.identity);
+    expect(s.calls.map((x) => x.identity)).toEqual([a.identity, a.identity, c.identity]);
+  });
+
+  it("replays an explicit idempotencyKey with the same body, refuses a different body and sends nothing", async () => {
+    const s = scriptedSend([{ taskId: "t7" }]);
+    const a = await ledger.run({ ...req, idempotencyKey: "my-key.1" }, s.send, s.ref);
+    expect(a).toMatchObject({ identity: "my-key.1", reused: false });
+    await ledger.markDelivered(keyHash, "my-key.1", true);
+    const b = await ledger.run({ ...req, idempotencyKey: "my-key.1" }, s.send, s.ref);
+    expect(b).toMatchObject({ identity: "my-key.1", reused: true });
+    expect(s.calls).toHaveLength(2);
+    const err = await ledger
+      .run({ ...req, bytes: BODY.replace("dusk", "dawn"), idempotencyKey: "my-key.1" }, s.send, s.ref)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IdempotencyConflictError);
+    expect(err).toMatchObject({
+      code: "IDEMPOTENCY_CONFLICT",
+      field: "idempotencyKey",
+      identity: "my-key.1",
+    });
+    const other = await ledger
+      .run({ ...req, tool: "generate_video", idempotencyKey: "my-key.1" }, s.send, s.ref)
+      .catch((e: unknown) => e);
+    expect(other).toMatchObject({ code: "IDEMPOTENCY_CONFLICT" });
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it("refuses a malformed idempotencyKey before claiming anything", async () => {
+    const s = scriptedSend([{ taskId: "t8" }]);
+    await expect(ledger.run({ ...req, idempotencyKey: "has space" }, s.send, s.ref)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      field: "idempotencyKey",
+    });
+    expect(s.calls).toHaveLength(0);
+    expect(await ledger.list(keyHash)).toEqual([]);
+  });
+
+  it("merges 50 concurrent identical calls into one dispatch", async () => {
+    let sends = 0;
+    const send = async (identity: string) => {
+      sends++;
+      await new Promise((r) => setTimeout(r, 20));
+      return { taskId: `t-${identity}` };
+    };
+    const outs = await Promise.all(
+      Array.from({ length: 50 }, () => ledger.run(req, send, (r) => ({ taskId: r.taskId }))),
+    );
+    expect(sends).toBe(1);
+    expect(new Set(outs.map((o) => o.identity)).size).toBe(1);
+    expect(outs.filter((o) => !o.reused)).toHaveLength(1);
+    expect(await ledger.list(keyHash)).toHaveLength(1);
+  });
+
+  it("keeps one key's records invisible under another", async () => {
+    const s = scriptedSend([{ taskId: "t9" }]);
+    const mine = await ledger.run(req, s.send, s.ref);
+    const otherHash = hashKey(OTHER_KEY);
+    expect(await ledger.list(otherHash)).toEqual([]);
+    const theirs = await ledger.run({ ...req, keyHash: otherHash }, s.send, s.ref);
+    expect(theirs.reused).toBe(false);
+    expect(theirs.identity).not.toBe(mine.identity);
+    expect((await ledger.list(keyHash)).map((r) => r.idempotencyKey)).toEqual([mine.identity]);
+    expect((await ledger.list(otherHash)).map((r) => r.idempotencyKey)).toEqual([theirs.identity]);
+    // The same explicit key under two API keys is two separate requests.
+    await ledger.run({ ...req, idempotencyKey: "shared" }, s.send, s.ref);
+    const b = await ledger.run(
+      { ...req, keyHash: otherHash, bytes: "{}", idempotencyKey: "shared" },
+      s.send,
+      s.ref,
+    );
+    expect(b.reused).toBe(false);
+  });
+
+  it("lists newest first and filters by state", async () => {
+    let now = 1_700_000_000_000;
+    const clocked = await fastLedger(t.uri, { now: () => now });
+    const s = scriptedSend([{ taskId: "a" }]);
+    const first = await clocked.run(req, s.send, s.ref);
+    now += 1000;
+    const f = scriptedSend([serviceError(409, "REQUEST_FAILED")]);
+    await clocked.run({ ...req, bytes: "{}" }, f.send, f.ref).catch(() => {});
+    const all = await clocked.list(keyHash);
+    expect(all.map((r) => r.state)).toEqual(["closed", "succeeded"]);
+    expect(all[1]?.createdAt).toBe(new Date(1_700_000_000_000).toISOString());
+    expect((await clocked.list(keyHash, { state: "succeeded" })).map((r) => r.idempotencyKey)).toEqual([
+      first.identity,
+    ]);
+    await clocked.close();
+  });
+});
+
+describe("retention and recovery", () => {
+  it("expires closed and delivered records after the retention time, never open ones", async () => {
+    let now = 1_700_000_000_000;
+    const day = 24 * 3600 * 1000;
+    const clocked = await fastLedger(t.uri, { now: () => now, retentionMs: day });
+    const closed = scriptedSend([serviceError(422, "INVALID_REQUEST")]);
+    await clocked.run({ ...req, bytes: '{"n":1}' }, closed.send, closed.ref).catch(() => {});
+    const ok = scriptedSend([{ taskId: "kept" }]);
+    const delivered = await clocked.run({ ...req, bytes: '{"n":2}' }, ok.send, ok.ref);
+    await clocked.markDelivered(keyHash, delivered.identity, true);
+    await clocked.run({ ...req, bytes: '{"n":3}' }, ok.send, ok.ref); // succeeded, never delivered
+    const lost = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    await clocked.run({ ...req, bytes: '{"n":4}', maxAttempts: 1 }, lost.send, lost.ref).catch(() => {});
+    await clocked.close();
+
+    now += 30 * day;
+    const later = await fastLedger(t.uri, { now: () => now, retentionMs: day });
+    const left = await later.list(keyHash);
+    expect(left.map((r) => r.state).sort()).toEqual(["succeeded", "uncertain"]);
+    expect(left.every((r) => r.expiresAt === undefined)).toBe(true);
+    expect(later.recovered.map((r) => r.state).sort()).toEqual(["succeeded", "uncertain"]);
+    expect(later.recovered.every((r) => r.keyHash === keyHash)).toBe(true);
+    // The expired rows are gone from the file, not just hidden.
+    const { default: sqlite3 } = await import("sqlite3");
+    const db = new sqlite3.Database(t.uri.slice("sqlite://".length));
+    const rows = await new Promise<unknown[]>((res, rej) =>
+      db.all("SELECT key FROM ledger WHERE key LIKE 'ledger:rec:%'", (e, r) => (e ? rej(e) : res(r))),
+    );
+    db.close();
+    expect(rows).toHaveLength(2);
+    await later.close();
+  });
+});
+
+describe("opening the store", () => {
+  it("runs SQLite in WAL with synchronous=FULL", async () => {
+    const { default: sqlite3 } = await import("sqlite3");
+    const db = new sqlite3.Database(t.uri.slice("sqlite://".length));
+    const mode = await new Promise<unknown[]>((res, rej) =>
+      db.all("PRAGMA journal_mode", (e, r) => (e ? rej(e) : res(r))),
+    );
+    db.close();
+    expect(mode).toEqual([{ journal_mode: "wal" }]);
+    expect(ledger.description).toContain("synchronous=FULL");
+  });
+
+  it("names the adapter to install for another back end, without echoing the URI", async () => {
+    const err = await openLedger({ storeUri: "redis://user:s3cret@127.0.0.1:6379" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LedgerError);
+    expect((err as Error).message).toContain("@keyv/redis");
+    expect((err as Error).message).not.toContain("s3cret");
+    await expect(openLedger({ storeUri: "ftp://x" })).rejects.toThrow(/unsupported store ftp/);
+    await expect(openLedger({ storeUri: "sqlite://:memory:" })).rejects.toThrow(
+      /would not survive a restart/,
+    );
+  });
+});
