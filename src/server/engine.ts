@@ -3,8 +3,6 @@
  * ledger per process. The ledger (keyv + SQLite, a native module) opens on first use, not at
  * startup, so a client's first tools/list does not wait for it.
  */
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
 import type { Config } from "../config.js";
 import type { Ledger } from "../ledger/index.js";
 import type { Sandbox } from "../sandbox/index.js";
@@ -33,9 +31,10 @@ export interface EngineOptions {
 const IN_PROCESS_SANDBOX_URL = "http://sandbox.invalid";
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  const [{ ServiceClient }, { hashKey, openLedger }] = await Promise.all([
+  // hashKey from record.js, not the ledger's index: the index pulls keyv and SQLite in.
+  const [{ ServiceClient }, { hashKey }] = await Promise.all([
     import("../service/client.js"),
-    import("../ledger/index.js"),
+    import("../ledger/record.js"),
   ]);
 
   let sandbox: Sandbox | undefined;
@@ -62,8 +61,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   const serviceUrl = baseUrl;
 
   const ledger = new LazyLedger(async () => {
-    const path = sqlitePath(config.store);
-    if (path !== undefined) await mkdir(dirname(path), { recursive: true });
+    const { openLedger } = await import("../ledger/index.js");
     return openLedger({ storeUri: config.store });
   });
 
@@ -73,16 +71,15 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     baseUrl: serviceUrl,
     forKey(apiKey) {
       const keyHash = hashKey(apiKey);
-      let engine = engines.get(keyHash);
-      if (engine === undefined) {
-        const client = new ServiceClient({
-          baseUrl: serviceUrl,
-          apiKey,
-          ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
-        });
-        engine = { config, client, ledger, keyHash };
-        engines.set(keyHash, engine);
-      }
+      const known = engines.get(keyHash);
+      if (known !== undefined) return known;
+      const client = new ServiceClient({
+        baseUrl: serviceUrl,
+        apiKey,
+        ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
+      });
+      const engine: Engine = { config, client, ledger, keyHash };
+      engines.set(keyHash, engine);
       return engine;
     },
     byHash(keyHash) {
@@ -99,25 +96,34 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   };
 }
 
-/** The file of a sqlite:// store, so its directory can be created on first use. */
-export function sqlitePath(store: string): string | undefined {
-  const match = /^sqlite:\/\/(.+)$/.exec(store);
-  return match?.[1];
-}
-
 /** A Ledger that opens the real one on first use; a failed open is retried on the next call. */
 class LazyLedger implements Ledger {
   private opening: Promise<Ledger> | undefined;
+  private opened: Ledger | undefined;
   constructor(private readonly open: () => Promise<Ledger>) {}
 
   private get(): Promise<Ledger> {
     if (this.opening === undefined) {
-      this.opening = this.open().catch((error: unknown) => {
-        this.opening = undefined;
-        throw error;
-      });
+      this.opening = this.open().then(
+        (ledger) => {
+          this.opened = ledger;
+          return ledger;
+        },
+        (error: unknown) => {
+          this.opening = undefined;
+          throw error;
+        },
+      );
     }
     return this.opening;
+  }
+
+  get recovered(): Ledger["recovered"] {
+    return this.opened?.recovered ?? [];
+  }
+
+  get description(): string {
+    return this.opened?.description ?? "not opened yet (opens on first use)";
   }
 
   run: Ledger["run"] = async (req, send, ref) => (await this.get()).run(req, send, ref);
@@ -128,6 +134,7 @@ class LazyLedger implements Ledger {
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = undefined;
+    this.opened = undefined;
     if (opening !== undefined) await (await opening.catch(() => undefined))?.close();
   }
 }

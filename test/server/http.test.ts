@@ -97,7 +97,7 @@ describe("HTTP guards", () => {
     const res = await post({ origin: "http://evil.example", authorization: `Bearer ${KEY_A}` });
     expect(res.status).toBe(403);
     expect(res.headers.get("content-type")).toContain("application/json");
-    expect((await res.json()).error.message).toMatch(/Origin/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/Origin/);
   });
 
   it("refuses an unparseable or opaque Origin", async () => {
@@ -225,7 +225,7 @@ describe("HTTP without a usable default key", () => {
         body: INIT,
       });
       expect(res.status).toBe(401);
-      expect((await res.json()).error.message).toMatch(/Bearer/);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/Bearer/);
     } finally {
       await bare.close();
     }

@@ -1,0 +1,45 @@
+/**
+ * Tests that spawn the CLI run the built `dist/cli.js`, as hosts do. Rebuild it first when any
+ * source is newer than the build, so those tests never exercise stale code.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..");
+const BUILT = join(ROOT, "dist", "cli.js");
+const SOURCES = ["src", "tools", "package.json", "tsconfig.json", "tsconfig.build.json", "scripts"];
+
+function newestMtime(path: string): number {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+export default function setup(): void {
+  const built = newestMtime(BUILT);
+  const sources = Math.max(...SOURCES.map((s) => newestMtime(join(ROOT, s))));
+  if (built > sources) return;
+  try {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+  } catch {
+    // tsc still emits on type errors; the typecheck step reports them. Spawned tests fail on their own
+    // if the build is really broken.
+    console.warn("globalSetup: tsc reported errors while building dist/ (see npm run typecheck)");
+  }
+  execFileSync(process.execPath, [join(ROOT, "scripts", "bin-shim.mjs")], { cwd: ROOT, stdio: "inherit" });
+}
