@@ -1,0 +1,25 @@
+/**
+ * One MCP server for one API key: every tool of tools/ and every resource, over an Engine.
+ * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
+ */
+import { McpServer } from "@modelcontextprotocol/server";
+import { TOOLS } from "../../tools/index.js";
+import type { Engine } from "./context.js";
+import { registerResources } from "./resources.js";
+import { registerTool } from "./tool.js";
+
+export const SERVER_NAME = "generation-mcp";
+export const SERVER_VERSION = "0.1.0";
+
+const INSTRUCTIONS = `Generates images, video, speech, music, text and video analyses on a paid service; every generation spends Gems from the user's key.
+Start with list_models. Generation tools wait a bounded time and return the task as it stands: keep its task ID and identity (idempotencyKey), and follow it with poll_task rather than submitting again. A cut-off or failed call is safe to repeat with the same arguments (or idempotencyKey): it replays, never charging twice. list_requests shows this key's requests if a task ID was lost.`;
+
+export function createMcpServer(engine: Engine): McpServer {
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+  );
+  for (const tool of TOOLS) registerTool(server, engine, tool);
+  registerResources(server, engine);
+  return server;
+}

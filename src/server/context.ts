@@ -1,0 +1,72 @@
+/**
+ * What every tool handler gets: the Engine (one API key's client and ledger) and a
+ * ToolContext (one call's cancellation, progress and questions to the user), so tools
+ * stay thin and never touch the SDK's request context directly.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type McpServer,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { Config } from "../config.js";
+import type { Ledger } from "../ledger/index.js";
+import type { ServiceClient } from "../service/client.js";
+
+/** The part of the configuration tools read. */
+export type EngineConfig = Pick<
+  Config,
+  "files" | "outputDir" | "maxGems" | "extractionModel" | "defaultWaitSeconds" | "confirmAboveGems"
+>;
+
+/** One API key's view of the service; built per HTTP session, or once for stdio. */
+export interface Engine {
+  config: EngineConfig;
+  client: ServiceClient;
+  ledger: Ledger;
+  /** Hash of the API key in force: every ledger record is bound to it. */
+  keyHash: string;
+}
+
+export interface ToolContext {
+  readonly signal: AbortSignal;
+  /** The client can answer an elicitation (a question to its user). */
+  readonly canElicit: boolean;
+  /** The client offers MCP roots, which narrow the allowed directories. */
+  readonly offersRoots: boolean;
+  /** Answers the client returned to an earlier input-required result of this call. */
+  readonly inputResponses: Record<string, unknown> | undefined;
+  /**
+   * Sends a progress notification when the caller asked for progress (a progressToken);
+   * values are kept strictly increasing whatever the caller passes.
+   */
+  progress(message: string, value?: number, total?: number): Promise<void>;
+}
+
+/** Builds a ToolContext over one SDK request context. */
+export function toolContext(server: McpServer, ctx: ServerContext): ToolContext {
+  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
+  const caps: ClientCapabilities | undefined =
+    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+      | ClientCapabilities
+      | undefined) ?? server.server.getClientCapabilities();
+  const token = ctx.mcpReq._meta?.progressToken;
+  let last = 0;
+  return {
+    signal: ctx.mcpReq.signal,
+    canElicit: caps?.elicitation !== undefined,
+    offersRoots: caps?.roots !== undefined,
+    inputResponses: ctx.mcpReq.inputResponses,
+    async progress(message, value, total) {
+      if (token === undefined || ctx.mcpReq.signal.aborted) return;
+      last = value !== undefined && value > last ? value : last + 1;
+      const params: Record<string, unknown> = { progressToken: token, progress: last, message };
+      if (total !== undefined && total >= last) params.total = total;
+      try {
+        await ctx.mcpReq.notify({ method: "notifications/progress", params });
+      } catch {
+        // Progress is advisory: a closed stream must not fail the call.
+      }
+    },
+  };
+}

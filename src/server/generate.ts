@@ -1,0 +1,294 @@
+/**
+ * The flow every spending tool shares: validate, ask what must be asked, submit through
+ * the ledger (identity and bytes stored before sending), wait a bounded time with
+ * progress, present the task, and only then mark the result delivered. A call cancelled
+ * before delivery stays undelivered, so an identical call replays the same identity.
+ */
+import type { ContentBlock } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { isTerminal, LIMITS, type MediaKind } from "../service/limits.js";
+import { waitForTask } from "../service/poll.js";
+import { buildMediaBody } from "../service/requests.js";
+import type { Model, Task } from "../service/schemas.js";
+import { IdempotencyKeySchema } from "../service/schemas.js";
+import { Questions } from "./ask.js";
+import type { Engine, ToolContext } from "./context.js";
+import { allowedDirs } from "./files.js";
+import { declined, describeError, okResult } from "./results.js";
+import { imagePreviews, resourceLinks, saveOutputs, taskText } from "./taskview.js";
+import type { ToolOutcome } from "./tool.js";
+
+export const MAX_WAIT_SECONDS = 600;
+
+// ---------- argument fields shared by several tools ----------
+
+export const waitField = z
+  .number()
+  .min(0)
+  .max(MAX_WAIT_SECONDS)
+  .optional()
+  .describe(
+    "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
+  );
+export const saveField = z
+  .boolean()
+  .optional()
+  .describe(
+    "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
+  );
+export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
+  "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+);
+export const modelField = (kind: string) =>
+  z
+    .string()
+    .min(LIMITS.modelId.min)
+    .max(LIMITS.modelId.max)
+    .describe(`Public ${kind} model ID from list_models (1 to 150 characters).`);
+
+// ---------- shared output fields ----------
+
+export const TaskOut = z
+  .looseObject({
+    id: z.string().describe("Task ID: keep it to poll."),
+    status: z.string().describe("queued, processing, succeeded, partial, failed or cancelled."),
+    quotedGems: z.number().describe("Gems quoted."),
+    chargedGems: z.number().describe("Gems charged."),
+    releasedGems: z.number().describe("Gems released back."),
+    error: z
+      .looseObject({ code: z.string(), message: z.string() })
+      .nullable()
+      .describe("Sanitized error or null."),
+    outputs: z
+      .array(
+        z.looseObject({
+          index: z.number(),
+          status: z.string(),
+          asset: z
+            .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
+            .nullable(),
+        }),
+      )
+      .describe("Outputs; asset.url is a signed URL that expires."),
+  })
+  .describe("The service's task as it stands.");
+export const savedOut = z.array(z.string()).optional().describe("Paths written when save was true.");
+
+// ---------- spending ----------
+
+const catalogs = new WeakMap<Engine, { at: number; models: Model[] }>();
+async function catalog(engine: Engine, signal: AbortSignal): Promise<Model[]> {
+  const hit = catalogs.get(engine);
+  if (hit && Date.now() - hit.at < 60_000) return hit.models;
+  const { models } = await engine.client.listModels({ signal });
+  catalogs.set(engine, { at: Date.now(), models });
+  return models;
+}
+
+/** baseGems × outputCount for image models; undefined where the catalog has no hint. */
+export async function estimateGems(
+  engine: Engine,
+  model: string,
+  parameters: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<number | undefined> {
+  try {
+    const entry = (await catalog(engine, signal)).find((m) => m.id === model);
+    if (entry?.baseGems === undefined) return undefined;
+    const count = typeof parameters.outputCount === "number" ? parameters.outputCount : 1;
+    return entry.baseGems * count;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks the user before spending above GENERATION_CONFIRM_ABOVE_GEMS, when the client can
+ * ask. The service has no quote endpoint, so the figure shown is an estimate; a maxGems
+ * ceiling at or under the threshold makes the question unnecessary.
+ */
+export async function confirmSpending(
+  engine: Engine,
+  ctx: ToolContext,
+  q: Questions,
+  o: {
+    tool: string;
+    model: string;
+    maxGems: number | undefined;
+    estimate?: () => Promise<number | undefined>;
+  },
+): Promise<void> {
+  const threshold = engine.config.confirmAboveGems;
+  if (threshold === undefined || !ctx.canElicit) return;
+  if (o.maxGems !== undefined && o.maxGems <= threshold) return;
+  const estimate = await o.estimate?.();
+  if (estimate !== undefined && estimate <= threshold) return;
+  const cost =
+    estimate !== undefined
+      ? `about ${estimate} Gems (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
+      : "an amount the service only quotes on submission (no estimate is available)";
+  const ceiling = o.maxGems !== undefined ? ` It will refuse to spend more than ${o.maxGems} Gems.` : "";
+  const answer = q.confirm(
+    "spend",
+    `${o.tool} with model ${o.model} will spend ${cost}, above your confirmation threshold of ${threshold} Gems.${ceiling} Go ahead?`,
+  );
+  if (answer === "no") throw declined(`to spend Gems on ${o.tool}`);
+}
+
+/** The text-endpoint ceiling is lower than the media one; a default must fit it. */
+export const textMaxGems = (engine: Engine, given: number | undefined): number | undefined =>
+  given ??
+  (engine.config.maxGems === undefined ? undefined : Math.min(engine.config.maxGems, LIMITS.textMaxGems));
+
+/** Records delivery once the result is built; a cancelled call stays undelivered. */
+export async function deliver(
+  engine: Engine,
+  ctx: ToolContext,
+  identity: string,
+): Promise<string | undefined> {
+  if (ctx.signal.aborted) return undefined;
+  try {
+    await engine.ledger.markDelivered(engine.keyHash, identity, true);
+    return undefined;
+  } catch (err) {
+    return `Note: the ledger could not record delivery (${describeError(err).code}); an identical call will replay this same request.`;
+  }
+}
+
+// ---------- presenting a task ----------
+
+export async function presentTask(
+  engine: Engine,
+  ctx: ToolContext,
+  task: Task,
+  o: {
+    identity?: string;
+    reused?: boolean;
+    created?: boolean;
+    dirs?: string[] | undefined;
+    notes?: string[];
+  },
+): Promise<{ text: string; content: ContentBlock[]; saved?: string[] }> {
+  const notes = [...(o.notes ?? [])];
+  const { blocks, notes: previewNotes } = await imagePreviews(engine, task, ctx.signal);
+  notes.push(...previewNotes);
+  let saved: string[] | undefined;
+  if (o.dirs && isTerminal(task.status)) {
+    const result = await saveOutputs(engine, task.id, o.dirs, ctx.signal);
+    saved = result.saved;
+    notes.push(...result.notes);
+  } else if (o.dirs) {
+    notes.push(
+      "Not saved yet: the task is not finished; call save_outputs with the task ID once poll_task says it is.",
+    );
+  }
+  const text = taskText(task, { ...o, wait: engine.config.defaultWaitSeconds, notes });
+  return { text, content: [...resourceLinks(task), ...blocks], ...(saved ? { saved } : {}) };
+}
+
+/** Waits for a task within `wait` seconds, reporting progress at each poll. Never throws. */
+export async function waitWithProgress(
+  engine: Engine,
+  ctx: ToolContext,
+  task: Task,
+  wait: number,
+): Promise<{ task: Task; note?: string }> {
+  if (isTerminal(task.status) || wait <= 0) return { task };
+  try {
+    const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
+      waitSeconds: wait,
+      signal: ctx.signal,
+      onProgress: (p) => {
+        void ctx.progress(
+          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s`,
+          p.polls,
+        );
+      },
+    });
+    return { task: result.task };
+  } catch (err) {
+    // The task exists and is paid for: a failed poll must not lose its ID.
+    return { task, note: `Polling stopped early (${describeError(err).code}); the task was submitted.` };
+  }
+}
+
+/** Resolves the directories a save may write into (asks for roots when the client has them). */
+export function saveDirs(
+  engine: Engine,
+  q: Questions,
+  save: boolean | undefined,
+): (() => Promise<string[]>) | undefined {
+  if (!save) return undefined;
+  const roots = q.roots();
+  return async () => allowedDirs(engine.config.files, roots === "pending" ? [] : roots);
+}
+
+// ---------- media submissions ----------
+
+export interface MediaArgs {
+  model: string;
+  prompt: string;
+  parameters?: Record<string, unknown> | undefined;
+  referenceAssetIds?: string[] | undefined;
+  maxGems?: number | undefined;
+  operation?: string | undefined;
+  idempotencyKey?: string | undefined;
+  wait?: number | undefined;
+  save?: boolean | undefined;
+}
+
+export async function submitMedia(
+  tool: string,
+  kind: MediaKind,
+  args: MediaArgs,
+  ctx: ToolContext,
+  engine: Engine,
+): Promise<ToolOutcome> {
+  const { wait, idempotencyKey, save, ...request } = args;
+  const maxGems = request.maxGems ?? engine.config.maxGems;
+  const { body, bytes } = buildMediaBody(kind, { ...request, ...(maxGems === undefined ? {} : { maxGems }) });
+  const q = new Questions(ctx);
+  const dirs = saveDirs(engine, q, save);
+  await confirmSpending(engine, ctx, q, {
+    tool,
+    model: body.model,
+    maxGems: body.maxGems,
+    estimate: () => estimateGems(engine, body.model, body.parameters, ctx.signal),
+  });
+  if (q.pending) return q.result();
+
+  const run = await engine.ledger.run(
+    {
+      keyHash: engine.keyHash,
+      tool,
+      endpoint: `/api/generate/${kind}`,
+      bytes,
+      signal: ctx.signal,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    },
+    (identity, sent, signal) => engine.client.submitMedia(kind, sent, identity, signal ? { signal } : {}),
+    (r) => ({ taskId: r.submission.task.id }),
+  );
+  const { submission } = run.result;
+  const waited = await waitWithProgress(
+    engine,
+    ctx,
+    submission.task,
+    wait ?? engine.config.defaultWaitSeconds,
+  );
+  const shown = await presentTask(engine, ctx, waited.task, {
+    identity: run.identity,
+    reused: run.reused,
+    created: submission.created,
+    dirs: dirs ? await dirs() : undefined,
+    notes: waited.note ? [waited.note] : [],
+  });
+  const structured = {
+    idempotencyKey: run.identity,
+    created: submission.created,
+    task: waited.task,
+    ...(shown.saved ? { saved: shown.saved } : {}),
+  };
+  const note = await deliver(engine, ctx, run.identity);
+  return okResult(note ? `${shown.text}\n${note}` : shown.text, structured, shown.content);
+}

@@ -1,0 +1,123 @@
+/**
+ * Resources: the model catalog, a task read afresh, and an output's bytes fetched through
+ * a freshly signed URL (signed URLs expire, so links point here rather than at them).
+ */
+import { type McpServer, ResourceTemplate, type ServerContext } from "@modelcontextprotocol/server";
+import type { Engine } from "./context.js";
+import { describeError, redact } from "./results.js";
+import { outputName, outputUri } from "./taskview.js";
+
+/** Largest output returned inline as a resource blob (base64 in one JSON message). */
+export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
+
+/** Resource reads fail as protocol errors; their message still starts with the code. */
+async function reading<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw new Error(redact(describeError(err).text));
+  }
+}
+
+const json = (uri: URL, value: unknown) => ({
+  contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(value, null, 2) }],
+});
+
+const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? "") : (v ?? ""));
+
+export function registerResources(server: McpServer, engine: Engine): void {
+  server.registerResource(
+    "models",
+    "generation://models",
+    {
+      title: "Model catalog",
+      description:
+        "The reviewed models this key can use, with kinds, baseGems hints and capabilities (JSON).",
+      mimeType: "application/json",
+    },
+    (uri, ctx: ServerContext) =>
+      reading(async () => json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal }))),
+  );
+
+  server.registerResource(
+    "task-output",
+    new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined }),
+    {
+      title: "Task output",
+      description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${RESOURCE_MAX_BYTES} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
+    },
+    (uri, vars, ctx: ServerContext) =>
+      reading(async () => {
+        const taskId = decodeURIComponent(one(vars.taskId));
+        const index = Number(one(vars.index));
+        const task = await engine.client.getTask(taskId, { signal: ctx.mcpReq.signal });
+        const out = task.outputs.find((o) => o.index === index);
+        if (!out?.asset) {
+          throw new Error(
+            `NOT_FOUND: task ${taskId} has no downloadable output #${one(vars.index)} (status ${task.status}). Next: call poll_task to see its outputs.`,
+          );
+        }
+        let fetched: { bytes: Uint8Array; mimeType: string };
+        try {
+          fetched = await engine.client.fetchOutput(out.asset.url, {
+            signal: ctx.mcpReq.signal,
+            maxBytes: RESOURCE_MAX_BYTES,
+          });
+        } catch (err) {
+          const { code, text } = describeError(err);
+          throw new Error(
+            `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${RESOURCE_MAX_BYTES} bytes): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
+          );
+        }
+        return {
+          contents: [
+            {
+              uri: uri.href,
+              mimeType: out.asset.mimeType || fetched.mimeType,
+              blob: Buffer.from(fetched.bytes).toString("base64"),
+            },
+          ],
+        };
+      }),
+  );
+
+  server.registerResource(
+    "task",
+    new ResourceTemplate("generation://tasks/{taskId}", {
+      // The tasks this key submitted, from the local ledger: the service has no task listing.
+      list: async () => {
+        const records = await engine.ledger.list(engine.keyHash);
+        const resources = records
+          .filter((r) => r.taskId)
+          .map((r) => ({
+            uri: `generation://tasks/${encodeURIComponent(r.taskId as string)}`,
+            name: `task ${r.taskId}`,
+            description: `${r.tool} (${r.state}), identity ${r.idempotencyKey}`,
+            mimeType: "application/json",
+          }));
+        return { resources };
+      },
+    }),
+    {
+      title: "Generation task",
+      description:
+        "A media task as it stands now, read afresh from the service (JSON), with current signed URLs.",
+      mimeType: "application/json",
+    },
+    (uri, vars, ctx: ServerContext) =>
+      reading(async () => {
+        const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
+          signal: ctx.mcpReq.signal,
+        });
+        const links = task.outputs
+          .filter((o) => o.asset)
+          .map((o) => ({
+            uri: outputUri(task.id, o.index),
+            name: outputName(task.id, o.index, o.asset?.mimeType ?? ""),
+          }));
+        return json(uri, { task, outputs: links });
+      }),
+  );
+}
+
+export type { McpServer };

@@ -1,0 +1,99 @@
+/**
+ * The one place errors become tool results, and the shapes every tool result takes.
+ * A failure is never a crash or a protocol error: it is an `isError` result whose text
+ * starts with the code, names the field or cause, and says what to do next.
+ */
+import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
+import { ArgumentError, CLIENT_ACTIONS, ServiceError } from "../service/errors.js";
+
+/** Refusals decided here rather than by the service (the user said no, a file is off limits). */
+export class LocalRefusal extends Error {
+  override readonly name = "LocalRefusal";
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly action: string,
+  ) {
+    super(message);
+  }
+}
+
+export const declined = (what: string): LocalRefusal =>
+  new LocalRefusal(
+    "USER_DECLINED",
+    `The user declined ${what}; nothing was sent and no Gems were spent.`,
+    "Ask the user what to change before trying again.",
+  );
+
+const API_KEY = /lgk_[0-9a-f]{64}/g;
+/** Defence in depth: no text we return may carry a key, whatever a message quoted. */
+export const redact = (text: string): string => text.replace(API_KEY, "lgk_[redacted]");
+
+const sentence = (s: string): string => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
+
+export interface DescribedError {
+  code: string;
+  text: string;
+  status?: number | undefined;
+}
+
+/** Code and actionable text for any error; used by tool results and resource reads. */
+export function describeError(err: unknown): DescribedError {
+  if (err instanceof ArgumentError) {
+    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${err.action}` };
+  }
+  if (err instanceof ServiceError) {
+    const identity = (err as { identity?: unknown }).identity;
+    const parts = [`${err.code}: ${sentence(err.message)}`];
+    if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
+    parts.push(`Next: ${err.action}`);
+    if (typeof identity === "string") {
+      parts.push(
+        `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`,
+      );
+    }
+    return { code: err.code, text: parts.join(" "), status: err.status };
+  }
+  if (err instanceof LocalRefusal) {
+    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${err.action}` };
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  // The ledger refuses a reused idempotencyKey with a different body before sending.
+  if (code === "IDEMPOTENCY_CONFLICT" && err instanceof Error) {
+    const action = CLIENT_ACTIONS.IDEMPOTENCY_CONFLICT as string;
+    return { code, text: `${code}: ${sentence(err.message)} Nothing was sent. Next: ${action}` };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    code: "INTERNAL_ERROR",
+    text: `INTERNAL_ERROR: ${sentence(message)} Next: this is a fault of the MCP server; report it. If it followed a submission, call list_requests to find its identity.`,
+  };
+}
+
+export function errorResult(err: unknown): CallToolResult {
+  const { code, text, status } = describeError(err);
+  const meta: Record<string, unknown> = { code };
+  if (status !== undefined) meta.status = status;
+  return { content: [{ type: "text", text: redact(text) }], isError: true, _meta: meta };
+}
+
+/** A successful result: text for the model, structuredContent for programs. */
+export function okResult(
+  text: string,
+  structured: Record<string, unknown>,
+  extra: ContentBlock[] = [],
+): CallToolResult {
+  return {
+    content: [{ type: "text", text: redact(text) }, ...extra],
+    structuredContent: structured,
+  };
+}
+
+/** Runs a handler; anything it throws becomes an error result. The only try/catch tools need. */
+export async function guard<T extends object>(run: () => Promise<T>): Promise<T | CallToolResult> {
+  try {
+    return await run();
+  } catch (err) {
+    return errorResult(err);
+  }
+}

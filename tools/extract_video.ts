@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { Questions } from "../src/server/ask.js";
+import { confirmSpending, deliver, idempotencyKeyField, textMaxGems } from "../src/server/generate.js";
+import { okResult } from "../src/server/results.js";
+import { defineTool } from "../src/server/tool.js";
+import { LIMITS } from "../src/service/limits.js";
+import { buildExtractBody } from "../src/service/requests.js";
+
+const E = LIMITS.extraction;
+
+export default defineTool({
+  name: "extract_video",
+  title: "Analyse a video",
+  description:
+    "Analyses an uploaded video (an asset from upload_asset: ready, under 25 MiB, shorter than 120 s) and returns an analysis, its duration, suggested frame times and segments. It spends Gems (a reservation sized for a long video, settled on usage). Keep the identity (idempotencyKey): calling again with the same arguments after a failure or cut-off replays the saved result without a second charge.",
+  inputSchema: z.strictObject({
+    videoAssetId: z
+      .string()
+      .min(1)
+      .max(LIMITS.referenceAssetIds.idMax)
+      .describe("Asset ID of an owned, ready video (1 to 128 characters) from upload_asset."),
+    prompt: z.string().max(E.prompt).optional().describe(`What to look for, up to ${E.prompt} characters.`),
+    model: z
+      .string()
+      .min(LIMITS.modelId.min)
+      .max(LIMITS.modelId.max)
+      .optional()
+      .describe(
+        "The extraction model; leave it out to use the configured one (GENERATION_EXTRACTION_MODEL).",
+      ),
+    maxGems: z
+      .number()
+      .int()
+      .min(0)
+      .max(LIMITS.textMaxGems)
+      .optional()
+      .describe(
+        "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
+      ),
+    idempotencyKey: idempotencyKeyField,
+  }),
+  outputSchema: z.object({
+    idempotencyKey: z.string().describe("The request's identity; passing it again replays the saved result."),
+    id: z.string().describe("The extraction's ID."),
+    extraction: z
+      .looseObject({ analysis: z.unknown(), durationSeconds: z.number(), frames: z.array(z.unknown()) })
+      .describe("analysis, durationSeconds, frames (suggested times, not images) and optional segments."),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx, engine) {
+    const { idempotencyKey, ...rest } = args;
+    const maxGems = textMaxGems(engine, rest.maxGems);
+    const { body, bytes } = buildExtractBody({
+      ...rest,
+      model: rest.model ?? engine.config.extractionModel,
+      ...(maxGems === undefined ? {} : { maxGems }),
+    });
+    const q = new Questions(ctx);
+    await confirmSpending(engine, ctx, q, {
+      tool: "extract_video",
+      model: body.model,
+      maxGems: body.maxGems,
+    });
+    if (q.pending) return q.result();
+
+    const run = await engine.ledger.run(
+      {
+        keyHash: engine.keyHash,
+        tool: "extract_video",
+        endpoint: "/api/generate/extract/video",
+        bytes,
+        signal: ctx.signal,
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      },
+      (identity, sent, signal) => engine.client.extractVideo(sent, identity, signal ? { signal } : {}),
+      (r) => ({ responseId: r.id }),
+    );
+    const { id, extraction } = run.result;
+    const analysis =
+      typeof extraction.analysis === "string"
+        ? extraction.analysis
+        : JSON.stringify(extraction.analysis, null, 2);
+    const text = [
+      `Extraction ${id} of a ${extraction.durationSeconds} s video (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
+      `Analysis:\n${analysis}`,
+      `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
+      extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : "",
+    ].filter(Boolean);
+    const note = await deliver(engine, ctx, run.identity);
+    if (note) text.push(note);
+    return okResult(text.join("\n"), { idempotencyKey: run.identity, id, extraction });
+  },
+});

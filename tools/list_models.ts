@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { okResult } from "../src/server/results.js";
+import { defineTool } from "../src/server/tool.js";
+import { MODEL_KINDS } from "../src/service/limits.js";
+
+export default defineTool({
+  name: "list_models",
+  title: "List generation models",
+  description:
+    "Lists the reviewed models this API key can use, with their kind (image, video, audio, text), availability, baseGems cost hint (image models only; a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits). Call it first to pick a `model` ID and valid `parameters` for generate_image, generate_video, generate_audio or chat. Free: it spends no Gems.",
+  inputSchema: z.strictObject({
+    kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind: image, video, audio or text."),
+  }),
+  outputSchema: z.object({
+    models: z
+      .array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() }))
+      .describe("Models with id, name, kind, available, baseGems and capabilities."),
+    accountingPeriod: z.string().describe("The period of the key's Gem cap: the UTC calendar month."),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async handler(args, ctx, engine) {
+    const list = await engine.client.listModels({ signal: ctx.signal });
+    const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
+    const lines = models.map((m) => {
+      const flags = [m.kind, m.available === false ? "unavailable" : m.available ? "available" : undefined];
+      if (m.baseGems !== undefined) flags.push(`~${m.baseGems} Gems each`);
+      return `- ${m.id} (${m.name}; ${flags.filter(Boolean).join(", ")}): ${JSON.stringify(m.capabilities)}`;
+    });
+    const text = [
+      `${models.length} model${models.length === 1 ? "" : "s"}${args.kind ? ` of kind ${args.kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
+      ...lines,
+      "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
+    ].join("\n");
+    return okResult(text, { models, accountingPeriod: list.accountingPeriod });
+  },
+});

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { Questions } from "../src/server/ask.js";
+import { allowedDirs, type MediaType, openMedia } from "../src/server/files.js";
+import { declined, okResult } from "../src/server/results.js";
+import { defineTool } from "../src/server/tool.js";
+import { ArgumentError } from "../src/service/errors.js";
+import { LIMITS } from "../src/service/limits.js";
+
+const { min, max } = LIMITS.voice.duration;
+// MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio, as file-type names them.
+const AUDIO = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "aac", "flac", "webm"]);
+const notVoice = (t: MediaType | undefined): string | undefined =>
+  t && AUDIO.has(t.ext)
+    ? undefined
+    : `is ${t ? t.mime : "not recognizable audio"}; voices must be MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio`;
+
+async function readDuration(path: string): Promise<number> {
+  const { parseFile } = await import("music-metadata");
+  try {
+    const meta = await parseFile(path, { duration: true, skipCovers: true });
+    if (meta.format.duration !== undefined && Number.isFinite(meta.format.duration))
+      return meta.format.duration;
+  } catch {
+    // Unreadable metadata: fall through to the request for an explicit duration.
+  }
+  throw new ArgumentError(
+    "duration",
+    `could not be read from the audio; pass it in seconds (${min} to ${max})`,
+  );
+}
+
+export default defineTool({
+  name: "upload_voice",
+  title: "Upload a reference voice",
+  description:
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 seconds) as a private reference voice for zero-shot cloning, and returns its voice ID for generate_audio (operation voice_clone, parameters.voiceProfileId). Only with the speaker's permission: the user is asked to confirm when the client can ask; otherwise pass rightsConfirmed: true only after the user confirmed it. The file must be inside the allowed directories. Spends no Gems; not idempotent.",
+  inputSchema: z.strictObject({
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .describe("Audio file: absolute, ~/…, or relative to the first allowed directory."),
+    duration: z
+      .number()
+      .min(min)
+      .max(max)
+      .optional()
+      .describe(`Length in seconds (${min} to ${max}); read from the audio when left out.`),
+    rightsConfirmed: z
+      .boolean()
+      .optional()
+      .describe(
+        "True only when the user confirmed permission to clone this voice; required when the client cannot ask the user itself.",
+      ),
+  }),
+  outputSchema: z.object({
+    voice: z
+      .looseObject({ id: z.string(), name: z.string() })
+      .describe("The private draft voice: id and name."),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx, engine) {
+    const q = new Questions(ctx);
+    const roots = q.roots();
+    if (ctx.canElicit) {
+      // The assistant cannot consent for the speaker: the user is asked even when rightsConfirmed is set.
+      const answer = q.confirm(
+        "rights",
+        `Upload ${args.path} as a private reference voice for cloning? Confirm that you have the speaker's permission to clone this voice.`,
+      );
+      if (answer === "no") throw declined("to confirm permission to clone this voice");
+    } else if (args.rightsConfirmed !== true) {
+      throw new ArgumentError(
+        "rightsConfirmed",
+        "must be true: ask the user to confirm they have the speaker's permission to clone this voice, then call again with rightsConfirmed: true",
+      );
+    }
+    if (q.pending || roots === "pending") return q.result();
+    const dirs = await allowedDirs(engine.config.files, roots);
+    const file = await openMedia(args.path, dirs, {
+      field: "path",
+      minBytes: LIMITS.voice.minBytes,
+      maxBytes: LIMITS.voice.maxBytes,
+      accept: notVoice,
+    });
+    try {
+      const duration = args.duration ?? (await readDuration(file.readPath));
+      if (duration < min || duration > max) {
+        throw new ArgumentError(
+          "duration",
+          `the audio lasts ${duration.toFixed(1)} s; the limit is ${min} to ${max} seconds`,
+        );
+      }
+      const voice = await engine.client.uploadVoice(
+        { path: file.readPath, duration, rightsConfirmed: true },
+        { signal: ctx.signal },
+      );
+      const text = [
+        `Uploaded voice ${voice.id} (${voice.name}), a private draft for zero-shot cloning; nothing was trained or published.`,
+        `Next: call generate_audio with operation voice_clone, model service-voice and parameters.voiceProfileId "${voice.id}".`,
+      ];
+      return okResult(text.join("\n"), { voice });
+    } finally {
+      await file.close();
+    }
+  },
+});
