@@ -23,7 +23,14 @@ function newestMtime(path: string): number {
   return newest;
 }
 
+/** `vitest run test/ledger` needs no build: only spawned-CLI tests (test/server) do. */
+function onlyOtherTestsSelected(): boolean {
+  const filters = process.argv.slice(2).filter((a) => !a.startsWith("-") && a !== "run" && a !== "watch");
+  return filters.length > 0 && !filters.some((f) => /server|cli/.test(f));
+}
+
 export default function setup(): void {
+  if (onlyOtherTestsSelected()) return;
   const built = newestMtime(BUILT);
   const sources = Math.max(...SOURCES.map((s) => newestMtime(join(ROOT, s))));
   if (built > sources) return;
