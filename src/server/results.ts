@@ -4,7 +4,7 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
-import { ArgumentError, CLIENT_ACTIONS, ServiceError } from "../service/errors.js";
+import { ArgumentError, ServiceError } from "../service/errors.js";
 
 /** Refusals decided here rather than by the service (the user said no, a file is off limits). */
 export class LocalRefusal extends Error {
@@ -57,11 +57,10 @@ export function describeError(err: unknown): DescribedError {
   if (err instanceof LocalRefusal) {
     return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${err.action}` };
   }
-  const code = (err as { code?: unknown } | null)?.code;
-  // The ledger refuses a reused idempotencyKey with a different body before sending.
-  if (code === "IDEMPOTENCY_CONFLICT" && err instanceof Error) {
-    const action = CLIENT_ACTIONS.IDEMPOTENCY_CONFLICT as string;
-    return { code, text: `${code}: ${sentence(err.message)} Nothing was sent. Next: ${action}` };
+  // Local refusals of other layers (the ledger's IDEMPOTENCY_CONFLICT, LEDGER_*) carry code and action.
+  const local = err as { code?: unknown; action?: unknown } | null;
+  if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
+    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${local.action}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

@@ -1,0 +1,124 @@
+/**
+ * An in-process MCP client linked to createMcpServer over an Engine whose service client
+ * talks to an in-process sandbox, with a ledger on a temporary SQLite file. Every tool
+ * result passes through `call`, which asserts the API key never appears in it.
+ */
+import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { type CallToolResult, InMemoryTransport } from "@modelcontextprotocol/server";
+import { expect } from "vitest";
+import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
+import { createMcpServer } from "../../src/server/assemble.js";
+import type { Engine, EngineConfig } from "../../src/server/context.js";
+import { ServiceClient } from "../../src/service/client.js";
+
+export const BASE_URL = "http://sandbox.invalid";
+
+export type Elicit = (message: string) => {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, unknown>;
+};
+
+export interface HarnessOptions {
+  config?: Partial<EngineConfig>;
+  /** Answers elicitations; when set the client declares the capability. */
+  elicit?: Elicit;
+  /** Root directories the client offers; when set the client declares roots. */
+  roots?: string[];
+  timeScale?: number;
+  apiKey?: string;
+}
+
+export interface Harness {
+  sandbox: Sandbox;
+  engine: Engine;
+  ledger: Ledger;
+  mcp: Client;
+  /** A temporary directory, the only allowed one unless config.files says otherwise. */
+  dir: string;
+  elicited: string[];
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    o?: Parameters<Client["callTool"]>[1],
+  ): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+export async function harness(o: HarnessOptions = {}): Promise<Harness> {
+  const dir = await realpath(await mkdtemp(path.join(tmpdir(), "gen-mcp-tools-")));
+  await mkdir(path.join(dir, "files"));
+  const sandbox = createSandbox({ timeScale: o.timeScale ?? 20, publicBaseUrl: BASE_URL });
+  const apiKey = o.apiKey ?? SANDBOX_API_KEY;
+  const client = new ServiceClient({ baseUrl: BASE_URL, apiKey, fetch: sandbox.handler as typeof fetch });
+  const ledger = await openLedger({
+    storeUri: `sqlite://${path.join(dir, "ledger.sqlite")}`,
+    backoff: { baseMs: 5, capMs: 20 },
+  });
+  const config: EngineConfig = {
+    files: [path.join(dir, "files")],
+    outputDir: path.join(dir, "files", "generated"),
+    extractionModel: "service-video-extract",
+    defaultWaitSeconds: 20,
+    ...o.config,
+  };
+  const engine: Engine = { config, client, ledger, keyHash: hashKey(apiKey) };
+  const server = createMcpServer(engine);
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(b);
+  const capabilities: Record<string, unknown> = {};
+  if (o.elicit) capabilities.elicitation = { form: {} };
+  if (o.roots) capabilities.roots = {};
+  const mcp = new Client({ name: "tools-test", version: "1.0.0" }, { capabilities });
+  const elicited: string[] = [];
+  if (o.elicit) {
+    const answer = o.elicit;
+    mcp.setRequestHandler("elicitation/create", async (req) => {
+      const message = String((req.params as { message?: unknown }).message ?? "");
+      elicited.push(message);
+      return answer(message);
+    });
+  }
+  if (o.roots) {
+    const roots = o.roots;
+    mcp.setRequestHandler("roots/list", async () => ({
+      roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })),
+    }));
+  }
+  await mcp.connect(a);
+  return {
+    sandbox,
+    engine,
+    ledger,
+    mcp,
+    dir,
+    elicited,
+    async call(name, args, opts) {
+      const result = (await mcp.callTool({ name, arguments: args }, opts)) as CallToolResult;
+      expect(JSON.stringify(result)).not.toContain(apiKey);
+      return result;
+    },
+    async close() {
+      await mcp.close();
+      await server.close();
+      await ledger.close();
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const textOf = (r: CallToolResult): string =>
+  r.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
+
+export const structured = <T = Record<string, unknown>>(r: CallToolResult): T => {
+  expect(r.isError ?? false, textOf(r)).toBe(false);
+  return r.structuredContent as T;
+};
