@@ -1,0 +1,70 @@
+/**
+ * Fault injection (off unless a test turns it on) and request statistics.
+ *
+ * A route is "METHOD /path" with the interface's placeholder for ids, e.g.
+ * "POST /api/generate/image" or "GET /api/generate/tasks/{id}"; "*" matches every route.
+ *
+ * Faults:
+ * - `{status, code?, message?, retryAfter?, commit?}`: answer that status with the error envelope.
+ *   By default nothing is done; with `commit: true` the work is recorded first (a 5xx or
+ *   409 REQUEST_UNCERTAIN after dispatch, as when the service lost track of its answer).
+ * - `{kind: "reset-after-commit"}`: record the work, then drop the connection (a TypeError in
+ *   fetch mode, a destroyed socket over HTTP).
+ * - `{kind: "hang", commit?}`: never answer (until the caller aborts or the sandbox closes);
+ *   the work is recorded unless `commit: false`.
+ * - `{kind: "cut-stream"}`: an SSE answer ends before `[DONE]`; any other body breaks midway.
+ * - `{kind: "error-frame"}`: an SSE answer carries an error frame REQUEST_UNCERTAIN and stops.
+ */
+export type Fault =
+  | { status: number; code?: string; message?: string; retryAfter?: number; commit?: boolean }
+  | { kind: "reset-after-commit" }
+  | { kind: "hang"; commit?: boolean }
+  | { kind: "cut-stream" }
+  | { kind: "error-frame" };
+
+export class FaultTable {
+  private readonly queue: { route: string; fault: Fault; left: number }[] = [];
+
+  inject(route: string, fault: Fault, times = 1): void {
+    if (!(Number.isInteger(times) && times > 0)) throw new RangeError("times must be a positive integer");
+    this.queue.push({ route, fault, left: times });
+  }
+
+  clear(): void {
+    this.queue.length = 0;
+  }
+
+  /** Takes the next fault for a route, if any, using up one of its times. */
+  take(route: string): Fault | undefined {
+    const i = this.queue.findIndex((f) => f.route === route || f.route === "*");
+    const entry = this.queue[i];
+    if (!entry) return undefined;
+    if (--entry.left === 0) this.queue.splice(i, 1);
+    return entry.fault;
+  }
+}
+
+export class Stats {
+  private readonly requestCounts = new Map<string, number>();
+  private readonly dispatchCounts = new Map<string, number>();
+
+  request(route: string): void {
+    this.requestCounts.set(route, (this.requestCounts.get(route) ?? 0) + 1);
+  }
+  dispatch(route: string): void {
+    this.dispatchCounts.set(route, (this.dispatchCounts.get(route) ?? 0) + 1);
+  }
+  requests(route?: string): number {
+    return count(this.requestCounts, route);
+  }
+  dispatches(route?: string): number {
+    return count(this.dispatchCounts, route);
+  }
+}
+
+function count(m: Map<string, number>, route?: string): number {
+  if (route !== undefined) return m.get(route) ?? 0;
+  let total = 0;
+  for (const n of m.values()) total += n;
+  return total;
+}

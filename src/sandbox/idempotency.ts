@@ -1,0 +1,50 @@
+/**
+ * Retained outcomes by (key, identity). One identity belongs to one logical request of one key:
+ * the same identity with another route or another canonical body is a conflict; the exact
+ * request again returns what was retained, without new work.
+ */
+import { LIMITS } from "../service/limits.js";
+import { canonicalJson } from "./body.js";
+import { invalid, Refusal } from "./errors.js";
+
+export type Retained =
+  | { kind: "task"; taskId: string }
+  | { kind: "chat"; completion: Record<string, unknown> }
+  | { kind: "extraction"; status: number; body: Record<string, unknown> };
+
+interface Entry {
+  route: string;
+  canonical: string;
+  outcome: Retained;
+}
+
+export function requireIdempotencyKey(req: Request): string {
+  const value = req.headers.get("idempotency-key");
+  if (value === null) throw invalid("Idempotency-Key: header required on submissions.");
+  if (!LIMITS.idempotencyKeyPattern.test(value)) {
+    throw invalid("Idempotency-Key: must be 1 to 128 characters of letters, digits, `_`, `.`, `:`, `-`.");
+  }
+  return value;
+}
+
+export class IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+
+  /** The retained outcome for an exact replay; 409 IDEMPOTENCY_CONFLICT for a changed request. */
+  lookup(ownerId: string, identity: string, route: string, body: unknown): Retained | undefined {
+    const e = this.entries.get(`${ownerId}\u0000${identity}`);
+    if (!e) return undefined;
+    if (e.route !== route || e.canonical !== canonicalJson(body)) {
+      throw new Refusal(
+        409,
+        "IDEMPOTENCY_CONFLICT",
+        `Idempotency-Key ${identity} was already used for a different request.`,
+      );
+    }
+    return e.outcome;
+  }
+
+  retain(ownerId: string, identity: string, route: string, body: unknown, outcome: Retained): void {
+    this.entries.set(`${ownerId}\u0000${identity}`, { route, canonical: canonicalJson(body), outcome });
+  }
+}

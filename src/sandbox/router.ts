@@ -1,0 +1,191 @@
+/**
+ * The fetch-style core: routes every endpoint of the interface plus the signed file route,
+ * authenticates, checks scopes, applies injected faults, and turns refusals into the envelope.
+ */
+import { publicCatalog } from "./catalog.js";
+import { chatCompletion } from "./chat.js";
+import { ConnectionReset, errorResponse, json, notFound, Refusal, refusalResponse } from "./errors.js";
+import { extractVideo } from "./extract.js";
+import type { Fault } from "./faults.js";
+import { requireScope, type Scope } from "./keys.js";
+import type { RequestCtx, SandboxState } from "./state.js";
+import { submitMedia } from "./submit.js";
+
+type Handler = (ctx: RequestCtx) => Promise<Response>;
+interface Route {
+  method: string;
+  path: string;
+  scope: Scope;
+  handler: Handler;
+  /** Whether the handler records new work (faults that "commit" need this). */
+  submits?: boolean;
+}
+
+const ROUTES: Route[] = [
+  {
+    method: "GET",
+    path: "/api/generate/models",
+    scope: "read",
+    handler: async () => json(200, publicCatalog()),
+  },
+  {
+    method: "POST",
+    path: "/api/generate/image",
+    scope: "generate",
+    handler: (c) => submitMedia(c, "image"),
+    submits: true,
+  },
+  {
+    method: "POST",
+    path: "/api/generate/video",
+    scope: "generate",
+    handler: (c) => submitMedia(c, "video"),
+    submits: true,
+  },
+  {
+    method: "POST",
+    path: "/api/generate/audio",
+    scope: "generate",
+    handler: (c) => submitMedia(c, "audio"),
+    submits: true,
+  },
+  { method: "GET", path: "/api/generate/tasks/{id}", scope: "read", handler: readTask },
+  { method: "HEAD", path: "/api/generate/tasks/{id}", scope: "read", handler: readTask },
+  { method: "POST", path: "/api/generate/assets", scope: "generate", handler: uploadAsset, submits: true },
+  { method: "GET", path: "/api/generate/voices", scope: "read", handler: listVoices },
+  { method: "POST", path: "/api/generate/voices", scope: "generate", handler: uploadVoice, submits: true },
+  {
+    method: "POST",
+    path: "/api/generate/text/v1/chat/completions",
+    scope: "generate",
+    handler: chatCompletion,
+    submits: true,
+  },
+  {
+    method: "POST",
+    path: "/api/generate/extract/video",
+    scope: "generate",
+    handler: extractVideo,
+    submits: true,
+  },
+];
+
+function match(method: string, pathname: string): { route: Route; id?: string } | undefined {
+  const taskMatch = /^\/api\/generate\/tasks\/([^/]+)$/.exec(pathname);
+  const path = taskMatch ? "/api/generate/tasks/{id}" : pathname;
+  const route = ROUTES.find((r) => r.method === method && r.path === path);
+  if (!route) return undefined;
+  return taskMatch?.[1] ? { route, id: decodeURIComponent(taskMatch[1]) } : { route };
+}
+
+async function readTask(ctx: RequestCtx): Promise<Response> {
+  const id = decodeURIComponent(ctx.url.pathname.split("/").pop() ?? "");
+  const task = ctx.s.tasks.owned(ctx.key.id, id);
+  if (!task) throw notFound(`Task ${id} was not found.`);
+  if (ctx.req.method === "HEAD") return new Response(null, { status: 200 });
+  return json(200, { task: ctx.s.tasks.view(task, ctx.origin, ctx.s.clock.now()) });
+}
+
+async function uploadAsset(ctx: RequestCtx): Promise<Response> {
+  const now = ctx.s.clock.now();
+  const asset = await ctx.s.assets.upload(ctx.req, ctx.key.id, now);
+  ctx.s.stats.dispatch(ctx.route);
+  return json(201, { asset: ctx.s.assets.view(asset, ctx.origin, now) });
+}
+
+async function listVoices(ctx: RequestCtx): Promise<Response> {
+  return json(200, ctx.s.voices.list(ctx.key.id, ctx.url));
+}
+
+async function uploadVoice(ctx: RequestCtx): Promise<Response> {
+  const voice = await ctx.s.voices.upload(ctx.req, ctx.key.id, ctx.s.clock.now());
+  ctx.s.stats.dispatch(ctx.route);
+  return json(201, { voice: ctx.s.voices.view(voice) });
+}
+
+function faultResponse(f: Extract<Fault, { status: number }>): Response {
+  const headers: Record<string, string> =
+    f.retryAfter !== undefined ? { "retry-after": String(f.retryAfter) } : {};
+  return errorResponse(f.status, f.message ?? `Injected fault: HTTP ${f.status}.`, f.code, headers);
+}
+
+function hang(signals: AbortSignal[]): Promise<never> {
+  return new Promise((_, reject) => {
+    const any = AbortSignal.any(signals);
+    if (any.aborted) reject(any.reason);
+    any.addEventListener("abort", () => reject(any.reason), { once: true });
+  });
+}
+
+/** A body that delivers its first half and then breaks, as a dropped connection would. */
+function cutBody(response: Response): Response {
+  const source = response.body;
+  if (!source) return response;
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent) {
+        controller.error(new TypeError("terminated: sandbox cut the body"));
+        return;
+      }
+      const all = new Uint8Array(await new Response(source).arrayBuffer());
+      controller.enqueue(all.subarray(0, Math.floor(all.length / 2)));
+      sent = true;
+    },
+  });
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(body, { status: response.status, headers });
+}
+
+export async function route(s: SandboxState, req: Request): Promise<Response> {
+  const url = new URL(req.url);
+  if (s.assets.isFileRoute(url.pathname) && (req.method === "GET" || req.method === "HEAD")) {
+    s.stats.request(`${req.method} /sandbox/files/{id}`);
+    return s.assets.serve(req, url, s.clock.now());
+  }
+  const found = match(req.method, url.pathname);
+  const routeName = found ? `${found.route.method} ${found.route.path}` : `${req.method} ${url.pathname}`;
+  s.stats.request(routeName);
+  try {
+    if (!found) throw notFound(`No route for ${req.method} ${url.pathname}.`);
+    const key = s.keys.authenticate(req.headers.get("authorization"));
+    requireScope(key, found.route.scope);
+    const fault = s.faults.take(routeName);
+    if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
+    if (fault && "kind" in fault && fault.kind === "hang" && fault.commit === false) {
+      return hang([req.signal, s.closing]);
+    }
+    const ctx: RequestCtx = {
+      s,
+      req,
+      url,
+      key,
+      route: routeName,
+      origin: s.publicBaseUrl ?? url.origin,
+      fault,
+    };
+    const response = await found.route.handler(ctx);
+    if (!fault) return response;
+    if ("status" in fault) return faultResponse(fault);
+    switch (fault.kind) {
+      case "reset-after-commit":
+        await response.body?.cancel();
+        throw new ConnectionReset();
+      case "hang":
+        await response.body?.cancel();
+        return hang([req.signal, s.closing]);
+      case "cut-stream":
+        return response.headers.get("content-type")?.startsWith("text/event-stream")
+          ? response
+          : cutBody(response);
+      default:
+        return response;
+    }
+  } catch (e) {
+    if (e instanceof Refusal) return refusalResponse(e, req.method);
+    throw e;
+  }
+}
+
+export { ROUTES };

@@ -1,0 +1,46 @@
+/** POST /api/generate/{image,video,audio}: idempotent media submissions that create tasks. */
+import type { MediaKind } from "../service/limits.js";
+import { MediaRequestSchema, parseOrThrow } from "../service/schemas.js";
+import { readJson, validated } from "./body.js";
+import { findModel } from "./catalog.js";
+import { invalid, json, notFound } from "./errors.js";
+import { requireIdempotencyKey } from "./idempotency.js";
+import { admit } from "./keys.js";
+import type { PlanDeps } from "./plan.js";
+import { planAudio } from "./rules-audio.js";
+import { planImage, planVideo } from "./rules-visual.js";
+import type { RequestCtx } from "./state.js";
+
+/** Generous for a 30,000-character prompt plus parameters; larger bodies get 413. */
+export const MEDIA_BODY_LIMIT = 256 * 1024;
+
+export async function submitMedia(ctx: RequestCtx, kind: MediaKind): Promise<Response> {
+  const { s, key } = ctx;
+  const identity = requireIdempotencyKey(ctx.req);
+  const raw = await readJson(ctx.req, MEDIA_BODY_LIMIT);
+  const prior = s.idem.lookup(key.id, identity, ctx.route, raw);
+  const now = s.clock.now();
+  if (prior?.kind === "task") {
+    const task = s.tasks.owned(key.id, prior.taskId);
+    if (!task) throw notFound("The retained task no longer exists.");
+    return json(200, { task: s.tasks.view(task, ctx.origin, now), created: false });
+  }
+  const body = validated(() => parseOrThrow(MediaRequestSchema, raw, ""));
+  if (kind !== "audio" && body.operation !== undefined) {
+    throw invalid("operation: only for audio submissions.");
+  }
+  const model = findModel(body.model, kind);
+  const deps: PlanDeps = { ownerId: key.id, assets: s.assets, voices: s.voices };
+  const plan =
+    kind === "image"
+      ? planImage(body, model, deps)
+      : kind === "video"
+        ? planVideo(body, model, deps)
+        : planAudio(body, model, deps);
+  s.assets.ensureReady(plan.refs, now);
+  admit(key, plan.quote, body.maxGems, now);
+  const task = s.tasks.create(key, body.prompt, plan, now);
+  s.idem.retain(key.id, identity, ctx.route, raw, { kind: "task", taskId: task.id });
+  s.stats.dispatch(ctx.route);
+  return json(202, { task: s.tasks.view(task, ctx.origin, now), created: true });
+}
