@@ -76,7 +76,7 @@ describe("run: outcomes through the state machine", () => {
     expect(new Set(s.calls.map((c) => c.identity))).toEqual(new Set([out.identity]));
     expect(s.calls.every((c) => c.bytes === BODY)).toBe(true);
     expect(attempts.map(([n]) => n)).toEqual([1, 2, 3]);
-    expect((attempts[1]?.[1] as { code: string }).code).toBe("REQUEST_UNCERTAIN");
+    expect(attempts[1]?.[1]).toMatchObject({ code: "REQUEST_UNCERTAIN" });
     expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "succeeded", attempts: 3, taskId: "t1" });
   });
 

@@ -1,0 +1,137 @@
+/**
+ * Crashes and concurrency across real processes: a child submits through the ledger to a loopback
+ * receiver and is SIGKILLed at the worst moments; restarted with the same call it must resume the
+ * same identity with the same bytes, and the work must be dispatched exactly once.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hashKey, openLedger } from "../../src/ledger/index.js";
+import { type Receiver, startReceiver } from "./fixtures/receiver.js";
+import { API_KEY, BODY, tempDir } from "./helpers.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const FIXTURE = join(ROOT, "test/ledger/fixtures/submit.ts");
+const keyHash = hashKey(API_KEY);
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: { identity?: string; reused?: boolean; taskId?: string; error?: string; code?: string };
+  stderr: string;
+}
+
+function submitChild(env: Record<string, string>, ipc = false): { cp: ChildProcess; exit: Promise<Exit> } {
+  const cp = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  cp.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  cp.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exit = new Promise<Exit>((res) =>
+    cp.on("exit", (code, signal) => {
+      const line = stdout.trim().split("\n").pop() ?? "";
+      res({ code, signal, out: line.startsWith("{") ? JSON.parse(line) : {}, stderr });
+    }),
+  );
+  return { cp, exit };
+}
+
+let t: ReturnType<typeof tempDir>;
+let receiver: Receiver;
+let env: Record<string, string>;
+beforeEach(async () => {
+  t = tempDir();
+  receiver = await startReceiver();
+  env = { LEDGER_STORE: t.uri, LEDGER_URL: receiver.url, LEDGER_API_KEY: API_KEY, LEDGER_BODY: BODY };
+});
+afterEach(async () => {
+  await receiver.close();
+  t.cleanup();
+});
+
+/** Reads every ledger file byte by byte; returns the names it checked. */
+function expectNoKeyIn(dir: string): string[] {
+  const files = readdirSync(dir).filter((f) => f.startsWith("ledger.sqlite"));
+  for (const f of files) {
+    const bytes = readFileSync(join(dir, f));
+    expect(bytes.includes(API_KEY), f).toBe(false);
+    expect(bytes.includes(API_KEY.slice(4)), f).toBe(false);
+  }
+  return files;
+}
+
+async function records() {
+  const ledger = await openLedger({ storeUri: t.uri });
+  try {
+    return await ledger.list(keyHash);
+  } finally {
+    await ledger.close();
+  }
+}
+
+describe("crash recovery (SIGKILL)", () => {
+  it("killed after the commit and before the send: the restart sends once, same identity, same bytes", async () => {
+    const crashed = await submitChild({ ...env, LEDGER_CRASH: "before-send" }).exit;
+    expect(crashed.signal).toBe("SIGKILL");
+    expect(receiver.requests).toHaveLength(0);
+    const [rec] = await records();
+    expect(rec).toMatchObject({ state: "sent", attempts: 1 });
+    const identity = rec?.idempotencyKey;
+
+    const restarted = await submitChild(env).exit;
+    expect(restarted.stderr).toBe("");
+    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: "task-1" });
+    expect(receiver.requests).toEqual([{ identity, body: BODY, authorization: `Bearer ${API_KEY}` }]);
+    expect(receiver.dispatches()).toBe(1);
+    expect((await records())[0]).toMatchObject({ idempotencyKey: identity, state: "succeeded", attempts: 2 });
+  });
+
+  it("killed after the send, before the answer: the restart replays the same identity and bytes, one dispatch", async () => {
+    receiver.hang(1);
+    const first = submitChild(env);
+    await receiver.waitForRequests(1);
+    first.cp.kill("SIGKILL");
+    expect((await first.exit).signal).toBe("SIGKILL");
+    expect(expectNoKeyIn(t.dir)).toContain("ledger.sqlite-wal");
+    const [rec] = await records();
+    expect(rec).toMatchObject({ state: "sent", attempts: 1 });
+    const identity = rec?.idempotencyKey;
+    expect(receiver.requests[0]?.identity).toBe(identity);
+
+    const restarted = await submitChild(env).exit;
+    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: "task-1" });
+    expect(receiver.requests.map((r) => r.identity)).toEqual([identity, identity]);
+    expect(receiver.requests.map((r) => r.body)).toEqual([BODY, BODY]);
+    expect(receiver.dispatches()).toBe(1);
+
+    // The key went to the service only: no byte of it is in the ledger's files (main file now
+    // checkpointed; the WAL was checked above, while the killed child's log was still there).
+    expectNoKeyIn(t.dir);
+    expect(readFileSync(join(t.dir, "ledger.sqlite")).includes(keyHash)).toBe(true);
+  });
+});
+
+describe("two processes on one SQLite file", () => {
+  it("cannot both claim one identity", async () => {
+    const children = Array.from({ length: 4 }, () => submitChild({ ...env, LEDGER_BARRIER: "1" }, true));
+    await Promise.all(children.map(({ cp }) => new Promise<void>((res) => cp.once("message", () => res()))));
+    for (const { cp } of children) cp.send("go");
+    const exits = await Promise.all(children.map((c) => c.exit));
+    for (const e of exits) expect(e.code, e.stderr).toBe(0);
+    const identities = new Set(exits.map((e) => e.out.identity));
+    expect(identities.size).toBe(1);
+    expect(exits.filter((e) => e.out.reused === false)).toHaveLength(1);
+    expect(receiver.dispatches()).toBe(1);
+    expect(await records()).toHaveLength(1);
+  });
+});
