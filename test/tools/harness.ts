@@ -27,8 +27,8 @@ export interface HarnessOptions {
   config?: Partial<EngineConfig>;
   /** Answers elicitations; when set the client declares the capability. */
   elicit?: Elicit;
-  /** Root directories the client offers; when set the client declares roots. */
-  roots?: string[];
+  /** Root directories the client offers (given the temporary directory); when set the client declares roots. */
+  roots?: (dir: string) => string[];
   timeScale?: number;
   apiKey?: string;
 }
@@ -84,7 +84,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     });
   }
   if (o.roots) {
-    const roots = o.roots;
+    const roots = o.roots(dir);
     mcp.setRequestHandler("roots/list", async () => ({
       roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })),
     }));

@@ -1,0 +1,154 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { renderVideo } from "../../src/sandbox/media/mp4.js";
+import { type Harness, harness, structured, textOf } from "./harness.js";
+
+const CHAT = "POST /api/generate/text/v1/chat/completions";
+const EXTRACT = "POST /api/generate/extract/video";
+
+let h: Harness;
+afterEach(() => h?.close());
+
+type ChatOut = {
+  idempotencyKey: string;
+  id: string;
+  model: string;
+  content: string;
+  finishReason: string | null;
+  usage: Record<string, number> | null;
+};
+
+describe("chat", () => {
+  it("streams, reports progress, and returns the whole answer with usage, finish reason and identity", async () => {
+    h = await harness();
+    const progress: string[] = [];
+    const r = await h.call(
+      "chat",
+      {
+        model: "sandbox-chat-small",
+        messages: [{ role: "user", content: "Tell me a long story about foxes." }],
+        max_tokens: 400,
+      },
+      { onprogress: (p) => progress.push(String(p.message)) },
+    );
+    const s = structured<ChatOut>(r);
+    expect(s.content.length).toBeGreaterThan(0);
+    expect(s.finishReason).toBeTruthy();
+    expect(s.usage).not.toBeNull();
+    expect(textOf(r)).toContain(s.content);
+    expect(textOf(r)).toContain(s.idempotencyKey);
+    expect(h.sandbox.stats.dispatches(CHAT)).toBe(1);
+    const [record] = await h.ledger.list(h.engine.keyHash);
+    expect(record).toMatchObject({ tool: "chat", state: "succeeded", delivered: true });
+  });
+
+  it("replays the saved answer when the same idempotencyKey is used again", async () => {
+    h = await harness();
+    const args = {
+      model: "sandbox-chat-small",
+      messages: [{ role: "user", content: "hi" }],
+      idempotencyKey: "chat-1",
+    };
+    const a = structured<ChatOut>(await h.call("chat", args));
+    const b = structured<ChatOut>(await h.call("chat", args));
+    expect(b.content).toBe(a.content);
+    expect(b.idempotencyKey).toBe("chat-1");
+    expect(h.sandbox.stats.dispatches(CHAT)).toBe(1);
+  });
+
+  it("refuses a bad conversation locally", async () => {
+    h = await harness();
+    const none = await h.call("chat", { model: "sandbox-chat-small", messages: [] });
+    expect(textOf(none)).toMatch(/^INVALID_ARGUMENT: messages: .*1/);
+    const role = await h.call("chat", {
+      model: "sandbox-chat-small",
+      messages: [{ role: "tool", content: "x" }],
+    });
+    expect(textOf(role)).toMatch(/^INVALID_ARGUMENT: messages\[0\]\.role: /);
+    const extra = await h.call("chat", {
+      model: "sandbox-chat-small",
+      messages: [{ role: "user", content: "x" }],
+      tools: [],
+    });
+    expect(textOf(extra)).toMatch(/^INVALID_ARGUMENT: tools: unknown argument/);
+    expect(h.sandbox.stats.requests()).toBe(0);
+  });
+});
+
+describe("extract_video", () => {
+  it("analyses an uploaded video and returns the extraction with its identity", async () => {
+    h = await harness();
+    const data = renderVideo("clip", 3, "16:9").toString("base64");
+    const { asset } = structured<{ asset: { id: string } }>(
+      await h.call("upload_asset", { data, mimeType: "video/mp4" }),
+    );
+    const r = await h.call("extract_video", { videoAssetId: asset.id, prompt: "What happens?" });
+    const s = structured<{
+      idempotencyKey: string;
+      id: string;
+      extraction: { durationSeconds: number; frames: unknown[] };
+    }>(r);
+    expect(s.extraction.durationSeconds).toBeGreaterThan(0);
+    expect(textOf(r)).toContain(s.idempotencyKey);
+    expect(h.sandbox.stats.dispatches(EXTRACT)).toBe(1);
+  });
+});
+
+describe("discovery, ledger and resources", () => {
+  it("list_models filters by kind", async () => {
+    h = await harness();
+    const all = structured<{ models: { kind: string }[]; accountingPeriod: string }>(
+      await h.call("list_models", {}),
+    );
+    expect(all.accountingPeriod).toBe("UTC calendar month");
+    const video = structured<{ models: { kind: string }[] }>(await h.call("list_models", { kind: "video" }));
+    expect(video.models.length).toBeGreaterThan(0);
+    expect(video.models.every((m) => m.kind === "video")).toBe(true);
+    expect(video.models.length).toBeLessThan(all.models.length);
+  });
+
+  it("list_requests shows this key's records, filtered by state", async () => {
+    h = await harness();
+    const gen = structured<{ idempotencyKey: string; task: { id: string } }>(
+      await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }),
+    );
+    await h.call("generate_image", { model: "no-such-model", prompt: "x", wait: 0 });
+    const all = structured<{ requests: { idempotencyKey: string; state: string; taskId?: string }[] }>(
+      await h.call("list_requests", {}),
+    );
+    expect(all.requests.length).toBe(2);
+    const ok = structured<{ requests: { idempotencyKey: string; taskId?: string; createdAt: string }[] }>(
+      await h.call("list_requests", { state: "succeeded" }),
+    );
+    expect(ok.requests).toEqual([
+      expect.objectContaining({
+        idempotencyKey: gen.idempotencyKey,
+        taskId: gen.task.id,
+        tool: "generate_image",
+      }),
+    ]);
+    expect(Date.parse(ok.requests[0]?.createdAt ?? "")).not.toBeNaN();
+    const bad = await h.call("list_requests", { state: "lost" });
+    expect(textOf(bad)).toMatch(/^INVALID_ARGUMENT: state: /);
+  });
+
+  it("resources give the catalog, a task afresh and an output's bytes", async () => {
+    h = await harness();
+    const models = await h.mcp.readResource({ uri: "generation://models" });
+    expect(JSON.parse((models.contents[0] as { text: string }).text).models.length).toBeGreaterThan(0);
+    const gen = structured<{ task: { id: string } }>(
+      await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 20 }),
+    );
+    const task = await h.mcp.readResource({ uri: `generation://tasks/${gen.task.id}` });
+    expect(JSON.parse((task.contents[0] as { text: string }).text).task.status).toBe("succeeded");
+    const out = await h.mcp.readResource({ uri: `generation://tasks/${gen.task.id}/outputs/0` });
+    const blob = out.contents[0] as { blob: string; mimeType: string };
+    expect(blob.mimeType).toBe("image/png");
+    expect(Buffer.from(blob.blob, "base64").subarray(1, 4).toString()).toBe("PNG");
+    await expect(h.mcp.readResource({ uri: `generation://tasks/${gen.task.id}/outputs/7` })).rejects.toThrow(
+      /NOT_FOUND/,
+    );
+    await expect(h.mcp.readResource({ uri: "generation://tasks/task_missing" })).rejects.toThrow(/NOT_FOUND/);
+    const listed = await h.mcp.listResources();
+    expect(listed.resources.map((r) => r.uri)).toContain(`generation://tasks/${gen.task.id}`);
+  });
+});
