@@ -128,7 +128,14 @@ async function main(): Promise<void> {
       return;
     case "sandbox": {
       const { runSandboxServer } = await import("./sandbox/index.js");
-      await runSandboxServer({ host: command.host, port: command.port });
+      const running = await runSandboxServer({
+        host: command.host,
+        port: command.port,
+        out: (line) => process.stdout.write(`${line}\n`),
+      });
+      const stop = () => void running.close().finally(() => process.exit(0));
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
       return;
     }
     case "serve":
