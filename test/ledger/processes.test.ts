@@ -9,12 +9,16 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hashKey, openLedger } from "../../src/ledger/index.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
 import { type Receiver, startReceiver } from "./fixtures/receiver.js";
-import { API_KEY, BODY, tempDir } from "./helpers.js";
+import { tempDir } from "./helpers.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/ledger/fixtures/submit.ts");
+const API_KEY = SANDBOX_API_KEY;
 const keyHash = hashKey(API_KEY);
+const BODY = '{"model":"sandbox-image-fast","prompt":"a lighthouse at dusk"}';
+const ROUTE = "POST /api/generate/image";
 
 interface Exit {
   code: number | null;
@@ -47,14 +51,17 @@ function submitChild(env: Record<string, string>, ipc = false): { cp: ChildProce
 }
 
 let t: ReturnType<typeof tempDir>;
+let sandbox: Sandbox;
 let receiver: Receiver;
 let env: Record<string, string>;
 beforeEach(async () => {
   t = tempDir();
-  receiver = await startReceiver();
+  sandbox = createSandbox({ seed: "ledger" });
+  receiver = await startReceiver(sandbox);
   env = { LEDGER_STORE: t.uri, LEDGER_URL: receiver.url, LEDGER_API_KEY: API_KEY, LEDGER_BODY: BODY };
 });
 afterEach(async () => {
+  await sandbox.close();
   await receiver.close();
   t.cleanup();
 });
@@ -90,14 +97,14 @@ describe("crash recovery (SIGKILL)", () => {
 
     const restarted = await submitChild(env).exit;
     expect(restarted.stderr).toBe("");
-    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: "task-1" });
+    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: expect.stringMatching(/^task_/) });
     expect(receiver.requests).toEqual([{ identity, body: BODY, authorization: `Bearer ${API_KEY}` }]);
-    expect(receiver.dispatches()).toBe(1);
+    expect(sandbox.stats.dispatches(ROUTE)).toBe(1);
     expect((await records())[0]).toMatchObject({ idempotencyKey: identity, state: "succeeded", attempts: 2 });
   });
 
   it("killed after the send, before the answer: the restart replays the same identity and bytes, one dispatch", async () => {
-    receiver.hang(1);
+    sandbox.faults.inject(ROUTE, { kind: "hang" });
     const first = submitChild(env);
     await receiver.waitForRequests(1);
     first.cp.kill("SIGKILL");
@@ -109,10 +116,11 @@ describe("crash recovery (SIGKILL)", () => {
     expect(receiver.requests[0]?.identity).toBe(identity);
 
     const restarted = await submitChild(env).exit;
-    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: "task-1" });
+    expect(restarted.out).toMatchObject({ identity, reused: true, taskId: expect.stringMatching(/^task_/) });
     expect(receiver.requests.map((r) => r.identity)).toEqual([identity, identity]);
     expect(receiver.requests.map((r) => r.body)).toEqual([BODY, BODY]);
-    expect(receiver.dispatches()).toBe(1);
+    expect(sandbox.stats.requests(ROUTE)).toBe(2);
+    expect(sandbox.stats.dispatches(ROUTE)).toBe(1);
 
     // The key went to the service only: no byte of it is in the ledger's files (main file now
     // checkpointed; the WAL was checked above, while the killed child's log was still there).
@@ -131,7 +139,7 @@ describe("two processes on one SQLite file", () => {
     const identities = new Set(exits.map((e) => e.out.identity));
     expect(identities.size).toBe(1);
     expect(exits.filter((e) => e.out.reused === false)).toHaveLength(1);
-    expect(receiver.dispatches()).toBe(1);
+    expect(sandbox.stats.dispatches(ROUTE)).toBe(1);
     expect(await records()).toHaveLength(1);
   });
 });
