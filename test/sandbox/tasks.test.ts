@@ -11,6 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+type ErrorBody = { error: { code?: string; message: string } };
+
 const image = (prompt: string, parameters: Record<string, unknown> = {}) => ({
   model: "sandbox-image-fast",
   prompt,
@@ -19,7 +21,7 @@ const image = (prompt: string, parameters: Record<string, unknown> = {}) => ({
 
 async function submit(kind: string, body: unknown, idem = freshIdem(), key?: string) {
   const r = await h.post(`/api/generate/${kind}`, body, key ? { idem, key } : { idem });
-  const json = await r.json();
+  const json = (await r.json()) as ErrorBody;
   return { status: r.status, json, sub: r.status < 300 ? SubmissionSchema.parse(json) : undefined };
 }
 
@@ -155,7 +157,7 @@ describe("task lifecycle on the sandbox clock", () => {
     h.sb.advance(11 * 60_000);
     const expired = await fetch(url);
     expect(expired.status).toBe(403);
-    expect((await expired.json()).error.code).toBe("URL_EXPIRED");
+    expect(((await expired.json()) as ErrorBody).error.code).toBe("URL_EXPIRED");
     const fresh = (await read(sub?.task.id ?? "")).task?.outputs[0]?.asset?.url ?? "";
     expect(fresh).not.toBe(url);
     expect((await download(fresh)).status).toBe(200);
