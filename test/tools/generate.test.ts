@@ -106,7 +106,7 @@ describe("generation tools", () => {
       model: "service-voice",
       prompt: "hi",
       operation: "speech",
-      parameters: { speed: 3 },
+      parameters: { voiceProfileId: "v1", speed: 3 },
     });
     expect(textOf(audio)).toMatch(/^INVALID_ARGUMENT: parameters\.speed: .*2/);
     expect(h.sandbox.stats.requests()).toBe(0);

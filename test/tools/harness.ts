@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/client";
-import { type CallToolResult, InMemoryTransport } from "@modelcontextprotocol/server";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type CallToolResult, createMcpHandler, InMemoryTransport } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
 import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
@@ -31,6 +31,8 @@ export interface HarnessOptions {
   roots?: (dir: string) => string[];
   timeScale?: number;
   apiKey?: string;
+  /** Speak protocol revision 2026-07-28 (no sessions; questions as input_required rounds). */
+  modern?: boolean;
 }
 
 export interface Harness {
@@ -69,11 +71,16 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const engine: Engine = { config, client, ledger, keyHash: hashKey(apiKey) };
   const server = createMcpServer(engine);
   const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(b);
+  // 2026-07-28 is served by the SDK's HTTP entry, one server per request; fetch calls it in-process.
+  const http = o.modern ? createMcpHandler(() => createMcpServer(engine)) : undefined;
+  if (!http) await server.connect(b);
   const capabilities: Record<string, unknown> = {};
   if (o.elicit) capabilities.elicitation = { form: {} };
   if (o.roots) capabilities.roots = {};
-  const mcp = new Client({ name: "tools-test", version: "1.0.0" }, { capabilities });
+  const mcp = new Client(
+    { name: "tools-test", version: "1.0.0" },
+    { capabilities, ...(o.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+  );
   const elicited: string[] = [];
   if (o.elicit) {
     const answer = o.elicit;
@@ -89,7 +96,14 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
       roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })),
     }));
   }
-  await mcp.connect(a);
+  await mcp.connect(
+    http
+      ? new StreamableHTTPClientTransport(new URL("http://127.0.0.1/mcp"), {
+          fetch: ((url: string | URL, init?: RequestInit) =>
+            http.fetch(new Request(url, init))) as typeof fetch,
+        })
+      : a,
+  );
   return {
     sandbox,
     engine,
@@ -105,6 +119,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     async close() {
       await mcp.close();
       await server.close();
+      await http?.close();
       await ledger.close();
       await sandbox.close();
       await rm(dir, { recursive: true, force: true });

@@ -32,6 +32,7 @@ describe("chat", () => {
     );
     const s = structured<ChatOut>(r);
     expect(s.content.length).toBeGreaterThan(0);
+    expect(progress[0]).toMatch(/^Received \d+ characters/);
     expect(s.finishReason).toBeTruthy();
     expect(s.usage).not.toBeNull();
     expect(textOf(r)).toContain(s.content);

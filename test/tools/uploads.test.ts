@@ -123,3 +123,23 @@ describe("upload_voice", () => {
     expect(h.sandbox.stats.requests()).toBe(0);
   });
 });
+
+describe("on protocol revision 2026-07-28", () => {
+  it("asks through an input_required round and sends only after the answer", async () => {
+    let answer: "accept" | "decline" = "decline";
+    await open({
+      modern: true,
+      roots: (dir) => [path.join(dir, "files")],
+      elicit: () =>
+        answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" },
+    });
+    expect(h.mcp.getNegotiatedProtocolVersion?.()).toBe("2026-07-28");
+    await writeFile(path.join(files(), "me.wav"), renderAudio("me", 20));
+    expect(textOf(await h.call("upload_voice", { path: "me.wav" }))).toMatch(/^USER_DECLINED: /);
+    expect(h.sandbox.stats.requests(VOICES)).toBe(0);
+    answer = "accept";
+    structured(await h.call("upload_voice", { path: "me.wav" }));
+    expect(h.elicited.length).toBe(2);
+    expect(h.sandbox.stats.requests(VOICES)).toBe(1);
+  });
+});
