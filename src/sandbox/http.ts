@@ -26,11 +26,14 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   } as RequestInit);
 }
 
-async function send(response: Response, res: ServerResponse): Promise<void> {
+async function send(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((v, k) => {
     headers[k] = v;
   });
+  // Refused before the body was read (413 and the like): the socket carries unread bytes, so it
+  // must not be reused for another request.
+  if (!req.complete) headers.connection = "close";
   res.writeHead(response.status, headers);
   if (!response.body) {
     res.end();
@@ -53,7 +56,7 @@ export async function listenHttp(
     });
     void (async () => {
       try {
-        await send(await handle(toRequest(req, abort.signal)), res);
+        await send(await handle(toRequest(req, abort.signal)), req, res);
       } catch (e) {
         if (e instanceof ConnectionReset || res.headersSent || abort.signal.aborted) {
           req.socket.destroy();
