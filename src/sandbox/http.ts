@@ -39,8 +39,10 @@ async function send(response: Response, req: IncomingMessage, res: ServerRespons
     res.end();
     return;
   }
+  // Each chunk is flushed before the next is read, so a body that breaks midway (a fault)
+  // still delivers what came before the break.
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    if (!res.write(chunk)) await new Promise((r) => res.once("drain", r));
+    await new Promise<void>((resolve, reject) => res.write(chunk, (e) => (e ? reject(e) : resolve())));
   }
   res.end();
 }

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandbox, SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { SubmissionSchema } from "../../src/service/schemas.js";
+import { freshIdem, type Harness, startSandbox } from "./helpers.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startSandbox();
+});
+afterAll(() => h.close());
+
+const IMAGE = "POST /api/generate/image";
+const CHAT = "POST /api/generate/text/v1/chat/completions";
+const img = (p: string) => ({ model: "sandbox-image-fast", prompt: p });
+const chat = (content: string) => ({
+  model: "sandbox-chat-small",
+  messages: [{ role: "user", content: `${content} with enough words to make several chunks` }],
+  stream: true,
+});
+
+describe("fault injection", () => {
+  it("a status fault answers the envelope with Retry-After, creates nothing, and runs out after `times`", async () => {
+    h.sb.faults.inject(IMAGE, { status: 503, code: "TEMPORARILY_UNAVAILABLE", retryAfter: 2 }, 2);
+    const before = h.sb.stats.dispatches(IMAGE);
+    const idem = freshIdem();
+    for (let i = 0; i < 2; i++) {
+      const r = await h.post("/api/generate/image", img("f"), { idem });
+      expect([r.status, r.headers.get("retry-after")]).toEqual([503, "2"]);
+      expect(await r.json()).toEqual({
+        error: { message: expect.any(String), code: "TEMPORARILY_UNAVAILABLE" },
+      });
+    }
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before);
+    const ok = await h.post("/api/generate/image", img("f"), { idem });
+    expect(ok.status).toBe(202);
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before + 1);
+  });
+
+  it("a committed 409 REQUEST_UNCERTAIN records the work; the replay returns it without a second dispatch", async () => {
+    h.sb.faults.inject(IMAGE, { status: 409, code: "REQUEST_UNCERTAIN", commit: true });
+    const before = h.sb.stats.dispatches(IMAGE);
+    const idem = freshIdem();
+    expect((await h.post("/api/generate/image", img("u"), { idem })).status).toBe(409);
+    const replay = SubmissionSchema.parse(
+      await (await h.post("/api/generate/image", img("u"), { idem })).json(),
+    );
+    expect(replay.created).toBe(false);
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before + 1);
+  });
+
+  it("reset-after-commit drops the HTTP connection after recording the work", async () => {
+    h.sb.faults.inject(IMAGE, { kind: "reset-after-commit" });
+    const before = h.sb.stats.dispatches(IMAGE);
+    const idem = freshIdem();
+    await expect(h.post("/api/generate/image", img("r"), { idem })).rejects.toThrow(TypeError);
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before + 1);
+    const r = await h.post("/api/generate/image", img("r"), { idem });
+    expect([r.status, SubmissionSchema.parse(await r.json()).created]).toEqual([200, false]);
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before + 1);
+  });
+
+  it("in fetch mode, reset is a TypeError and hang ends only when the caller aborts", async () => {
+    const sb = createSandbox({ seed: "f" });
+    const init = (idem: string, signal?: AbortSignal): RequestInit => ({
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${SANDBOX_API_KEY}`,
+        "content-type": "application/json",
+        "idempotency-key": idem,
+      },
+      body: JSON.stringify(img("in-process")),
+      ...(signal ? { signal } : {}),
+    });
+    sb.faults.inject(IMAGE, { kind: "reset-after-commit" });
+    await expect(sb.handler("http://sandbox.test/api/generate/image", init("a"))).rejects.toThrow(TypeError);
+    sb.faults.inject(IMAGE, { kind: "hang" });
+    await expect(
+      sb.handler("http://sandbox.test/api/generate/image", init("b", AbortSignal.timeout(100))),
+    ).rejects.toThrow();
+    expect(sb.stats.dispatches(IMAGE)).toBe(2);
+    const replay = await sb.handler("http://sandbox.test/api/generate/image", init("b"));
+    expect(replay.status).toBe(200);
+    sb.faults.inject(IMAGE, { kind: "hang", commit: false });
+    const pending = sb.handler("http://sandbox.test/api/generate/image", init("c"));
+    await sb.close();
+    await expect(pending).rejects.toThrow();
+    expect(sb.stats.dispatches(IMAGE)).toBe(2);
+  });
+
+  it("hang over HTTP: the client times out, the work is recorded", async () => {
+    h.sb.faults.inject(IMAGE, { kind: "hang" });
+    const before = h.sb.stats.dispatches(IMAGE);
+    const idem = freshIdem();
+    const r = h.call("/api/generate/image", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(img("h")),
+      idem,
+      signal: AbortSignal.timeout(150),
+    });
+    await expect(r).rejects.toThrow();
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before + 1);
+  });
+
+  it("cut-stream ends SSE before [DONE]; error-frame sends REQUEST_UNCERTAIN; replays deliver the saved answer", async () => {
+    for (const kind of ["cut-stream", "error-frame"] as const) {
+      h.sb.faults.inject(CHAT, { kind });
+      const idem = freshIdem();
+      const broken = await (
+        await h.post("/api/generate/text/v1/chat/completions", chat(kind), { idem })
+      ).text();
+      expect(broken).not.toContain("[DONE]");
+      expect(broken.includes("REQUEST_UNCERTAIN")).toBe(kind === "error-frame");
+      const replay = await (
+        await h.post("/api/generate/text/v1/chat/completions", chat(kind), { idem })
+      ).text();
+      expect(replay).toContain("data: [DONE]");
+      expect(replay).toContain("Sandbox answer to:");
+    }
+  });
+
+  it("cut-stream on a JSON answer breaks the body midway; clear() removes pending faults", async () => {
+    h.sb.faults.inject("GET /api/generate/models", { kind: "cut-stream" });
+    const r = await h.call("/api/generate/models");
+    await expect(r.json()).rejects.toThrow();
+    h.sb.faults.inject("GET /api/generate/models", { status: 500 });
+    h.sb.faults.clear();
+    expect((await h.call("/api/generate/models")).status).toBe(200);
+    expect(h.sb.stats.requests("GET /api/generate/models")).toBeGreaterThanOrEqual(2);
+  });
+});
