@@ -29,6 +29,8 @@ export interface EngineOptions {
 }
 
 const IN_PROCESS_SANDBOX_URL = "http://sandbox.invalid";
+/** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
+export const IN_PROCESS_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from record.js, not the ledger's index: the index pulls keyv and SQLite in.
@@ -37,25 +39,33 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     import("../ledger/record.js"),
   ]);
 
-  let sandbox: Sandbox | undefined;
+  let sandbox: Promise<Sandbox> | undefined;
   let closeListener: (() => Promise<void>) | undefined;
   let baseUrl = config.baseUrl;
   let defaultApiKey = config.apiKey;
   let fetchImpl: typeof fetch | undefined;
-  if (config.sandbox) {
+  if (config.sandbox && o.listenSandbox) {
     const { createSandbox, SANDBOX_API_KEY } = await import("../sandbox/index.js");
+    const listened = createSandbox({ timeScale: 1 });
+    sandbox = Promise.resolve(listened);
+    const listening = await listened.listen({ host: "127.0.0.1", port: 0 });
+    baseUrl = listening.url;
+    closeListener = listening.close;
     defaultApiKey = SANDBOX_API_KEY;
-    if (o.listenSandbox) {
-      sandbox = createSandbox({ timeScale: 1 });
-      const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-      baseUrl = listening.url;
-      closeListener = listening.close;
-    } else {
-      sandbox = createSandbox({ timeScale: 1, publicBaseUrl: IN_PROCESS_SANDBOX_URL });
-      baseUrl = IN_PROCESS_SANDBOX_URL;
-      // Signed output URLs point at the same fake origin, so our own client can fetch them too.
-      fetchImpl = sandbox.handler as typeof fetch;
-    }
+  } else if (config.sandbox) {
+    // In-process, and loaded on the first request: the sandbox's media encoders are a good part
+    // of a cold start otherwise. Signed output URLs point at the same fake origin, so our own
+    // client fetches them through the same handler.
+    const load = () => {
+      sandbox ??= import("../sandbox/index.js").then((m) =>
+        m.createSandbox({ timeScale: 1, publicBaseUrl: IN_PROCESS_SANDBOX_URL }),
+      );
+      return sandbox;
+    };
+    fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+      (await load()).handler(input, init)) as typeof fetch;
+    baseUrl = IN_PROCESS_SANDBOX_URL;
+    defaultApiKey = IN_PROCESS_SANDBOX_KEY;
   }
   if (baseUrl === undefined) throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
   const serviceUrl = baseUrl;
@@ -91,7 +101,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     async close() {
       await ledger.close();
       await closeListener?.();
-      await sandbox?.close();
+      await (await sandbox)?.close();
     },
   };
 }
