@@ -71,7 +71,6 @@ export class AssetStore {
       kind: a.kind,
       state: ready ? "ready" : "processing",
       url: ready ? this.signedUrl(a, origin, now) : null,
-      mimeType: a.mimeType,
     };
   }
 
