@@ -200,9 +200,10 @@ export class LedgerImpl implements Ledger {
       const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
       if (taskId !== undefined) done.taskId = taskId;
       if (responseId !== undefined) done.responseId = responseId;
-      // The result is real even if this write fails; the record then stays `sent`, and an identical
-      // call replays the identity and gets the same task back, so returning it is safe.
-      await this.#save(rec, done, ["lastError"]).catch(() => {});
+      // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
+      // real either way. Should the write never land, the record stays `sent`, and an identical
+      // call replays the identity and the service returns the same task without charging again.
+      void this.#save(rec, done, ["lastError"]).catch(() => {});
       return { identity, result, reused };
     }
     throw withIdentity(lastErr ?? req.signal?.reason ?? new Error("no attempt was made"), identity);

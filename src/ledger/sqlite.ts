@@ -17,8 +17,10 @@ import {
   type ClaimResult,
   type ClaimTx,
   decideClaim,
+  indexKey,
   KeyvStore,
   NAMESPACE,
+  recordKey,
 } from "./store.js";
 
 const TABLE = "ledger";
@@ -149,6 +151,8 @@ export class SqliteStore extends KeyvStore {
   override claim(req: ClaimRequest): Promise<ClaimResult> {
     const q = this.#query;
     return this.queue.run(async () => {
+      const fast = req.identity === undefined ? await this.#claimFresh(req) : undefined;
+      if (fast !== undefined) return fast;
       // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process),
       // so the read-decide-write below cannot interleave with another claimant.
       await q("BEGIN IMMEDIATE");
@@ -161,6 +165,33 @@ export class SqliteStore extends KeyvStore {
         throw err;
       }
     });
+  }
+
+  /**
+   * The common case, a call never seen before, in one statement (one commit): insert the record
+   * and its index entry only if no index entry exists. A writing statement takes the write lock
+   * before it reads, so the check and the insert are atomic across processes. Anything else (the
+   * index exists, or another process won) goes to the full transaction.
+   */
+  async #claimFresh(req: ClaimRequest): Promise<ClaimResult | undefined> {
+    const q = this.#query;
+    const idx = `${NAMESPACE}:${indexKey(req.keyHash, req.tool, req.bodyHash)}`;
+    if ((await q(`SELECT 1 FROM ${TABLE} WHERE key = ?`, idx)).length > 0) return undefined;
+    const rec = req.fresh(req.newIdentity());
+    const rows = await q(
+      `INSERT INTO ${TABLE}(key, value)
+         SELECT column1, column2 FROM (VALUES (?, ?), (?, ?))
+         WHERE NOT EXISTS (SELECT 1 FROM ${TABLE} WHERE key = ?)
+       ON CONFLICT(key) DO NOTHING RETURNING key`,
+      `${NAMESPACE}:${recordKey(req.keyHash, rec.identity)}`,
+      serialize({ value: rec }),
+      idx,
+      serialize({ value: { keyHash: req.keyHash, identity: rec.identity } }),
+      idx,
+    );
+    if (rows.length === 2) return { kind: "new", record: rec };
+    if (rows.length !== 0) throw new LedgerError("LEDGER_RACE", "a claim wrote half its rows");
+    return undefined;
   }
 
   async #records(prefix: string): Promise<StoredRecord[]> {

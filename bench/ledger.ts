@@ -1,0 +1,158 @@
+/**
+ * `npm run bench:ledger`: what durability costs.
+ *
+ * 1. A durable claim: `run()` from the call until `send` is invoked (claim transaction plus the
+ *    durable `sent` mark, each one fsync'd SQLite commit), on a temp file, N=500 distinct bodies.
+ *    The claim transaction alone is timed too.
+ * 2. A media submission through the ledger against the bare submission, to the local sandbox over
+ *    loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hashKey, openLedger } from "../src/ledger/index.js";
+import { bodyHash, newIdentity, type StoredRecord } from "../src/ledger/record.js";
+import { SqliteStore } from "../src/ledger/sqlite.js";
+import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
+import { errorFromResponse } from "../src/service/errors.js";
+
+const N_CLAIM = Number(process.env.BENCH_CLAIMS ?? 500);
+const N_SUBMIT = Number(process.env.BENCH_SUBMISSIONS ?? 300);
+const keyHash = hashKey(SANDBOX_API_KEY);
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+function stats(ms: number[]): { median: number; p99: number; mean: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+  return { median: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+const fmt = (x: { median: number; p99: number; mean: number }) =>
+  `median ${x.median.toFixed(3)} ms, p99 ${x.p99.toFixed(3)} ms, mean ${x.mean.toFixed(3)} ms`;
+
+async function claimCost(dir: string): Promise<void> {
+  const ledger = await openLedger({ storeUri: `sqlite://${join(dir, "claims.sqlite")}` });
+  const toSend: number[] = [];
+  for (let i = 0; i < N_CLAIM; i++) {
+    const t0 = performance.now();
+    await ledger.run(
+      { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: `{"prompt":"claim ${i}"}` },
+      async () => {
+        toSend.push(performance.now() - t0);
+        return {};
+      },
+      () => ({}),
+    );
+  }
+  await ledger.close();
+
+  const store = await SqliteStore.open(`sqlite://${join(dir, "raw-claims.sqlite")}`);
+  const claim: number[] = [];
+  for (let i = 0; i < N_CLAIM; i++) {
+    const bytes = `{"prompt":"raw ${i}"}`;
+    const now = Date.now();
+    const fresh = (identity: string): StoredRecord => ({
+      v: 1,
+      identity,
+      explicit: false,
+      tool: "generate_image",
+      endpoint: "/api/generate/image",
+      keyHash,
+      bytes,
+      bodyHash: bodyHash(bytes),
+      state: "prepared",
+      delivered: false,
+      attempts: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const t0 = performance.now();
+    await store.claim({
+      keyHash,
+      tool: "generate_image",
+      bodyHash: bodyHash(bytes),
+      now,
+      newIdentity: () => newIdentity(now),
+      fresh,
+      reusable: () => true,
+    });
+    claim.push(performance.now() - t0);
+  }
+  await store.close();
+  print(`durable claim, transaction alone (N=${N_CLAIM}):      ${fmt(stats(claim))}`);
+  print(`durable claim, run() until send (N=${N_CLAIM}):       ${fmt(stats(toSend))}`);
+}
+
+async function submissionOverhead(dir: string): Promise<void> {
+  const sandbox = createSandbox({ seed: "bench" });
+  const server = await sandbox.listen({ host: "127.0.0.1", port: 0 });
+  const ledger = await openLedger({ storeUri: `sqlite://${join(dir, "submit.sqlite")}` });
+  const submit = async (identity: string, bytes: string): Promise<{ taskId: string }> => {
+    const res = await fetch(`${server.url}/api/generate/image`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${SANDBOX_API_KEY}`,
+        "idempotency-key": identity,
+        "content-type": "application/json",
+      },
+      body: bytes,
+    });
+    const json = (await res.json()) as { task?: { id: string }; error?: { code?: string; message: string } };
+    if (!res.ok) {
+      throw errorFromResponse({
+        status: res.status,
+        code: json.error?.code,
+        message: json.error?.message ?? "",
+        requestKind: "submission",
+      });
+    }
+    return { taskId: json.task?.id ?? "" };
+  };
+  const body = (i: number, kind: string) => `{"model":"sandbox-image-fast","prompt":"${kind} ${i}"}`;
+  const bare: number[] = [];
+  const through: number[] = [];
+  const delivered: number[] = [];
+  // Warm up both paths (JIT, connection pool), then interleave so drift hits both alike.
+  for (let i = 0; i < 30; i++) {
+    await submit(`warm-${i}`, body(i, "warm"));
+    await ledger.run(
+      { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: body(i, "warm-l") },
+      submit,
+      (r) => r,
+    );
+  }
+  for (let i = 0; i < N_SUBMIT; i++) {
+    let t0 = performance.now();
+    await submit(`bare-${i}`, body(i, "bare"));
+    bare.push(performance.now() - t0);
+    t0 = performance.now();
+    const out = await ledger.run(
+      { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: body(i, "ledger") },
+      submit,
+      (r) => r,
+    );
+    through.push(performance.now() - t0);
+    await ledger.markDelivered(keyHash, out.identity, true);
+    delivered.push(performance.now() - t0);
+  }
+  await ledger.close();
+  await sandbox.close();
+  const b = stats(bare);
+  const l = stats(through);
+  const d = stats(delivered);
+  const ratio = (x: typeof b) =>
+    `median ${(x.median / b.median).toFixed(2)}, mean ${(x.mean / b.mean).toFixed(2)}`;
+  print(`bare submission to the sandbox (N=${N_SUBMIT}):      ${fmt(b)}`);
+  print(`ledger.run() submission (N=${N_SUBMIT}):             ${fmt(l)}`);
+  print(`ledger.run() + markDelivered (N=${N_SUBMIT}):        ${fmt(d)}`);
+  print(`ratio run()/bare: ${ratio(l)} (target <= 1.5)`);
+  print(`ratio run()+markDelivered/bare: ${ratio(d)}`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "bench-ledger-"));
+try {
+  print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
+  await claimCost(dir);
+  await submissionOverhead(dir);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
