@@ -13,6 +13,16 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** A port in use or a host we cannot bind is a configuration problem: one line, exit 2. */
+function failToBind(error: unknown, host: string, port: number): never {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") fail(`--port: ${host}:${port} is already in use`, EXIT_CONFIG);
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EACCES") {
+    fail(`--host/--port: cannot bind to ${host}:${port} (${code})`, EXIT_CONFIG);
+  }
+  throw error;
+}
+
 function version(): string {
   // Run from src/ (tsx) or dist/src/ (built): the package root is one or two levels up.
   for (const rel of ["../package.json", "../../package.json"]) {
@@ -66,11 +76,7 @@ async function serveHttp(config: Config): Promise<void> {
     });
   } catch (error) {
     await engines.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") fail(`--port: ${config.host}:${config.port} is already in use`, EXIT_CONFIG);
-    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
-      fail(`--host: cannot bind to ${config.host}`, EXIT_CONFIG);
-    throw error;
+    failToBind(error, config.host, config.port);
   }
   process.stdout.write(connectionHelp(handle.url, config, engines.baseUrl));
   const shutdown = () => {
@@ -132,7 +138,7 @@ async function main(): Promise<void> {
         host: command.host,
         port: command.port,
         out: (line) => process.stdout.write(`${line}\n`),
-      });
+      }).catch((error: unknown) => failToBind(error, command.host, command.port));
       const stop = () => void running.close().finally(() => process.exit(0));
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
