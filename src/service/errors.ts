@@ -54,6 +54,10 @@ export const CLIENT_ACTIONS: Record<string, string> = {
   BAD_REQUEST: "The service refused the request as malformed. Fix the request before sending it again.",
   INVALID_RESPONSE: "The service answered with something this client cannot read. Retry later or report it.",
   INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
+  OUTPUT_TOO_LARGE:
+    "The output is larger than this client accepts here; download it from its signed URL directly.",
+  OUTPUT_UNAVAILABLE:
+    "The signed URL was refused (it may have expired). Read the task again for a fresh URL.",
 };
 
 const UNCERTAIN_CODES = new Set(["REQUEST_UNCERTAIN", "REFERENCES_PROCESSING"]);
@@ -192,6 +196,23 @@ export class InvalidResponseError extends ServiceError {
   override readonly name = "InvalidResponseError";
   constructor(init: ServiceErrorInit) {
     super(init, "INVALID_RESPONSE", transient(init.requestKind));
+  }
+}
+
+/** A signed output larger than the caller's limit: refused before (or while) reading it. */
+export class OutputTooLargeError extends ServiceError {
+  override readonly name = "OutputTooLargeError";
+  readonly maxBytes: number;
+  constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">, maxBytes: number) {
+    super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_TOO_LARGE", "definitive");
+    this.maxBytes = maxBytes;
+  }
+}
+/** A signed output URL answered 4xx: usually expired; a fresh task read re-signs it. */
+export class OutputUnavailableError extends ServiceError {
+  override readonly name = "OutputUnavailableError";
+  constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">) {
+    super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_UNAVAILABLE", "definitive");
   }
 }
 

@@ -1,0 +1,329 @@
+/**
+ * ServiceClient: every endpoint of the generation service, typed. It knows nothing of
+ * MCP or the ledger: submissions are sent exactly once per call with the identity and
+ * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
+ */
+import { ArgumentError, IncompleteStreamError } from "./errors.js";
+import { DEFAULT_TIMEOUT_MS, type FetchLike, failureOf, parseBody, ServiceHttp } from "./http.js";
+import type { MediaKind } from "./limits.js";
+import { downloadOutput } from "./output.js";
+import {
+  ApiKeySchema,
+  type Asset,
+  AssetEnvelopeSchema,
+  ChatCompletionSchema,
+  type ExtractionResponse,
+  ExtractionResponseSchema,
+  IdempotencyKeySchema,
+  type ModelList,
+  ModelListSchema,
+  parseOrThrow,
+  type Submission,
+  SubmissionSchema,
+  type Task,
+  TaskEnvelopeSchema,
+  type Voice,
+  VoiceEnvelopeSchema,
+  type VoiceList,
+  type VoiceListQuery,
+  VoiceListQuerySchema,
+  VoiceListSchema,
+} from "./schemas.js";
+import { type ChatResult, readChatStream } from "./sse.js";
+import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
+
+export type { ChatResult } from "./sse.js";
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+/** Signed outputs larger than this are refused unless the caller allows more. */
+export const DEFAULT_OUTPUT_MAX_BYTES = 256 * 1024 * 1024;
+/** Uploads move up to 50 MiB: they get this many times the ordinary timeout. */
+const UPLOAD_TIMEOUT_FACTOR = 5;
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export class ServiceClient {
+  readonly baseUrl: string;
+  private readonly http: ServiceHttp;
+  private readonly timeoutMs: number | undefined;
+  private readonly fetchOverride: FetchLike | undefined;
+
+  constructor(opts: ClientOptions) {
+    // The key is validated without echoing it: the message names the format only.
+    if (!ApiKeySchema.safeParse(opts.apiKey).success) {
+      throw new ArgumentError("apiKey", "must be `lgk_` followed by 64 lowercase hex digits");
+    }
+    let base: URL;
+    try {
+      base = new URL(opts.baseUrl);
+    } catch {
+      throw new ArgumentError("baseUrl", "must be an absolute http(s) URL");
+    }
+    if (base.protocol !== "http:" && base.protocol !== "https:") {
+      throw new ArgumentError("baseUrl", "must be an absolute http(s) URL");
+    }
+    this.timeoutMs = opts.timeoutMs;
+    this.fetchOverride = opts.fetch;
+    this.http = new ServiceHttp({
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey,
+      fetch: opts.fetch,
+      timeoutMs: opts.timeoutMs,
+    });
+    this.baseUrl = this.http.baseUrl;
+  }
+
+  /** Exposed for tests and tools that need the request path's own settings. */
+  get transport(): ServiceHttp {
+    return this.http;
+  }
+
+  async listModels(o: CallOptions = {}): Promise<ModelList> {
+    const r = await this.http.json(
+      { method: "GET", path: "/api/generate/models", kind: "read", signal: o.signal },
+      ModelListSchema,
+    );
+    return r.data;
+  }
+
+  async submitMedia(
+    kind: MediaKind,
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions = {},
+  ): Promise<{ httpStatus: number; submission: Submission }> {
+    if (kind !== "image" && kind !== "video" && kind !== "audio") {
+      throw new ArgumentError("kind", "must be one of image, video, audio");
+    }
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: `/api/generate/${kind}`,
+        kind: "submission",
+        headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
+        body: checkBytes(bytes),
+        signal: o.signal,
+      },
+      SubmissionSchema,
+    );
+    return { httpStatus: r.status, submission: r.data };
+  }
+
+  async getTask(taskId: string, o: CallOptions = {}): Promise<Task> {
+    const r = await this.http.json(
+      { method: "GET", path: taskPath(taskId), kind: "read", signal: o.signal },
+      TaskEnvelopeSchema,
+    );
+    return r.data.task;
+  }
+
+  /** Whether the task exists for this key: false on 404, an error on anything else. */
+  async headTask(taskId: string, o: CallOptions = {}): Promise<boolean> {
+    const status = await this.http.head({ path: taskPath(taskId), kind: "read", signal: o.signal });
+    return status !== 404;
+  }
+
+  /** Raw-bytes upload; a file is streamed from disk, never held in memory. Never retried here. */
+  async uploadAsset(
+    src: AssetSource,
+    o: { filename?: string | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<Asset> {
+    const prepared = await prepareAsset(src, o.filename);
+    const headers: Record<string, string> = {
+      "content-type": prepared.mimeType,
+      "content-length": String(prepared.size),
+    };
+    if (prepared.filename !== undefined) headers["x-filename"] = prepared.filename;
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: "/api/generate/assets",
+        kind: "upload",
+        headers,
+        body: prepared.body(),
+        signal: o.signal,
+        timeoutMs: this.uploadTimeout(),
+      },
+      AssetEnvelopeSchema,
+    );
+    return r.data.asset;
+  }
+
+  async listVoices(q: VoiceListQuery = {}, o: CallOptions = {}): Promise<VoiceList> {
+    const query = parseOrThrow(VoiceListQuerySchema, q);
+    const params = new URLSearchParams();
+    if (query.scope !== undefined) params.set("scope", query.scope);
+    if (query.page !== undefined) params.set("page", String(query.page));
+    if (query.language !== undefined) params.set("language", query.language);
+    const qs = params.size > 0 ? `?${params}` : "";
+    const r = await this.http.json(
+      { method: "GET", path: `/api/generate/voices${qs}`, kind: "read", signal: o.signal },
+      VoiceListSchema,
+    );
+    return r.data;
+  }
+
+  /** Multipart upload of a recording; the file is a disk-backed Blob, streamed by fetch. */
+  async uploadVoice(v: VoiceSource, o: CallOptions = {}): Promise<Voice> {
+    const prepared = await prepareVoice(v);
+    const form = await this.http.formData();
+    form.append("file", prepared.blob, prepared.filename);
+    form.append("duration", String(v.duration));
+    form.append("rightsConfirmed", "true");
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: "/api/generate/voices",
+        kind: "upload",
+        body: form,
+        signal: o.signal,
+        timeoutMs: this.uploadTimeout(),
+      },
+      VoiceEnvelopeSchema,
+    );
+    return r.data.voice;
+  }
+
+  /** One chat submission; streams when the body says `"stream":true`. Never retried here. */
+  async chat(
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions & { onDelta?: ((delta: string, soFar: string) => void) | undefined } = {},
+  ): Promise<ChatResult> {
+    const stream = wantsStream(checkBytes(bytes));
+    const spec = {
+      method: "POST" as const,
+      path: "/api/generate/text/v1/chat/completions",
+      kind: "submission" as const,
+      headers: {
+        ...JSON_HEADERS,
+        accept: stream ? "text/event-stream" : "application/json",
+        "idempotency-key": checkIdentity(idempotencyKey),
+      },
+      body: bytes,
+      signal: o.signal,
+    };
+    const { res, deadline } = await this.http.open(spec);
+    const what = "POST /api/generate/text/v1/chat/completions";
+    const type = res.headers.get("content-type") ?? "";
+    try {
+      if (type.includes("text/event-stream")) {
+        if (!res.body)
+          throw new IncompleteStreamError(
+            { status: res.status, code: undefined, message: "empty stream" },
+            "",
+          );
+        deadline.touch();
+        return await readChatStream(res.body, {
+          onDelta: o.onDelta,
+          onActivity: () => deadline.touch(),
+          onReadError: (err, partial) => {
+            const failure = failureOf(err, deadline, o.signal, what, "submission");
+            if (failure === o.signal?.reason) return failure;
+            const message = `${what}: the stream broke before [DONE] (${(failure as Error).message})`;
+            return new IncompleteStreamError(
+              { status: res.status, code: undefined, message, cause: err },
+              partial,
+            );
+          },
+        });
+      }
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        throw failureOf(err, deadline, o.signal, what, "submission");
+      }
+      const completion = parseBody(ChatCompletionSchema, text, res.status, "submission", what);
+      const choice = completion.choices[0];
+      return {
+        id: completion.id,
+        model: completion.model,
+        content: choice?.message.content ?? "",
+        finishReason: choice?.finish_reason ?? null,
+        usage: completion.usage ?? null,
+        streamed: false,
+      };
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  async extractVideo(
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions = {},
+  ): Promise<ExtractionResponse> {
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: "/api/generate/extract/video",
+        kind: "submission",
+        headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
+        body: checkBytes(bytes),
+        signal: o.signal,
+      },
+      ExtractionResponseSchema,
+    );
+    return r.data;
+  }
+
+  /**
+   * Downloads a signed output URL. It never carries the key (the URL is its own
+   * credential and usually lives on another host), and stops past `maxBytes`.
+   */
+  async fetchOutput(
+    url: string,
+    o: { signal?: AbortSignal | undefined; maxBytes?: number | undefined } = {},
+  ): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    return downloadOutput(url, {
+      fetch: this.fetchOverride ?? (await this.http.fetchImpl()),
+      timeoutMs: this.timeoutMs,
+      maxBytes: o.maxBytes ?? DEFAULT_OUTPUT_MAX_BYTES,
+      signal: o.signal,
+      retrying: (spec, attempt) => this.http.retrying(spec, attempt),
+    });
+  }
+
+  private uploadTimeout(): number {
+    return (this.timeoutMs ?? DEFAULT_TIMEOUT_MS) * UPLOAD_TIMEOUT_FACTOR;
+  }
+}
+
+function checkIdentity(key: string): string {
+  return parseOrThrow(IdempotencyKeySchema, key, "idempotencyKey");
+}
+
+function checkBytes(bytes: string): string {
+  if (typeof bytes !== "string" || bytes === "") {
+    throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
+  }
+  return bytes;
+}
+
+function wantsStream(bytes: string): boolean {
+  try {
+    return (JSON.parse(bytes) as { stream?: unknown }).stream === true;
+  } catch {
+    throw new ArgumentError("bytes", "must be the JSON body built by buildChatBody");
+  }
+}
+
+function taskPath(taskId: string): string {
+  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 256) {
+    throw new ArgumentError("taskId", "must be a task ID of 1 to 256 characters");
+  }
+  return `/api/generate/tasks/${encodeURIComponent(taskId)}`;
+}
+
+export type { AssetSource, VoiceSource };

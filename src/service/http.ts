@@ -1,0 +1,330 @@
+/**
+ * The one request path to the service. Everything that leaves the process for the
+ * service goes through `ServiceHttp`: the base URL, the bearer key (only to the base
+ * URL's origin), a timeout on every request, error envelopes turned into the
+ * ServiceError family, and retries for reads only (a submission or an upload is never
+ * repeated here: the ledger owns that decision).
+ */
+import pRetry from "p-retry";
+import type { z } from "zod";
+import {
+  ConnectionError,
+  errorFromResponse,
+  InvalidResponseError,
+  parseRetryAfter,
+  type RequestKind,
+  ServiceError,
+  TimeoutError,
+} from "./errors.js";
+import { proxyFetch, proxyFromEnv } from "./proxy.js";
+
+export type FetchLike = typeof fetch;
+
+export interface HttpOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: FetchLike | undefined;
+  /** Per-attempt timeout; streams treat it as the longest silence between chunks. */
+  timeoutMs?: number | undefined;
+  /** Retries of a failed read (GET/HEAD) after the first attempt. */
+  readRetries?: number | undefined;
+  /** Source of jitter; tests pin it. */
+  random?: (() => number) | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+export interface RequestSpec {
+  method: "GET" | "HEAD" | "POST";
+  /** Path (and query) relative to the base URL, starting with `/`. */
+  path: string;
+  kind: RequestKind;
+  headers?: Record<string, string>;
+  body?: RequestInit["body"];
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 120_000;
+const RETRY_BASE_MS = 500;
+const RETRY_CAP_MS = 8_000;
+/** A Retry-After longer than this is not waited out inside one read. */
+const RETRY_AFTER_CAP_MS = 30_000;
+const ERROR_TEXT_MAX = 300;
+
+/** A timer that aborts a request; `touch` re-arms it so a live stream is never cut. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  timedOut(): boolean;
+  touch(): void;
+  clear(): void;
+}
+
+export function startDeadline(ms: number, caller?: AbortSignal): Deadline {
+  const own = new AbortController();
+  const fire = () => own.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
+  let timer = setTimeout(fire, ms);
+  return {
+    signal: caller ? AbortSignal.any([own.signal, caller]) : own.signal,
+    timedOut: () => own.signal.aborted,
+    touch() {
+      clearTimeout(timer);
+      if (!own.signal.aborted) timer = setTimeout(fire, ms);
+    },
+    clear: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * Maps a thrown fetch/body error to the family: the caller's own abort passes through
+ * unchanged; our timer becomes TimeoutError; anything else is a ConnectionError.
+ */
+export function failureOf(
+  err: unknown,
+  d: Deadline,
+  caller: AbortSignal | undefined,
+  what: string,
+  kind: RequestKind,
+): unknown {
+  if (caller?.aborted) return caller.reason;
+  if (d.timedOut()) return new TimeoutError({ message: `${what} timed out`, requestKind: kind, cause: err });
+  if (err instanceof ServiceError) return err;
+  if (!(err instanceof Error))
+    return new ConnectionError({ message: `${what} failed`, requestKind: kind, cause: err });
+  const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+  const detail = cause?.code ?? cause?.message ?? (err as Error).message;
+  return new ConnectionError({ message: `${what} failed: ${detail}`, requestKind: kind, cause: err });
+}
+
+/** Reads an error response into the family: envelope when it is one, the status alone when not. */
+export async function errorOf(res: Response, kind: RequestKind, what: string): Promise<ServiceError> {
+  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+  let text = "";
+  try {
+    text = res.status === 204 ? "" : await res.text();
+  } catch {
+    // The status alone still classifies the failure.
+  }
+  let code: string | undefined;
+  let message: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof parsed?.error?.message === "string") message = parsed.error.message;
+    if (typeof parsed?.error?.code === "string") code = parsed.error.code;
+  } catch {
+    // Not JSON (a proxy's HTML page, an empty HEAD body): keep a short, printable excerpt.
+  }
+  if (message === undefined) {
+    const excerpt = text.replace(/\s+/g, " ").trim().slice(0, ERROR_TEXT_MAX);
+    message = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${excerpt ? `: ${excerpt}` : ""}`;
+  }
+  return errorFromResponse({
+    status: res.status,
+    code,
+    message: `${what}: ${message}`,
+    requestKind: kind,
+    retryAfterMs,
+  });
+}
+
+/** Parses a JSON text with a schema; failures are InvalidResponseError (uncertain for submissions). */
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  status: number,
+  kind: RequestKind,
+  what: string,
+): z.output<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new InvalidResponseError({
+      status,
+      code: undefined,
+      message: `${what}: the response is not JSON`,
+      requestKind: kind,
+      cause,
+    });
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue?.path.length ? issue.path.join(".") : "(body)";
+  throw new InvalidResponseError({
+    status,
+    code: undefined,
+    message: `${what}: unexpected response at ${where}: ${issue?.message ?? "invalid"}`,
+    requestKind: kind,
+  });
+}
+
+export class ServiceHttp {
+  readonly baseUrl: string;
+  readonly origin: string;
+  private readonly apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly readRetries: number;
+  private readonly random: () => number;
+  private readonly injected: FetchLike | undefined;
+  private readonly proxied: boolean;
+
+  constructor(o: HttpOptions) {
+    const url = new URL(o.baseUrl);
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
+    this.baseUrl = url.href.replace(/\/+$/, "");
+    this.origin = url.origin;
+    this.apiKey = o.apiKey;
+    this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.readRetries = o.readRetries ?? 3;
+    this.random = o.random ?? Math.random;
+    this.injected = o.fetch;
+    this.proxied = o.fetch === undefined && proxyFromEnv(o.env ?? process.env);
+  }
+
+  /** The fetch in force: injected, undici through the proxy, or the global one (looked up per call). */
+  async fetchImpl(): Promise<FetchLike> {
+    if (this.injected) return this.injected;
+    if (this.proxied) return proxyFetch();
+    return (input, init) => globalThis.fetch(input, init);
+  }
+
+  /** A FormData the fetch in force can serialise (undici's own when proxied). */
+  async formData(): Promise<FormData> {
+    if (this.proxied) {
+      const undici = await import("undici");
+      return new undici.FormData() as unknown as FormData;
+    }
+    return new FormData();
+  }
+
+  /**
+   * One attempt. Returns the 2xx response with its deadline still armed (the caller
+   * reads the body, then clears it); anything else throws a member of the family.
+   */
+  async open(spec: RequestSpec): Promise<{ res: Response; deadline: Deadline }> {
+    const url = `${this.baseUrl}${spec.path}`;
+    const what = `${spec.method} ${spec.path.split("?")[0]}`;
+    const deadline = startDeadline(spec.timeoutMs ?? this.timeoutMs, spec.signal);
+    const headers = new Headers(spec.headers);
+    // The key goes to the base URL's origin and nowhere else: redirects are not followed.
+    headers.set("authorization", `Bearer ${this.apiKey}`);
+    if (!headers.has("accept")) headers.set("accept", "application/json");
+    const init: RequestInit & { duplex?: "half" } = {
+      method: spec.method,
+      headers,
+      redirect: "manual",
+      signal: deadline.signal,
+    };
+    if (spec.body !== undefined) {
+      init.body = spec.body;
+      if (spec.body instanceof ReadableStream) init.duplex = "half";
+    }
+    let res: Response;
+    try {
+      const f = await this.fetchImpl();
+      res = await f(url, init);
+    } catch (err) {
+      deadline.clear();
+      throw failureOf(err, deadline, spec.signal, what, spec.kind);
+    }
+    if (res.ok) return { res, deadline };
+    try {
+      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+        await res.body?.cancel().catch(() => {});
+        throw new InvalidResponseError({
+          status: res.status,
+          code: undefined,
+          message: `${what}: the service answered with a redirect (HTTP ${res.status}), which this client does not follow with the key`,
+          requestKind: spec.kind,
+        });
+      }
+      throw await errorOf(res, spec.kind, what);
+    } catch (err) {
+      if ((err as { name?: string }).name === "AbortError" || deadline.timedOut()) {
+        throw failureOf(err, deadline, spec.signal, what, spec.kind);
+      }
+      throw err;
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** A request whose JSON answer is parsed with `schema`. Reads retry transient failures. */
+  async json<S extends z.ZodType>(
+    spec: RequestSpec,
+    schema: S,
+  ): Promise<{ status: number; headers: Headers; data: z.output<S> }> {
+    return this.retrying(spec, async () => {
+      const { res, deadline } = await this.open(spec);
+      const what = `${spec.method} ${spec.path.split("?")[0]}`;
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        throw failureOf(err, deadline, spec.signal, what, spec.kind);
+      } finally {
+        deadline.clear();
+      }
+      return {
+        status: res.status,
+        headers: res.headers,
+        data: parseBody(schema, text, res.status, spec.kind, what),
+      };
+    });
+  }
+
+  /** HEAD: the status only (a 404 is an answer, not a failure). */
+  async head(spec: Omit<RequestSpec, "method">): Promise<number> {
+    const full: RequestSpec = { ...spec, method: "HEAD" };
+    return this.retrying(full, async () => {
+      try {
+        const { res, deadline } = await this.open(full);
+        deadline.clear();
+        await res.body?.cancel().catch(() => {});
+        return res.status;
+      } catch (err) {
+        if ((err as ServiceError).status === 404) return 404;
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Runs `attempt` once for submissions and uploads; for reads, retries failures whose
+   * outcome is `retryable` with full-jitter backoff, waiting out a Retry-After when given.
+   */
+  async retrying<T>(spec: RequestSpec, attempt: () => Promise<T>): Promise<T> {
+    if (spec.kind !== "read" || this.readRetries === 0) return attempt();
+    return pRetry(attempt, {
+      retries: this.readRetries,
+      minTimeout: 0,
+      maxTimeout: 0,
+      ...(spec.signal ? { signal: spec.signal } : {}),
+      shouldRetry: async ({ error, attemptNumber }) => {
+        if ((error as ServiceError).outcome !== "retryable") return false;
+        const hinted = (error as ServiceError).retryAfterMs;
+        const ms =
+          hinted !== undefined
+            ? Math.min(hinted, RETRY_AFTER_CAP_MS)
+            : this.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attemptNumber - 1));
+        await sleep(ms, spec.signal);
+        return true;
+      },
+    });
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

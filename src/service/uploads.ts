@@ -1,0 +1,144 @@
+/**
+ * Uploads, checked before anything is sent: the type comes from the file's bytes (not its
+ * name), the size from the file system, and the body is streamed from disk so a 30 MiB
+ * upload never sits in memory. file-type is imported on first use: start-up stays cheap.
+ */
+import { createReadStream, openAsBlob } from "node:fs";
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
+import { Readable } from "node:stream";
+import { ArgumentError } from "./errors.js";
+import { LIMITS } from "./limits.js";
+
+export type AssetSource = { path: string } | { data: Uint8Array };
+export interface VoiceSource {
+  path: string;
+  duration: number;
+  rightsConfirmed: true;
+}
+
+export interface PreparedAsset {
+  mimeType: string;
+  size: number;
+  filename: string | undefined;
+  body(): ReadableStream<Uint8Array> | Uint8Array;
+}
+
+const MEDIA_PREFIXES = ["image/", "video/", "audio/"];
+/** The voice table's formats (MP3, WAV, OGG, M4A, AAC, FLAC, WebM) as file-type names them. */
+const VOICE_EXTENSIONS = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "aac", "flac", "webm"]);
+
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MiB`;
+
+async function sniffFile(path: string): Promise<{ ext: string; mime: string } | undefined> {
+  const { fileTypeFromFile } = await import("file-type");
+  return fileTypeFromFile(path);
+}
+
+async function sniffBytes(data: Uint8Array): Promise<{ ext: string; mime: string } | undefined> {
+  const { fileTypeFromBuffer } = await import("file-type");
+  return fileTypeFromBuffer(data);
+}
+
+/** A regular file's size, or an ArgumentError naming `field` (without the file's contents). */
+async function regularFileSize(path: string, field: string): Promise<number> {
+  if (typeof path !== "string" || path === "") throw new ArgumentError(field, "must be a file path");
+  try {
+    const s = await stat(path);
+    if (!s.isFile()) throw new ArgumentError(field, "must be a regular file");
+    return s.size;
+  } catch (err) {
+    if (err instanceof ArgumentError) throw err;
+    throw new ArgumentError(field, `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
+/**
+ * X-Filename is a header: it must be Latin-1 without control characters. Characters
+ * outside printable ASCII are percent-encoded; the result is kept within 255 characters.
+ */
+export function headerFilename(name: string): string | undefined {
+  const chars = Array.from(name.replace(/[\\/]/g, "_"));
+  const enc = (c: string) => (/^[\x20-\x7e]$/.test(c) && c !== "%" ? c : encodeURIComponent(c));
+  let out = "";
+  for (const c of chars) {
+    const piece = enc(c);
+    if (out.length + piece.length > LIMITS.asset.filename) break;
+    out += piece;
+  }
+  out = out.trim();
+  return out === "" ? undefined : out;
+}
+
+export async function prepareAsset(src: AssetSource, filename?: string): Promise<PreparedAsset> {
+  const max = LIMITS.asset.maxBytes;
+  const name = filename !== undefined ? headerFilename(filename) : undefined;
+  if ("data" in src) {
+    if (!(src.data instanceof Uint8Array)) throw new ArgumentError("data", "must be bytes");
+    const size = src.data.byteLength;
+    if (size < 1) throw new ArgumentError("data", "is empty");
+    if (size > max) {
+      throw new ArgumentError("data", `must be at most ${max} bytes (30 MiB); got ${size} bytes`);
+    }
+    const type = await sniffBytes(src.data);
+    return { mimeType: mediaType(type, "data"), size, filename: name, body: () => src.data };
+  }
+  const size = await regularFileSize(src.path, "path");
+  if (size < 1) throw new ArgumentError("path", "is an empty file");
+  if (size > max)
+    throw new ArgumentError("path", `must be at most ${max} bytes (30 MiB); the file has ${size} bytes`);
+  const type = await sniffFile(src.path);
+  const path = src.path;
+  return {
+    mimeType: mediaType(type, "path"),
+    size,
+    filename: name ?? headerFilename(basename(path)),
+    // Exactly the bytes stat counted, even if the file grows meanwhile: Content-Length stays true.
+    body: () =>
+      Readable.toWeb(createReadStream(path, { start: 0, end: size - 1 })) as ReadableStream<Uint8Array>,
+  };
+}
+
+function mediaType(type: { mime: string } | undefined, field: string): string {
+  if (type && MEDIA_PREFIXES.some((p) => type.mime.startsWith(p))) return type.mime;
+  throw new ArgumentError(
+    field,
+    `must be an image, video or audio file by its content${type ? ` (found ${type.mime})` : " (type not recognised)"}`,
+  );
+}
+
+export async function prepareVoice(v: VoiceSource): Promise<{ blob: Blob; filename: string }> {
+  if ((v as { rightsConfirmed: unknown }).rightsConfirmed !== true) {
+    throw new ArgumentError(
+      "rightsConfirmed",
+      "must be true: confirm you have permission to clone this voice",
+    );
+  }
+  const { min, max } = LIMITS.voice.duration;
+  if (
+    typeof v.duration !== "number" ||
+    !Number.isFinite(v.duration) ||
+    v.duration < min ||
+    v.duration > max
+  ) {
+    throw new ArgumentError("duration", `must be between ${min} and ${max} seconds`);
+  }
+  const size = await regularFileSize(v.path, "path");
+  if (size < LIMITS.voice.minBytes) throw new ArgumentError("path", "is an empty file (at least 1 byte)");
+  if (size > LIMITS.voice.maxBytes) {
+    throw new ArgumentError(
+      "path",
+      `must be at most ${LIMITS.voice.maxBytes} bytes (${mib(LIMITS.voice.maxBytes)}); the file has ${size} bytes`,
+    );
+  }
+  const type = await sniffFile(v.path);
+  if (!type || !VOICE_EXTENSIONS.has(type.ext)) {
+    throw new ArgumentError(
+      "path",
+      `must be MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio by its content${type ? ` (found ${type.mime})` : ""}`,
+    );
+  }
+  // A disk-backed Blob: FormData streams it and sets the boundary; nothing is buffered.
+  const blob = await openAsBlob(v.path, { type: type.mime });
+  return { blob, filename: basename(v.path) };
+}
