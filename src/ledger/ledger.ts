@@ -62,6 +62,11 @@ export interface Ledger {
   readonly description: string;
 }
 
+interface Flight<T> {
+  promise: Promise<RunResult<T>>;
+  signal: AbortSignal | undefined;
+}
+
 export interface LedgerSettings {
   retentionMs: number;
   now: () => number;
@@ -72,7 +77,7 @@ export interface LedgerSettings {
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
-  readonly #inflight = new Map<string, Promise<RunResult<unknown>>>();
+  readonly #inflight = new Map<string, Flight<unknown>>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -100,11 +105,39 @@ export class LedgerImpl implements Ledger {
     const hash = bodyHash(req.bytes);
     // Identical calls in this process share one attempt; the claim makes it safe across processes.
     const flight = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
-    const pending = this.#inflight.get(flight) as Promise<RunResult<T>> | undefined;
-    if (pending !== undefined) return pending.then((r) => ({ ...r, reused: true }));
-    const p = this.#execute(req, hash, send, ref).finally(() => this.#inflight.delete(flight));
-    this.#inflight.set(flight, p);
-    return p;
+    const pending = this.#inflight.get(flight) as Flight<T> | undefined;
+    if (pending !== undefined) return this.#join(pending, req, send, ref);
+    const promise = this.#execute(req, hash, send, ref).finally(() => this.#inflight.delete(flight));
+    this.#inflight.set(flight, { promise, signal: req.signal });
+    return promise;
+  }
+
+  /**
+   * A second identical call waits for the first. Its own abort stops only its wait; if the first
+   * caller aborted, this one resumes the same record itself rather than inherit that abort.
+   */
+  async #join<T>(
+    leader: Flight<T>,
+    req: RunRequest,
+    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
+    ref: (result: T) => { taskId?: string; responseId?: string },
+  ): Promise<RunResult<T>> {
+    const own = req.signal;
+    const stop =
+      own === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => {
+            if (own.aborted) reject(own.reason);
+            own.addEventListener("abort", () => reject(own.reason), { once: true });
+          });
+    stop?.catch(() => {});
+    try {
+      const r = await (stop === undefined ? leader.promise : Promise.race([leader.promise, stop]));
+      return { ...r, reused: true };
+    } catch (err) {
+      if (leader.signal?.aborted && !own?.aborted) return this.run(req, send, ref);
+      throw err;
+    }
   }
 
   async #execute<T>(

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   hashKey,
   IdempotencyConflictError,
@@ -236,6 +236,35 @@ describe("run: reuse and explicit keys", () => {
     expect(await ledger.list(keyHash)).toHaveLength(1);
   });
 
+  it("lets a waiting identical call abort alone, and resume when the first caller aborts", async () => {
+    const sends: string[] = [];
+    const send = (identity: string, _bytes: string, signal?: AbortSignal) =>
+      new Promise<{ taskId: string }>((res, rej) => {
+        sends.push(identity);
+        const timer = setTimeout(() => res({ taskId: identity }), 60);
+        signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          rej(signal.reason);
+        });
+      });
+    const ref = (r: { taskId: string }) => r;
+    const leaderAbort = new AbortController();
+    const joinerAbort = new AbortController();
+    const leader = ledger.run({ ...req, signal: leaderAbort.signal }, send, ref);
+    const quitter = ledger.run({ ...req, signal: joinerAbort.signal }, send, ref);
+    const patient = ledger.run(req, send, ref);
+    joinerAbort.abort(new Error("joiner cancelled"));
+    await expect(quitter).rejects.toThrow("joiner cancelled");
+    await vi.waitFor(() => expect(sends).toHaveLength(1));
+    leaderAbort.abort(new Error("leader cancelled"));
+    const led = await leader.catch((e: unknown) => e);
+    expect(led).toMatchObject({ message: "leader cancelled" });
+    const out = await patient;
+    expect(out.identity).toBe((led as { identity: string }).identity);
+    expect(sends).toEqual([out.identity, out.identity]);
+    expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+  });
+
   it("keeps one key's records invisible under another", async () => {
     const s = scriptedSend([{ taskId: "t9" }]);
     const mine = await ledger.run(req, s.send, s.ref);
@@ -302,8 +331,12 @@ describe("retention and recovery", () => {
     const rows = await new Promise<unknown[]>((res, rej) =>
       db.all("SELECT key FROM ledger WHERE key LIKE 'ledger:rec:%'", (e, r) => (e ? rej(e) : res(r))),
     );
+    const index = await new Promise<unknown[]>((res, rej) =>
+      db.all("SELECT key FROM ledger WHERE key LIKE 'ledger:idx:%'", (e, r) => (e ? rej(e) : res(r))),
+    );
     db.close();
     expect(rows).toHaveLength(2);
+    expect(index).toHaveLength(2);
     await later.close();
   });
 });
