@@ -44,6 +44,8 @@ export interface Sandbox {
   handler: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   listen(o?: { port?: number; host?: string }): Promise<{ url: string; close(): Promise<void> }>;
   addKey(o: { scopes?: Scope[]; capGems?: number; balanceGems?: number }): string;
+  /** Revokes a key: every later request with it, replays included, gets 401 INVALID_API_KEY. */
+  revokeKey(key: string): boolean;
   faults: { inject(route: string, fault: Fault, times?: number): void; clear(): void };
   stats: { dispatches(route?: string): number; requests(route?: string): number };
   advance(ms: number): void;
@@ -101,6 +103,7 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
       };
     },
     addKey: (k) => s.keys.add(k),
+    revokeKey: (k) => s.keys.revoke(k),
     faults: { inject: (r, f, times) => s.faults.inject(r, f, times), clear: () => s.faults.clear() },
     stats: { dispatches: (r) => s.stats.dispatches(r), requests: (r) => s.stats.requests(r) },
     advance: (ms) => s.clock.advance(ms),

@@ -219,3 +219,39 @@ describe("video extraction", () => {
     expect(h.sb.stats.dispatches("POST /api/generate/extract/video")).toBe(before + 1);
   });
 });
+
+describe("limits and revocation", () => {
+  it("extraction refuses bodies over 16,000 bytes (413) and maxGems under its reservation (409)", async () => {
+    const big = await h.post("/api/generate/extract/video", {
+      model: SANDBOX_EXTRACTION_MODEL,
+      videoAssetId: "a",
+      prompt: "x".repeat(16_001),
+    });
+    expect(big.status).toBe(413);
+    const r = await h.call("/api/generate/assets", {
+      method: "POST",
+      body: renderVideo("g", 2, "16:9"),
+      headers: { "content-type": "video/mp4" },
+    });
+    const id = AssetEnvelopeSchema.parse(await r.json()).asset.id;
+    h.sb.advance(1_000);
+    const cheap = await h.post("/api/generate/extract/video", {
+      model: SANDBOX_EXTRACTION_MODEL,
+      videoAssetId: id,
+      maxGems: 1,
+    });
+    expect([cheap.status, ((await cheap.json()) as { error: { code: string } }).error.code]).toEqual([
+      409,
+      "PRICE_CHANGED",
+    ]);
+  });
+
+  it("a revoked key loses all access, replays of saved answers included", async () => {
+    const key = h.sb.addKey({});
+    const idem = freshIdem();
+    expect((await h.post(CHAT, chatBody("keep"), { key, idem })).status).toBe(200);
+    expect(h.sb.revokeKey(key)).toBe(true);
+    const replay = await h.post(CHAT, chatBody("keep"), { key, idem });
+    expect(replay.status).toBe(401);
+  });
+});
