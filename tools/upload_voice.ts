@@ -91,8 +91,10 @@ export default defineTool({
           `the audio lasts ${duration.toFixed(1)} s; the limit is ${min} to ${max} seconds`,
         );
       }
+      // The service names the voice after the file, so the checked real path (not the
+      // descriptor's) is sent; the descriptor stays open until the upload ends.
       const voice = await engine.client.uploadVoice(
-        { path: file.readPath, duration, rightsConfirmed: true },
+        { path: file.realPath, duration, rightsConfirmed: true },
         { signal: ctx.signal },
       );
       const text = [

@@ -270,12 +270,12 @@ export async function submitMedia(
     (r) => ({ taskId: r.submission.task.id }),
   );
   const { submission } = run.result;
-  const waited = await waitWithProgress(
-    engine,
-    ctx,
-    submission.task,
-    wait ?? engine.config.defaultWaitSeconds,
+  const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
+  // The first progress names the task, so a host that cuts the call still showed its ID.
+  await ctx.progress(
+    `Submitted task ${submission.task.id} (identity ${run.identity}); ${submission.task.status}, waiting up to ${waitSeconds} s`,
   );
+  const waited = await waitWithProgress(engine, ctx, submission.task, waitSeconds);
   const shown = await presentTask(engine, ctx, waited.task, {
     identity: run.identity,
     reused: run.reused,

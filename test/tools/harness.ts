@@ -87,7 +87,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     mcp.setRequestHandler("elicitation/create", async (req) => {
       const message = String((req.params as { message?: unknown }).message ?? "");
       elicited.push(message);
-      return answer(message);
+      return answer(message) as never;
     });
   }
   if (o.roots) {

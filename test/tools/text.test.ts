@@ -149,6 +149,7 @@ describe("discovery, ledger and resources", () => {
       /NOT_FOUND/,
     );
     await expect(h.mcp.readResource({ uri: "generation://tasks/task_missing" })).rejects.toThrow(/NOT_FOUND/);
+    expect(JSON.stringify([models, task, out])).not.toMatch(/lgk_[0-9a-f]{64}/);
     const listed = await h.mcp.listResources();
     expect(listed.resources.map((r) => r.uri)).toContain(`generation://tasks/${gen.task.id}`);
   });

@@ -86,8 +86,9 @@ describe("upload_voice", () => {
     expect(textOf(refused)).toMatch(/^INVALID_ARGUMENT: rightsConfirmed: must be true/);
     expect(h.sandbox.stats.requests(VOICES)).toBe(0);
     const r = await h.call("upload_voice", { path: "me.wav", rightsConfirmed: true });
-    const { voice } = structured<{ voice: { id: string } }>(r);
+    const { voice } = structured<{ voice: { id: string; name: string } }>(r);
     expect(textOf(r)).toContain(voice.id);
+    expect(voice.name).toMatch(/^me\b/);
     const mine = structured<{ voices: { id: string }[] }>(await h.call("list_voices", {}));
     expect(mine.voices.map((v) => v.id)).toContain(voice.id);
   });
