@@ -129,3 +129,18 @@ describe("fault injection", () => {
     expect(h.sb.stats.requests("GET /api/generate/models")).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe("runSandboxServer", () => {
+  it("prints its base URL and the sandbox key, and serves on it", async () => {
+    const { runSandboxServer } = await import("../../src/sandbox/index.js");
+    const lines: string[] = [];
+    const running = await runSandboxServer({ port: 0, host: "127.0.0.1", out: (l) => lines.push(l) });
+    expect(lines.join("\n")).toContain(running.url);
+    expect(lines.join("\n")).toContain(SANDBOX_API_KEY);
+    const r = await fetch(`${running.url}/api/generate/models`, {
+      headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
+    });
+    expect(r.status).toBe(200);
+    await running.close();
+  });
+});
