@@ -1,6 +1,11 @@
+import { Client } from "@modelcontextprotocol/client";
+import { type CallToolResult, InMemoryTransport } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { hashKey } from "../../src/ledger/index.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { type Harness, harness, structured, textOf } from "./harness.js";
+import { createMcpServer } from "../../src/server/assemble.js";
+import { ServiceClient } from "../../src/service/client.js";
+import { BASE_URL, type Harness, harness, structured, textOf } from "./harness.js";
 
 const CHAT = "POST /api/generate/text/v1/chat/completions";
 const EXTRACT = "POST /api/generate/extract/video";
@@ -130,6 +135,29 @@ describe("discovery, ledger and resources", () => {
     expect(Date.parse(ok.requests[0]?.createdAt ?? "")).not.toBeNaN();
     const bad = await h.call("list_requests", { state: "lost" });
     expect(textOf(bad)).toMatch(/^INVALID_ARGUMENT: state: /);
+  });
+
+  it("list_requests under another key sees none of this key's records", async () => {
+    h = await harness();
+    structured(await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }));
+    const otherKey = h.sandbox.addKey({ scopes: ["read", "generate"] });
+    const client = new ServiceClient({
+      baseUrl: BASE_URL,
+      apiKey: otherKey,
+      fetch: h.sandbox.handler as typeof fetch,
+    });
+    const server = createMcpServer({ ...h.engine, client, keyHash: hashKey(otherKey) });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(b);
+    const other = new Client({ name: "other", version: "1.0.0" });
+    await other.connect(a);
+    const r = (await other.callTool({ name: "list_requests", arguments: {} })) as CallToolResult;
+    expect(structured<{ requests: unknown[] }>(r).requests).toEqual([]);
+    expect(JSON.stringify(r)).not.toContain(otherKey);
+    await other.close();
+    await server.close();
+    const mine = structured<{ requests: unknown[] }>(await h.call("list_requests", {}));
+    expect(mine.requests.length).toBe(1);
   });
 
   it("resources give the catalog, a task afresh and an output's bytes", async () => {
