@@ -1,0 +1,196 @@
+/**
+ * The built CLI, spawned as hosts spawn it: help, version, refusals, and a stdio session whose
+ * stdout must carry nothing but JSON-RPC.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
+import { CLI, isolatedEnv, ROOT, runCli } from "./spawn.js";
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const iso = isolatedEnv();
+afterAll(() => iso.cleanup());
+
+describe("CLI commands", () => {
+  it("prints usage for --help and exits 0", async () => {
+    const r = await runCli(["--help"], iso.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Usage:/);
+    expect(r.stdout).toMatch(/--transport stdio\|http/);
+    expect(r.stdout).toMatch(/GENERATION_API_KEY/);
+    expect(r.stderr).toBe("");
+  });
+
+  it("prints the package version for --version", async () => {
+    const r = await runCli(["--version"], iso.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(VERSION);
+  });
+
+  it("refuses a malformed key with exit 2 and one stderr line that does not contain it", async () => {
+    const secret = `lgk_${"C0FFEE".repeat(10)}abcd`;
+    const r = await runCli([], {
+      ...iso.env,
+      GENERATION_BASE_URL: "https://api.example.com",
+      GENERATION_API_KEY: secret,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/GENERATION_API_KEY/);
+    expect(r.stderr).not.toContain(secret);
+    expect(r.stderr).not.toContain("C0FFEE");
+  });
+
+  it.each([
+    [[], { GENERATION_API_KEY: `lgk_${"0".repeat(64)}` }, /GENERATION_BASE_URL: required/],
+    [["--transport", "carrier-pigeon"], {}, /--transport: expected 'stdio' or 'http'/],
+    [["--sandbox", "--port", "-1"], {}, /--port|command line/],
+    [["--sandbox", "--bogus"], {}, /--bogus/],
+    [["--sandbox"], { GENERATION_WAIT_SECONDS: "forever" }, /GENERATION_WAIT_SECONDS: expected seconds/],
+  ] as [string[], Record<string, string>, RegExp][])(
+    "refuses %j with exit 2 and one line",
+    async (args, env, pattern) => {
+      const r = await runCli(args, { ...iso.env, ...env });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(pattern);
+    },
+  );
+});
+
+describe("stdio", () => {
+  it("serves every tool over stdio with --sandbox", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "--sandbox"],
+      env: iso.env,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name);
+      for (const name of [
+        "list_models",
+        "generate_image",
+        "generate_video",
+        "generate_audio",
+        "poll_task",
+        "upload_asset",
+        "list_voices",
+        "upload_voice",
+        "chat",
+        "extract_video",
+        "list_requests",
+      ]) {
+        expect(names).toContain(name);
+      }
+      const models = await client.callTool({ name: "list_models", arguments: {} });
+      expect(models.isError).toBeFalsy();
+      expect((models.structuredContent as { models: unknown[] }).models.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("writes nothing but JSON-RPC lines on stdout, even around a failing call", async () => {
+    const child = spawn(process.execPath, [CLI, "--sandbox"], {
+      env: iso.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "list_models", arguments: {} } });
+    send({
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: { name: "poll_task", arguments: { taskId: "" } },
+    });
+    send({ jsonrpc: "2.0", id: 5, method: "no/such/method" });
+    const deadline = Date.now() + 20_000;
+    // Answers may come in any order; stdin closes only once all five are in (in-flight calls would be dropped).
+    const answered = () =>
+      [1, 2, 3, 4, 5].every((id) => stdout.includes(`"id":${id}}`) || stdout.includes(`"id":${id},`));
+    while (!answered() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const exited = new Promise<number | null>((r) => child.once("exit", r));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+
+    const lines = stdout.split("\n").filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+    expect(answered()).toBe(true);
+    for (const line of lines) {
+      const message = JSON.parse(line) as { jsonrpc?: string };
+      expect(message.jsonrpc).toBe("2.0");
+    }
+    expect(stdout.endsWith("\n")).toBe(true);
+  });
+});
+
+describe("stdio against a service at GENERATION_BASE_URL", () => {
+  let sandbox: Sandbox;
+  let url: string;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    sandbox = createSandbox({ timeScale: 50 });
+    ({ url, close } = await sandbox.listen({ host: "127.0.0.1", port: 0 }));
+  });
+  afterAll(async () => {
+    await close();
+    await sandbox.close();
+  });
+
+  it("keeps the API key out of stderr and every result", async () => {
+    const key = sandbox.addKey({ scopes: ["read", "generate"] });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI],
+      env: { ...iso.env, GENERATION_BASE_URL: url, GENERATION_API_KEY: key },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    const results: unknown[] = [];
+    try {
+      results.push(await client.callTool({ name: "list_models", arguments: {} }));
+      results.push(
+        await client.callTool({
+          name: "generate_image",
+          arguments: { model: "sandbox-image-fast", prompt: "a lighthouse at dusk", wait: 0 },
+        }),
+      );
+      results.push(await client.callTool({ name: "list_requests", arguments: {} }));
+      results.push(await client.callTool({ name: "poll_task", arguments: { taskId: "task_missing" } }));
+    } finally {
+      await client.close();
+    }
+    const requests = (results[2] as { structuredContent: { requests: unknown[] } }).structuredContent
+      .requests;
+    expect(requests).toHaveLength(1);
+    expect(JSON.stringify(results)).not.toContain(key);
+    expect(JSON.stringify(results)).not.toContain(key.slice(4));
+    expect(stderr).not.toContain(key.slice(4));
+  });
+});

@@ -1,0 +1,81 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { hashKey } from "../../src/ledger/index.js";
+import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { createEngines, IN_PROCESS_SANDBOX_KEY } from "../../src/server/engine.js";
+
+const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function sandboxConfig(name: string) {
+  return loadConfig(["--sandbox"], {
+    GENERATION_STORE: `sqlite://${join(dir, name, "ledger.sqlite")}`,
+    GENERATION_FILES: dir,
+  });
+}
+
+describe("createEngines", () => {
+  it("spells the sandbox key as the sandbox does", () => {
+    expect(IN_PROCESS_SANDBOX_KEY).toBe(SANDBOX_API_KEY);
+  });
+
+  it("uses the embedded sandbox in-process with its own key", async () => {
+    const engines = await createEngines(sandboxConfig("a"));
+    try {
+      expect(engines.defaultApiKey).toBe(SANDBOX_API_KEY);
+      const engine = engines.forKey(SANDBOX_API_KEY);
+      expect(engine.keyHash).toBe(hashKey(SANDBOX_API_KEY));
+      const models = await engine.client.listModels();
+      expect(models.models.length).toBeGreaterThan(0);
+    } finally {
+      await engines.close();
+    }
+  });
+
+  it("keeps one engine per key and one ledger for all", async () => {
+    const engines = await createEngines(sandboxConfig("b"));
+    try {
+      const other = `lgk_${"1".repeat(64)}`;
+      const a = engines.forKey(SANDBOX_API_KEY);
+      const b = engines.forKey(other);
+      expect(engines.forKey(SANDBOX_API_KEY)).toBe(a);
+      expect(b).not.toBe(a);
+      expect(b.keyHash).not.toBe(a.keyHash);
+      expect(b.ledger).toBe(a.ledger);
+      expect(engines.byHash(b.keyHash)).toBe(b);
+      expect(() => engines.byHash("unknown")).toThrow(/no engine/);
+    } finally {
+      await engines.close();
+    }
+  });
+
+  it("opens the ledger on first use, not at startup", async () => {
+    const engines = await createEngines(sandboxConfig("c"));
+    try {
+      const file = join(dir, "c", "ledger.sqlite");
+      expect(existsSync(file)).toBe(false);
+      const engine = engines.forKey(SANDBOX_API_KEY);
+      expect(await engine.ledger.list(engine.keyHash)).toEqual([]);
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      await engines.close();
+    }
+  });
+
+  it("refuses a malformed key without echoing it", async () => {
+    const engines = await createEngines(sandboxConfig("d"));
+    try {
+      expect(() => engines.forKey("lgk_not-a-key")).toThrow();
+      try {
+        engines.forKey("lgk_not-a-key");
+      } catch (error) {
+        expect(String(error)).not.toContain("not-a-key");
+      }
+    } finally {
+      await engines.close();
+    }
+  });
+});
