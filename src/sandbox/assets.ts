@@ -5,6 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { fileTypeFromBuffer } from "file-type";
+import { parseBuffer } from "music-metadata";
 import { LIMITS } from "../service/limits.js";
 import { readBody } from "./body.js";
 import { errorResponse, invalid, invalidReference, notFound, Refusal } from "./errors.js";
@@ -52,6 +53,21 @@ export class AssetStore {
   bytesOf(a: AssetRecord): Uint8Array {
     if (!a.bytes && a.render) a.bytes = a.render();
     return a.bytes ?? new Uint8Array(0);
+  }
+
+  /** Seconds of audio or video, read from the bytes; undefined when they do not say. */
+  async durationOf(a: AssetRecord): Promise<number | undefined> {
+    const bytes = this.bytesOf(a);
+    try {
+      const meta = await parseBuffer(
+        bytes,
+        { mimeType: a.mimeType, size: bytes.byteLength },
+        { duration: true },
+      );
+      return meta.format.duration;
+    } catch {
+      return undefined;
+    }
   }
 
   private signature(id: string, exp: number): string {

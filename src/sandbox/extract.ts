@@ -4,7 +4,6 @@
  * A prompt containing `[sandbox:analysis-failed]` gives 409 ANALYSIS_FAILED, billed and
  * retained for replay, as the interface describes.
  */
-import { parseBuffer } from "music-metadata";
 import { LIMITS } from "../service/limits.js";
 import { ExtractRequestSchema, parseOrThrow } from "../service/schemas.js";
 import { readJson, validated } from "./body.js";
@@ -36,7 +35,7 @@ export async function extractVideo(ctx: RequestCtx): Promise<Response> {
   if (bytes.byteLength >= LIMITS.extraction.videoBytesBelow) {
     throw invalid(`videoAssetId: the video is ${bytes.byteLength} bytes; it must be under 25 MiB.`);
   }
-  const duration = await durationOf(bytes, asset.mimeType);
+  const duration = await s.assets.durationOf(asset);
   if (duration === undefined) throw invalid("videoAssetId: the video's duration could not be read.");
   if (duration >= LIMITS.extraction.videoSecondsBelow) {
     throw invalid(`videoAssetId: the video lasts ${duration} s; it must be shorter than 120 s.`);
@@ -62,15 +61,6 @@ export async function extractVideo(ctx: RequestCtx): Promise<Response> {
   const result = { id: s.nextId("ext_"), extraction: analyse(duration, prompt) };
   s.idem.retain(key.id, identity, ctx.route, raw, { kind: "extraction", status: 200, body: result });
   return json(200, result);
-}
-
-async function durationOf(bytes: Uint8Array, mimeType: string): Promise<number | undefined> {
-  try {
-    return (await parseBuffer(bytes, { mimeType, size: bytes.byteLength }, { duration: true })).format
-      .duration;
-  } catch {
-    return undefined;
-  }
 }
 
 export function analyse(duration: number, prompt: string): Record<string, unknown> {

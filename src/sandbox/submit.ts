@@ -1,9 +1,10 @@
 /** POST /api/generate/{image,video,audio}: idempotent media submissions that create tasks. */
 import type { MediaKind } from "../service/limits.js";
 import { MediaRequestSchema, parseOrThrow } from "../service/schemas.js";
+import type { AssetRecord } from "./assets.js";
 import { readJson, validated } from "./body.js";
 import { findModel } from "./catalog.js";
-import { invalid, json, notFound } from "./errors.js";
+import { invalid, invalidReference, json, notFound } from "./errors.js";
 import { requireIdempotencyKey } from "./idempotency.js";
 import { admit } from "./keys.js";
 import type { PlanDeps } from "./plan.js";
@@ -38,9 +39,26 @@ export async function submitMedia(ctx: RequestCtx, kind: MediaKind): Promise<Res
         ? planVideo(body, model, deps)
         : planAudio(body, model, deps);
   s.assets.ensureReady(plan.refs, now);
+  await checkReferenceDurations(ctx, model.capabilities.referenceDurations, plan.refs);
   admit(key, plan.quote, body.maxGems, now);
   const task = s.tasks.create(key, body.prompt, plan, now);
   s.idem.retain(key.id, identity, ctx.route, raw, { kind: "task", taskId: task.id });
   s.stats.dispatch(ctx.route);
   return json(202, { task: s.tasks.view(task, ctx.origin, now), created: true });
+}
+
+/** Where the model bounds reference lengths (video and audio references), reads them from the bytes. */
+async function checkReferenceDurations(ctx: RequestCtx, bound: unknown, refs: AssetRecord[]): Promise<void> {
+  const maxSeconds = (bound as { maxSeconds?: number } | undefined)?.maxSeconds;
+  if (maxSeconds === undefined) return;
+  for (const ref of refs) {
+    if (ref.kind === "image") continue;
+    const seconds = await ctx.s.assets.durationOf(ref);
+    if (seconds === undefined || seconds > maxSeconds) {
+      throw invalidReference(
+        `asset ${ref.id}: reference ${ref.kind} must last at most ${maxSeconds} s` +
+          (seconds === undefined ? " (its duration could not be read)." : ` (it lasts ${seconds} s).`),
+      );
+    }
+  }
 }

@@ -195,3 +195,25 @@ describe("voices", () => {
     expect((await post("/api/generate/audio", clone, other)).body.error.code).toBe("INVALID_REFERENCE");
   });
 });
+
+describe("video references", () => {
+  it("reference videos longer than the model's referenceDurations are refused; shorter ones are used", async () => {
+    const up = async (secs: number) =>
+      AssetEnvelopeSchema.parse((await upload(renderVideo(`ref${secs}`, secs, "16:9"), "video/mp4")).body)
+        .asset.id;
+    const short = await up(4);
+    const long = await up(12);
+    h.sb.advance(1_000);
+    const body = (id: string) => ({
+      model: "sandbox-video-pro",
+      prompt: "with a reference",
+      parameters: { mode: "text-to-video", referenceVideos: [id] },
+    });
+    const refused = await post("/api/generate/video", body(long));
+    expect([refused.status, refused.body.error.code]).toEqual([422, "INVALID_REFERENCE"]);
+    expect(refused.body.error.message).toMatch(/at most 10 s/);
+    expect((await post("/api/generate/video", body(short))).status).toBe(202);
+    const lite = await post("/api/generate/video", { ...body(short), model: "sandbox-video-lite" });
+    expect(lite.body.error.message).toMatch(/parameters\.referenceVideos/);
+  });
+});
