@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileTypeFromBuffer } from "file-type";
 import { parseBuffer } from "music-metadata";
 import { describe, expect, it } from "vitest";
@@ -49,5 +53,35 @@ describe("sandbox media encoders", () => {
     expect(width % 2).toBe(0);
     expect(height % 2).toBe(0);
     expect(mp4.length).toBeLessThan(400_000);
+  });
+});
+
+const hasFfmpeg = spawnSync("ffmpeg", ["-version"]).status === 0;
+
+describe.skipIf(!hasFfmpeg)("decoding with ffmpeg (when installed)", () => {
+  it.each(["16:9", "9:16", "1:1"])("an MP4 at %s decodes every frame without errors", async (ratio) => {
+    const dir = await mkdtemp(join(tmpdir(), "sbx-mp4-"));
+    const file = join(dir, "v.mp4");
+    await writeFile(file, renderVideo(`decode ${ratio}`, 3, ratio));
+    const decode = spawnSync("ffmpeg", ["-v", "error", "-i", file, "-f", "null", "-"], { encoding: "utf8" });
+    expect([decode.status, decode.stderr]).toEqual([0, ""]);
+    const probe = spawnSync(
+      "ffprobe",
+      [
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-count_frames",
+        "-show_entries",
+        "stream=width,height,nb_read_frames",
+        "-of",
+        "csv=p=0",
+        file,
+      ],
+      { encoding: "utf8" },
+    );
+    const { width, height } = videoSize(ratio);
+    expect(probe.stdout.trim()).toBe(`${width},${height},12`);
   });
 });
