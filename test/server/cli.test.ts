@@ -99,6 +99,26 @@ describe("stdio", () => {
     }
   });
 
+  it("speaks 2026-07-28 over stdio too", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "--sandbox"],
+      env: iso.env,
+    });
+    const client = new Client(
+      { name: "test", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(transport);
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+      const listed = await client.callTool({ name: "list_requests", arguments: {} });
+      expect(listed.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
   it("writes nothing but JSON-RPC lines on stdout, even around a failing call", async () => {
     const child = spawn(process.execPath, [CLI, "--sandbox"], {
       env: iso.env,
