@@ -10,7 +10,6 @@ import {
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
 import { LIMITS } from "../src/service/limits.js";
-import { buildChatBody } from "../src/service/requests.js";
 
 const T = LIMITS.text;
 const CHAT_PATH = "/api/generate/text/v1/chat/completions";
@@ -76,6 +75,7 @@ export default defineTool({
     const { idempotencyKey, ...request } = args;
     const maxGems = textMaxGems(engine, request.maxGems);
     // Always streamed, so progress can follow the text as it arrives.
+    const { buildChatBody } = await import("../src/service/requests.js");
     const { body, bytes } = buildChatBody({
       ...request,
       stream: true,

@@ -4,7 +4,6 @@ import { confirmSpending, deliver, idempotencyKeyField, textMaxGems } from "../s
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
 import { LIMITS } from "../src/service/limits.js";
-import { buildExtractBody } from "../src/service/requests.js";
 
 const E = LIMITS.extraction;
 
@@ -50,6 +49,7 @@ export default defineTool({
   async handler(args, ctx, engine) {
     const { idempotencyKey, ...rest } = args;
     const maxGems = textMaxGems(engine, rest.maxGems);
+    const { buildExtractBody } = await import("../src/service/requests.js");
     const { body, bytes } = buildExtractBody({
       ...rest,
       model: rest.model ?? engine.config.extractionModel,

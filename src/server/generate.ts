@@ -7,8 +7,6 @@
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { isTerminal, LIMITS, type MediaKind } from "../service/limits.js";
-import { waitForTask } from "../service/poll.js";
-import { buildMediaBody } from "../service/requests.js";
 import type { Model, Task } from "../service/schemas.js";
 import { IdempotencyKeySchema } from "../service/schemas.js";
 import { Questions } from "./ask.js";
@@ -195,6 +193,8 @@ export async function waitWithProgress(
 ): Promise<{ task: Task; note?: string }> {
   if (isTerminal(task.status) || wait <= 0) return { task };
   try {
+    // Request building and polling load on first use: a first tools/list needs neither.
+    const { waitForTask } = await import("../service/poll.js");
     const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
       waitSeconds: wait,
       signal: ctx.signal,
@@ -246,6 +246,7 @@ export async function submitMedia(
 ): Promise<ToolOutcome> {
   const { wait, idempotencyKey, save, ...request } = args;
   const maxGems = request.maxGems ?? engine.config.maxGems;
+  const { buildMediaBody } = await import("../service/requests.js");
   const { body, bytes } = buildMediaBody(kind, { ...request, ...(maxGems === undefined ? {} : { maxGems }) });
   const q = new Questions(ctx);
   const dirs = saveDirs(engine, q, save);
