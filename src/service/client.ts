@@ -4,7 +4,7 @@
  * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
  */
 import { ArgumentError, IncompleteStreamError } from "./errors.js";
-import { DEFAULT_TIMEOUT_MS, type FetchLike, failureOf, parseBody, ServiceHttp } from "./http.js";
+import { DEFAULT_TIMEOUT_MS, type FetchLike, failureOf, parseBody, readText, ServiceHttp } from "./http.js";
 import type { MediaKind } from "./limits.js";
 import { downloadOutput } from "./output.js";
 import {
@@ -39,6 +39,10 @@ export interface ClientOptions {
   apiKey: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
+  /** Retries of a failed read after the first attempt (default 3). */
+  readRetries?: number;
+  /** Source of backoff jitter in [0, 1) (tests pin it). */
+  random?: () => number;
 }
 
 interface CallOptions {
@@ -79,6 +83,8 @@ export class ServiceClient {
       apiKey: opts.apiKey,
       fetch: opts.fetch,
       timeoutMs: opts.timeoutMs,
+      readRetries: opts.readRetries,
+      random: opts.random,
     });
     this.baseUrl = this.http.baseUrl;
   }
@@ -227,6 +233,7 @@ export class ServiceClient {
         return await readChatStream(res.body, {
           onDelta: o.onDelta,
           onActivity: () => deadline.touch(),
+          signal: deadline.signal,
           onReadError: (err, partial) => {
             const failure = failureOf(err, deadline, o.signal, what, "submission");
             if (failure === o.signal?.reason) return failure;
@@ -240,7 +247,7 @@ export class ServiceClient {
       }
       let text: string;
       try {
-        text = await res.text();
+        text = await readText(res, deadline.signal);
       } catch (err) {
         throw failureOf(err, deadline, o.signal, what, "submission");
       }

@@ -95,12 +95,41 @@ export function failureOf(
   return new ConnectionError({ message: `${what} failed: ${detail}`, requestKind: kind, cause: err });
 }
 
+/**
+ * Reads a body as text, giving up when `signal` aborts even if the body's source ignores
+ * the abort (some fetch implementations only abort the headers wait).
+ */
+export async function readText(res: Response, signal: AbortSignal): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener("abort", onAbort, { once: true });
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (signal.aborted) throw signal.reason;
+      if (next.done) break;
+      text += decoder.decode(next.value, { stream: true });
+    }
+    return text + decoder.decode();
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
 /** Reads an error response into the family: envelope when it is one, the status alone when not. */
-export async function errorOf(res: Response, kind: RequestKind, what: string): Promise<ServiceError> {
+export async function errorOf(
+  res: Response,
+  kind: RequestKind,
+  what: string,
+  signal?: AbortSignal,
+): Promise<ServiceError> {
   const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
   let text = "";
   try {
-    text = res.status === 204 ? "" : await res.text();
+    text = signal ? await readText(res, signal) : await res.text();
   } catch {
     // The status alone still classifies the failure.
   }
@@ -230,7 +259,7 @@ export class ServiceHttp {
     if (res.ok) return { res, deadline };
     try {
       if (res.status >= 300 && res.status < 400 && res.status !== 304) {
-        await res.body?.cancel().catch(() => {});
+        void res.body?.cancel().catch(() => {});
         throw new InvalidResponseError({
           status: res.status,
           code: undefined,
@@ -238,7 +267,7 @@ export class ServiceHttp {
           requestKind: spec.kind,
         });
       }
-      throw await errorOf(res, spec.kind, what);
+      throw await errorOf(res, spec.kind, what, deadline.signal);
     } catch (err) {
       if ((err as { name?: string }).name === "AbortError" || deadline.timedOut()) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);
@@ -259,7 +288,7 @@ export class ServiceHttp {
       const what = `${spec.method} ${spec.path.split("?")[0]}`;
       let text: string;
       try {
-        text = await res.text();
+        text = await readText(res, deadline.signal);
       } catch (err) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);
       } finally {
@@ -280,7 +309,7 @@ export class ServiceHttp {
       try {
         const { res, deadline } = await this.open(full);
         deadline.clear();
-        await res.body?.cancel().catch(() => {});
+        void res.body?.cancel().catch(() => {});
         return res.status;
       } catch (err) {
         if ((err as ServiceError).status === 404) return 404;
@@ -301,8 +330,11 @@ export class ServiceHttp {
       maxTimeout: 0,
       ...(spec.signal ? { signal: spec.signal } : {}),
       shouldRetry: async ({ error, attemptNumber }) => {
-        if ((error as ServiceError).outcome !== "retryable") return false;
-        const hinted = (error as ServiceError).retryAfterMs;
+        const failed = error as ServiceError;
+        // A redirect is not transient: asking again gets the same answer.
+        if (failed.outcome !== "retryable" || (failed.status !== undefined && failed.status < 400))
+          return false;
+        const hinted = failed.retryAfterMs;
         const ms =
           hinted !== undefined
             ? Math.min(hinted, RETRY_AFTER_CAP_MS)

@@ -51,8 +51,8 @@ export async function downloadOutput(
       }
       if (!res.ok) {
         if (res.status >= 500 || res.status === 408 || res.status === 429)
-          throw await errorOf(res, "read", what);
-        await res.body?.cancel().catch(() => {});
+          throw await errorOf(res, "read", what, d.signal);
+        void res.body?.cancel().catch(() => {});
         throw new OutputUnavailableError({
           status: res.status,
           message: `${what}: HTTP ${res.status}: the signed URL was refused (it may have expired)`,
@@ -65,21 +65,24 @@ export async function downloadOutput(
         );
       const declared = Number(res.headers.get("content-length") ?? Number.NaN);
       if (declared > o.maxBytes) {
-        await res.body?.cancel().catch(() => {});
+        void res.body?.cancel().catch(() => {});
         throw tooLarge(`${declared} bytes`);
       }
       const chunks: Uint8Array[] = [];
       let total = 0;
       if (res.body) {
         const reader = res.body.getReader();
+        const onAbort = () => void reader.cancel().catch(() => {});
+        d.signal.addEventListener("abort", onAbort, { once: true });
         try {
           for (;;) {
             const next = await reader.read();
+            if (d.signal.aborted) throw d.signal.reason;
             if (next.done) break;
             d.touch();
             total += next.value.byteLength;
             if (total > o.maxBytes) {
-              await reader.cancel().catch(() => {});
+              void reader.cancel().catch(() => {});
               throw tooLarge(`at least ${total} bytes`);
             }
             chunks.push(next.value);
@@ -87,6 +90,8 @@ export async function downloadOutput(
         } catch (err) {
           if (err instanceof ServiceError) throw err;
           throw failureOf(err, d, o.signal, what, "read");
+        } finally {
+          d.signal.removeEventListener("abort", onAbort);
         }
       }
       const bytes = new Uint8Array(total);

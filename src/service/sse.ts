@@ -23,6 +23,8 @@ export interface ReadStreamOptions {
   onActivity?: (() => void) | undefined;
   /** Turns a read failure into the right error (abort, timeout, connection). */
   onReadError?: ((err: unknown, partial: string) => unknown) | undefined;
+  /** Stops reading when it aborts, even if the body's source ignores the abort. */
+  signal?: AbortSignal | undefined;
 }
 
 export async function readChatStream(
@@ -54,6 +56,8 @@ export async function readChatStream(
     .pipeThrough(new TextDecoderStream())
     .pipeThrough(new EventSourceParserStream({ onError: "terminate" }));
   const reader = events.getReader();
+  const onAbort = () => void reader.cancel().catch(() => {});
+  o.signal?.addEventListener("abort", onAbort, { once: true });
   let done = false;
   let chunks = 0;
   try {
@@ -101,8 +105,9 @@ export async function readChatStream(
       }
     }
   } finally {
+    o.signal?.removeEventListener("abort", onAbort);
     // After [DONE] (or an error) nothing more is read; release the connection.
-    await reader.cancel().catch(() => {});
+    void reader.cancel().catch(() => {});
   }
   if (!done) throw incomplete("the stream ended before [DONE]");
   if (chunks === 0) throw incomplete("the stream sent [DONE] without any chunk");
