@@ -34,7 +34,7 @@ export default defineTool({
     const requests = [...records].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     const lines = requests.map(
       (r) =>
-        `- ${r.idempotencyKey} ${r.tool} ${r.state}${r.taskId ? ` task ${r.taskId}` : ""}${r.delivered ? "" : " (result not delivered)"} ${r.updatedAt}`,
+        `- ${r.idempotencyKey} ${r.tool} ${r.state}${r.taskId ? ` task ${r.taskId}` : ""}${r.state === "succeeded" && !r.delivered ? " (result not delivered: the same call replays it)" : ""} ${r.updatedAt}`,
     );
     const text = [
       `${requests.length} request${requests.length === 1 ? "" : "s"}${args.state ? ` in state ${args.state}` : ""}.`,

@@ -48,8 +48,11 @@ export function describeError(err: unknown): DescribedError {
     if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
     parts.push(`Next: ${err.action}`);
     if (typeof identity === "string") {
+      // Only an open outcome replays; a definitive refusal closed the identity for good.
       parts.push(
-        `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`,
+        err.outcome === "definitive"
+          ? `Identity (idempotencyKey): ${identity}, now closed; a corrected call gets a new identity.`
+          : `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`,
       );
     }
     return { code: err.code, text: parts.join(" "), status: err.status };
