@@ -239,6 +239,17 @@ describe("spending confirmation", () => {
     expect(h.sandbox.stats.dispatches()).toBe(0);
   });
 
+  it("asks for chat too, saying honestly that no estimate exists, unless maxGems keeps it under", async () => {
+    await open({ config: { confirmAboveGems: 5 }, elicit: () => ({ action: "decline" }) });
+    const messages = [{ role: "user", content: "hi" }];
+    const r = await h.call("chat", { model: "sandbox-chat-small", messages });
+    expect(textOf(r)).toMatch(/^USER_DECLINED: /);
+    expect(h.elicited[0]).toMatch(/no estimate is available/);
+    expect(h.sandbox.stats.requests()).toBe(0);
+    structured(await h.call("chat", { model: "sandbox-chat-small", messages, maxGems: 5 }));
+    expect(h.elicited.length).toBe(1);
+  });
+
   it("submits once the user accepts, and does not ask when maxGems keeps it under the threshold", async () => {
     await open({
       config: { confirmAboveGems: 5 },
