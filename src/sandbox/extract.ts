@@ -23,7 +23,16 @@ export async function extractVideo(ctx: RequestCtx): Promise<Response> {
   const raw = await readJson(ctx.req, LIMITS.extraction.requestBytes, "The extraction request");
   const prior = s.idem.lookup(key.id, identity, ctx.route, raw);
   if (prior?.kind === "extraction") return json(prior.status, prior.body);
+  const release = s.idem.hold(key.id, identity, ctx.route, raw);
+  try {
+    return await freshExtraction(ctx, identity, raw);
+  } finally {
+    release();
+  }
+}
 
+async function freshExtraction(ctx: RequestCtx, identity: string, raw: unknown): Promise<Response> {
+  const { s, key } = ctx;
   const body = validated(() => parseOrThrow(ExtractRequestSchema, raw, ""));
   if (body.model !== SANDBOX_EXTRACTION_MODEL) {
     throw modelUnavailable(`model: must be ${SANDBOX_EXTRACTION_MODEL}.`);

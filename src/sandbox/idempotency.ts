@@ -15,7 +15,8 @@ export type Retained =
 interface Entry {
   route: string;
   canonical: string;
-  outcome: Retained;
+  /** Undefined while the first request with this identity is still being worked on. */
+  outcome: Retained | undefined;
 }
 
 export function requireIdempotencyKey(req: Request): string {
@@ -30,7 +31,10 @@ export function requireIdempotencyKey(req: Request): string {
 export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
 
-  /** The retained outcome for an exact replay; 409 IDEMPOTENCY_CONFLICT for a changed request. */
+  /**
+   * The retained outcome for an exact replay, or undefined for new work; 409 IDEMPOTENCY_CONFLICT
+   * for a changed request, 409 REQUEST_UNCERTAIN while the same request is still being worked on.
+   */
   lookup(ownerId: string, identity: string, route: string, body: unknown): Retained | undefined {
     const e = this.entries.get(`${ownerId}\u0000${identity}`);
     if (!e) return undefined;
@@ -41,7 +45,27 @@ export class IdempotencyStore {
         `Idempotency-Key ${identity} was already used for a different request.`,
       );
     }
+    if (!e.outcome) {
+      throw new Refusal(
+        409,
+        "REQUEST_UNCERTAIN",
+        `A request with Idempotency-Key ${identity} is still in progress; replay it later.`,
+      );
+    }
     return e.outcome;
+  }
+
+  /**
+   * Claims the identity while new work is prepared, so a concurrent replay cannot create it twice.
+   * The returned function drops the claim unless an outcome was retained meanwhile.
+   */
+  hold(ownerId: string, identity: string, route: string, body: unknown): () => void {
+    const k = `${ownerId}\u0000${identity}`;
+    const entry: Entry = { route, canonical: canonicalJson(body), outcome: undefined };
+    this.entries.set(k, entry);
+    return () => {
+      if (this.entries.get(k) === entry && !entry.outcome) this.entries.delete(k);
+    };
   }
 
   retain(ownerId: string, identity: string, route: string, body: unknown, outcome: Retained): void {

@@ -138,53 +138,62 @@ function cutBody(response: Response): Response {
   return new Response(body, { status: response.status, headers });
 }
 
+const FILES_ROUTE = "/sandbox/files/{id}";
+
 export async function route(s: SandboxState, req: Request): Promise<Response> {
   const url = new URL(req.url);
-  if (s.assets.isFileRoute(url.pathname) && (req.method === "GET" || req.method === "HEAD")) {
-    s.stats.request(`${req.method} /sandbox/files/{id}`);
-    return s.assets.serve(req, url, s.clock.now());
-  }
-  const found = match(req.method, url.pathname);
-  const routeName = found ? `${found.route.method} ${found.route.path}` : `${req.method} ${url.pathname}`;
+  const isFile = s.assets.isFileRoute(url.pathname) && (req.method === "GET" || req.method === "HEAD");
+  const found = isFile ? undefined : match(req.method, url.pathname);
+  const routeName = isFile
+    ? `${req.method} ${FILES_ROUTE}`
+    : found
+      ? `${found.route.method} ${found.route.path}`
+      : `${req.method} ${url.pathname}`;
   s.stats.request(routeName);
-  try {
-    if (!found) throw notFound(`No route for ${req.method} ${url.pathname}.`);
-    const key = s.keys.authenticate(req.headers.get("authorization"));
-    requireScope(key, found.route.scope);
-    const fault = s.faults.take(routeName);
-    if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
-    if (fault && "kind" in fault && fault.kind === "hang" && fault.commit === false) {
+  let fault: Fault | undefined;
+  const answer = async (): Promise<Response> => {
+    try {
+      // Signed file URLs carry their own permission: no bearer key.
+      if (isFile) {
+        fault = s.faults.take(routeName);
+        if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
+        return s.assets.serve(req, url, s.clock.now());
+      }
+      if (!found) throw notFound(`No route for ${req.method} ${url.pathname}.`);
+      const key = s.keys.authenticate(req.headers.get("authorization"));
+      requireScope(key, found.route.scope);
+      fault = s.faults.take(routeName);
+      if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
+      if (fault && "kind" in fault && fault.kind === "hang" && fault.commit === false) {
+        return await hang([req.signal, s.closing]);
+      }
+      const origin = s.publicBaseUrl ?? url.origin;
+      return await found.route.handler({ s, req, url, key, route: routeName, origin, fault });
+    } catch (e) {
+      if (e instanceof Refusal) return refusalResponse(e, req.method);
+      throw e;
+    }
+  };
+  const response = await answer();
+  // Faults that act after the work apply whatever the answer was: the caller never learns it.
+  if (!fault || ("status" in fault && !fault.commit)) return response;
+  if ("status" in fault) {
+    await response.body?.cancel();
+    return faultResponse(fault);
+  }
+  switch (fault.kind) {
+    case "reset-after-commit":
+      await response.body?.cancel();
+      throw new ConnectionReset();
+    case "hang":
+      await response.body?.cancel();
       return hang([req.signal, s.closing]);
-    }
-    const ctx: RequestCtx = {
-      s,
-      req,
-      url,
-      key,
-      route: routeName,
-      origin: s.publicBaseUrl ?? url.origin,
-      fault,
-    };
-    const response = await found.route.handler(ctx);
-    if (!fault) return response;
-    if ("status" in fault) return faultResponse(fault);
-    switch (fault.kind) {
-      case "reset-after-commit":
-        await response.body?.cancel();
-        throw new ConnectionReset();
-      case "hang":
-        await response.body?.cancel();
-        return hang([req.signal, s.closing]);
-      case "cut-stream":
-        return response.headers.get("content-type")?.startsWith("text/event-stream")
-          ? response
-          : cutBody(response);
-      default:
-        return response;
-    }
-  } catch (e) {
-    if (e instanceof Refusal) return refusalResponse(e, req.method);
-    throw e;
+    case "cut-stream":
+      return response.headers.get("content-type")?.startsWith("text/event-stream")
+        ? response
+        : cutBody(response);
+    default:
+      return response;
   }
 }
 

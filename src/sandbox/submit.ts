@@ -26,6 +26,22 @@ export async function submitMedia(ctx: RequestCtx, kind: MediaKind): Promise<Res
     if (!task) throw notFound("The retained task no longer exists.");
     return json(200, { task: s.tasks.view(task, ctx.origin, now), created: false });
   }
+  const release = s.idem.hold(key.id, identity, ctx.route, raw);
+  try {
+    return await freshMedia(ctx, kind, identity, raw, now);
+  } finally {
+    release();
+  }
+}
+
+async function freshMedia(
+  ctx: RequestCtx,
+  kind: MediaKind,
+  identity: string,
+  raw: unknown,
+  now: number,
+): Promise<Response> {
+  const { s, key } = ctx;
   const body = validated(() => parseOrThrow(MediaRequestSchema, raw, ""));
   if (kind !== "audio" && body.operation !== undefined) {
     throw invalid("operation: only for audio submissions.");

@@ -144,3 +144,57 @@ describe("runSandboxServer", () => {
     await running.close();
   });
 });
+
+describe("concurrency and faults on downloads", () => {
+  it("concurrent identical submissions create one task; others replay it or hear REQUEST_UNCERTAIN", async () => {
+    const up = await h.call("/api/generate/assets", {
+      method: "POST",
+      body: (await import("../../src/sandbox/media/mp4.js")).renderVideo("ref", 3, "16:9"),
+      headers: { "content-type": "video/mp4" },
+    });
+    const ref = ((await up.json()) as { asset: { id: string } }).asset.id;
+    h.sb.advance(1_000);
+    const route = "POST /api/generate/video";
+    const before = h.sb.stats.dispatches(route);
+    const body = {
+      model: "sandbox-video-pro",
+      prompt: "race",
+      parameters: { mode: "text-to-video", referenceVideos: [ref] },
+    };
+    const idem = freshIdem();
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const r = await h.post("/api/generate/video", body, { idem });
+        return {
+          status: r.status,
+          body: (await r.json()) as { task?: { id: string }; error?: { code: string } },
+        };
+      }),
+    );
+    expect(h.sb.stats.dispatches(route)).toBe(before + 1);
+    const ids = new Set(answers.filter((a) => a.status < 300).map((a) => a.body.task?.id));
+    expect(ids.size).toBe(1);
+    for (const a of answers.filter((x) => x.status >= 300)) {
+      expect([a.status, a.body.error?.code]).toEqual([409, "REQUEST_UNCERTAIN"]);
+    }
+  });
+
+  it("a refused request under reset-after-commit still loses its connection", async () => {
+    h.sb.faults.inject(IMAGE, { kind: "reset-after-commit" });
+    await expect(h.post("/api/generate/image", { model: "nope", prompt: "x" })).rejects.toThrow(TypeError);
+  });
+
+  it("signed downloads take faults too: a 503, then a body cut in half", async () => {
+    const sub = SubmissionSchema.parse(await (await h.post("/api/generate/image", img("dl"))).json());
+    h.sb.advance(3_000);
+    const task = (await (await h.call(`/api/generate/tasks/${sub.task.id}`)).json()) as {
+      task: { outputs: { asset: { url: string } }[] };
+    };
+    const url = task.task.outputs[0]?.asset.url ?? "";
+    h.sb.faults.inject("GET /sandbox/files/{id}", { status: 503 });
+    expect((await fetch(url)).status).toBe(503);
+    h.sb.faults.inject("GET /sandbox/files/{id}", { kind: "cut-stream" });
+    await expect(fetch(url).then((r) => r.arrayBuffer())).rejects.toThrow();
+    expect((await fetch(url)).status).toBe(200);
+  });
+});
