@@ -4,8 +4,8 @@
  * 1. A durable claim: `run()` from the call until `send` is invoked (claim transaction plus the
  *    durable `sent` mark, each one fsync'd SQLite commit), on a temp file, N=500 distinct bodies.
  *    The claim transaction alone is timed too.
- * 2. A media submission through the ledger against the bare submission, to the local sandbox over
- *    loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
+ * 2. A media submission through the ledger against the bare ServiceClient.submitMedia, to the
+ *    local sandbox over loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,8 @@ import { hashKey, openLedger } from "../src/ledger/index.js";
 import { bodyHash, newIdentity, type StoredRecord } from "../src/ledger/record.js";
 import { SqliteStore } from "../src/ledger/sqlite.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
-import { errorFromResponse } from "../src/service/errors.js";
+import { ServiceClient } from "../src/service/client.js";
+import { buildMediaBody } from "../src/service/requests.js";
 
 const N_CLAIM = Number(process.env.BENCH_CLAIMS ?? 500);
 const N_SUBMIT = Number(process.env.BENCH_SUBMISSIONS ?? 300);
@@ -86,28 +87,13 @@ async function submissionOverhead(dir: string): Promise<void> {
   const sandbox = createSandbox({ seed: "bench" });
   const server = await sandbox.listen({ host: "127.0.0.1", port: 0 });
   const ledger = await openLedger({ storeUri: `sqlite://${join(dir, "submit.sqlite")}` });
+  const client = new ServiceClient({ baseUrl: server.url, apiKey: SANDBOX_API_KEY });
   const submit = async (identity: string, bytes: string): Promise<{ taskId: string }> => {
-    const res = await fetch(`${server.url}/api/generate/image`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${SANDBOX_API_KEY}`,
-        "idempotency-key": identity,
-        "content-type": "application/json",
-      },
-      body: bytes,
-    });
-    const json = (await res.json()) as { task?: { id: string }; error?: { code?: string; message: string } };
-    if (!res.ok) {
-      throw errorFromResponse({
-        status: res.status,
-        code: json.error?.code,
-        message: json.error?.message ?? "",
-        requestKind: "submission",
-      });
-    }
-    return { taskId: json.task?.id ?? "" };
+    const { submission } = await client.submitMedia("image", bytes, identity);
+    return { taskId: submission.task.id };
   };
-  const body = (i: number, kind: string) => `{"model":"sandbox-image-fast","prompt":"${kind} ${i}"}`;
+  const body = (i: number, kind: string) =>
+    buildMediaBody("image", { model: "sandbox-image-fast", prompt: `${kind} ${i}` }).bytes;
   const bare: number[] = [];
   const through: number[] = [];
   const delivered: number[] = [];

@@ -171,12 +171,12 @@ export class SqliteStore extends KeyvStore {
    * The common case, a call never seen before, in one statement (one commit): insert the record
    * and its index entry only if no index entry exists. A writing statement takes the write lock
    * before it reads, so the check and the insert are atomic across processes. Anything else (the
-   * index exists, or another process won) goes to the full transaction.
+   * index exists, or another process won) inserts nothing, costs no commit, and goes to the full
+   * transaction.
    */
   async #claimFresh(req: ClaimRequest): Promise<ClaimResult | undefined> {
     const q = this.#query;
     const idx = `${NAMESPACE}:${indexKey(req.keyHash, req.tool, req.bodyHash)}`;
-    if ((await q(`SELECT 1 FROM ${TABLE} WHERE key = ?`, idx)).length > 0) return undefined;
     const rec = req.fresh(req.newIdentity());
     const rows = await q(
       `INSERT INTO ${TABLE}(key, value)

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hashKey, openLedger } from "../../src/ledger/index.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
+import { buildMediaBody } from "../../src/service/requests.js";
 import { type Receiver, startReceiver } from "./fixtures/receiver.js";
 import { tempDir } from "./helpers.js";
 
@@ -17,7 +18,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/ledger/fixtures/submit.ts");
 const API_KEY = SANDBOX_API_KEY;
 const keyHash = hashKey(API_KEY);
-const BODY = '{"model":"sandbox-image-fast","prompt":"a lighthouse at dusk"}';
+const BODY = buildMediaBody("image", { model: "sandbox-image-fast", prompt: "a lighthouse at dusk" }).bytes;
 const ROUTE = "POST /api/generate/image";
 
 interface Exit {
@@ -49,6 +50,11 @@ function submitChild(env: Record<string, string>, ipc = false): { cp: ChildProce
   );
   return { cp, exit };
 }
+
+/** A child that exits while the test waits for it: fail now, with its stderr, not at the timeout. */
+const early = (e: Exit): never => {
+  throw new Error(`child exited early (${e.code ?? e.signal}): ${e.stderr}`);
+};
 
 let t: ReturnType<typeof tempDir>;
 let sandbox: Sandbox;
@@ -106,7 +112,7 @@ describe("crash recovery (SIGKILL)", () => {
   it("killed after the send, before the answer: the restart replays the same identity and bytes, one dispatch", async () => {
     sandbox.faults.inject(ROUTE, { kind: "hang" });
     const first = submitChild(env);
-    await receiver.waitForRequests(1);
+    await Promise.race([receiver.waitForRequests(1), first.exit.then(early)]);
     first.cp.kill("SIGKILL");
     expect((await first.exit).signal).toBe("SIGKILL");
     expect(expectNoKeyIn(t.dir)).toContain("ledger.sqlite-wal");
@@ -132,7 +138,11 @@ describe("crash recovery (SIGKILL)", () => {
 describe("two processes on one SQLite file", () => {
   it("cannot both claim one identity", async () => {
     const children = Array.from({ length: 4 }, () => submitChild({ ...env, LEDGER_BARRIER: "1" }, true));
-    await Promise.all(children.map(({ cp }) => new Promise<void>((res) => cp.once("message", () => res()))));
+    await Promise.all(
+      children.map(({ cp, exit }) =>
+        Promise.race([new Promise<void>((res) => cp.once("message", () => res())), exit.then(early)]),
+      ),
+    );
     for (const { cp } of children) cp.send("go");
     const exits = await Promise.all(children.map((c) => c.exit));
     for (const e of exits) expect(e.code, e.stderr).toBe(0);
