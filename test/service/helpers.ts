@@ -68,7 +68,7 @@ export const MAGIC = {
     Buffer.from("data"),
     Buffer.from([0, 0, 0, 0]),
   ]),
-  mp3: Buffer.concat([Buffer.from("ID3"), Buffer.from([3, 0, 0, 0, 0, 0, 0])]),
+  mp3: Buffer.from([0xff, 0xfb, 0x90, 0x64, 0, 0, 0, 0]),
   flac: Buffer.concat([Buffer.from("fLaC"), Buffer.from([0, 0, 0, 34])]),
   pdf: Buffer.from("%PDF-1.7\n"),
 };
