@@ -1,12 +1,7 @@
 import { z } from "zod";
 import { Questions } from "../src/server/ask.js";
-import {
-  confirmSpending,
-  deliver,
-  idempotencyKeyField,
-  modelField,
-  textMaxGems,
-} from "../src/server/generate.js";
+import { idempotencyKeyField, modelField } from "../src/server/fields.js";
+import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
 import { LIMITS } from "../src/service/limits.js";
@@ -93,6 +88,7 @@ export default defineTool({
         endpoint: CHAT_PATH,
         bytes,
         signal: ctx.signal,
+        onAttempt: replayProgress(ctx),
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       },
       (identity, sent, signal) =>

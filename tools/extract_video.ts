@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Questions } from "../src/server/ask.js";
-import { confirmSpending, deliver, idempotencyKeyField, textMaxGems } from "../src/server/generate.js";
+import { idempotencyKeyField } from "../src/server/fields.js";
+import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
 import { LIMITS } from "../src/service/limits.js";
@@ -70,6 +71,7 @@ export default defineTool({
         endpoint: "/api/generate/extract/video",
         bytes,
         signal: ctx.signal,
+        onAttempt: replayProgress(ctx),
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       },
       (identity, sent, signal) => engine.client.extractVideo(sent, identity, signal ? { signal } : {}),

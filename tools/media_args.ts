@@ -7,7 +7,7 @@ import {
   saveField,
   TaskOut,
   waitField,
-} from "../src/server/generate.js";
+} from "../src/server/fields.js";
 import { LIMITS } from "../src/service/limits.js";
 
 export const mediaFields = (kind: string, parameters: string) => ({

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { presentTask, TaskOut, waitWithProgress } from "../src/server/generate.js";
+import { TaskOut } from "../src/server/fields.js";
+import { presentTask, waitWithProgress } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
 import { isTerminal } from "../src/service/limits.js";

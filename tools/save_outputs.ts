@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Questions } from "../src/server/ask.js";
+import { TaskOut } from "../src/server/fields.js";
 import { allowedDirs } from "../src/server/files.js";
-import { TaskOut } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { saveOutputs } from "../src/server/taskview.js";
 import { defineTool } from "../src/server/tool.js";

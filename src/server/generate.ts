@@ -5,72 +5,14 @@
  * before delivery stays undelivered, so an identical call replays the same identity.
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
-import { z } from "zod";
 import { isTerminal, LIMITS, type MediaKind } from "../service/limits.js";
 import type { Model, Task } from "../service/schemas.js";
-import { IdempotencyKeySchema } from "../service/schemas.js";
 import { Questions } from "./ask.js";
 import type { Engine, ToolContext } from "./context.js";
 import { allowedDirs } from "./files.js";
 import { declined, describeError, okResult } from "./results.js";
 import { imagePreviews, resourceLinks, saveOutputs, taskText } from "./taskview.js";
 import type { ToolOutcome } from "./tool.js";
-
-export const MAX_WAIT_SECONDS = 600;
-
-// ---------- argument fields shared by several tools ----------
-
-export const waitField = z
-  .number()
-  .min(0)
-  .max(MAX_WAIT_SECONDS)
-  .optional()
-  .describe(
-    "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
-  );
-export const saveField = z
-  .boolean()
-  .optional()
-  .describe(
-    "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
-  );
-export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
-);
-export const modelField = (kind: string) =>
-  z
-    .string()
-    .min(LIMITS.modelId.min)
-    .max(LIMITS.modelId.max)
-    .describe(`Public ${kind} model ID from list_models (1 to 150 characters).`);
-
-// ---------- shared output fields ----------
-
-export const TaskOut = z
-  .looseObject({
-    id: z.string().describe("Task ID: keep it to poll."),
-    status: z.string().describe("queued, processing, succeeded, partial, failed or cancelled."),
-    quotedGems: z.number().describe("Gems quoted."),
-    chargedGems: z.number().describe("Gems charged."),
-    releasedGems: z.number().describe("Gems released back."),
-    error: z
-      .looseObject({ code: z.string(), message: z.string() })
-      .nullable()
-      .describe("Sanitized error or null."),
-    outputs: z
-      .array(
-        z.looseObject({
-          index: z.number(),
-          status: z.string(),
-          asset: z
-            .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
-            .nullable(),
-        }),
-      )
-      .describe("Outputs; asset.url is a signed URL that expires."),
-  })
-  .describe("The service's task as it stands.");
-export const savedOut = z.array(z.string()).optional().describe("Paths written when save was true.");
 
 // ---------- spending ----------
 
@@ -137,6 +79,16 @@ export async function confirmSpending(
 export const textMaxGems = (engine: Engine, given: number | undefined): number | undefined =>
   given ??
   (engine.config.maxGems === undefined ? undefined : Math.min(engine.config.maxGems, LIMITS.textMaxGems));
+
+/** The ledger's replays of an uncertain outcome, made visible as progress (same identity, same bytes). */
+export const replayProgress =
+  (ctx: ToolContext) =>
+  (attempt: number, err?: unknown): void => {
+    if (attempt > 1)
+      void ctx.progress(
+        `Outcome unclear (${describeError(err).code}); replaying under the same identity, attempt ${attempt}`,
+      );
+  };
 
 /** Records delivery once the result is built; a cancelled call stays undelivered. */
 export async function deliver(
@@ -265,6 +217,7 @@ export async function submitMedia(
       endpoint: `/api/generate/${kind}`,
       bytes,
       signal: ctx.signal,
+      onAttempt: replayProgress(ctx),
       ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     },
     (identity, sent, signal) => engine.client.submitMedia(kind, sent, identity, signal ? { signal } : {}),
