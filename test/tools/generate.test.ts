@@ -154,6 +154,32 @@ describe("generation tools", () => {
     expect(after?.delivered).toBe(true);
   });
 
+  it("an uncertain outcome is replayed under the same identity, visibly, and dispatched once", async () => {
+    await open();
+    h.sandbox.faults.inject(IMAGE, { kind: "reset-after-commit" });
+    h.sandbox.faults.inject("POST /api/generate/text/v1/chat/completions", { kind: "cut-stream" });
+    const progress: string[] = [];
+    const onprogress = (p: { message?: string }) => progress.push(String(p.message));
+    const image = structured<Submitted>(
+      await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }, { onprogress }),
+    );
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
+    expect(h.sandbox.stats.requests(IMAGE)).toBe(2);
+    expect(progress[0]).toMatch(
+      /^Outcome unclear \(NETWORK_ERROR\); replaying under the same identity, attempt 2/,
+    );
+    const chat = await h.call(
+      "chat",
+      { model: "sandbox-chat-small", messages: [{ role: "user", content: "hi" }] },
+      { onprogress },
+    );
+    expect(structured<{ content: string }>(chat).content).toMatch(/hi/);
+    expect(progress.some((m) => /INCOMPLETE_STREAM/.test(m))).toBe(true);
+    const records = await h.ledger.list(h.engine.keyHash);
+    expect(records.map((r) => r.attempts).sort()).toEqual([2, 2]);
+    expect(records.find((r) => r.tool === "generate_image")?.idempotencyKey).toBe(image.idempotencyKey);
+  });
+
   it("an explicit idempotencyKey reused for a different request is refused and nothing is sent", async () => {
     await open();
     const ok = structured<Submitted>(
