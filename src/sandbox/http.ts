@@ -64,6 +64,7 @@ export async function listenHttp(
           req.socket.destroy();
           return;
         }
+        console.error("sandbox: internal error", e);
         res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: "Sandbox internal error." } }));
       }

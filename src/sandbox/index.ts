@@ -13,7 +13,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { AssetStore } from "./assets.js";
 import { Clock } from "./clock.js";
-import { ConnectionReset } from "./errors.js";
+import { ConnectionReset, errorResponse } from "./errors.js";
 import { type Fault, FaultTable, Stats } from "./faults.js";
 import { listenHttp } from "./http.js";
 import { IdempotencyStore } from "./idempotency.js";
@@ -85,7 +85,11 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
       return await route(s, request);
     } catch (e) {
       if (e instanceof ConnectionReset) throw new TypeError("fetch failed", { cause: e });
-      throw e;
+      // An abort or a closing sandbox ends the exchange like a dropped connection; anything else
+      // is a sandbox bug, answered as the service would: a 500 in the envelope.
+      if (request.signal.aborted || closing.signal.aborted) throw e;
+      console.error("sandbox: internal error", e);
+      return errorResponse(500, "Sandbox internal error.");
     }
   };
   return {
