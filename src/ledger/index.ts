@@ -6,13 +6,13 @@
 import { join } from "node:path";
 import envPaths from "env-paths";
 import Keyv from "keyv";
-import { type Ledger, LedgerImpl } from "./ledger.js";
+import { LedgerImpl } from "./ledger.js";
 import { LedgerError } from "./record.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
 import { SqliteStore } from "./sqlite.js";
 import { KeyvStore, type LedgerStore, NAMESPACE } from "./store.js";
+import type { Ledger } from "./types.js";
 
-export type { Ledger, RunRequest, RunResult } from "./ledger.js";
 export {
   type ErrorSummary,
   hashKey,
@@ -24,6 +24,7 @@ export {
   type RecordState,
 } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
+export type { Ledger, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 

@@ -19,59 +19,13 @@ import {
   toListing,
   withIdentity,
 } from "./record.js";
-import {
-  type BackoffOptions,
-  backoffDelay,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_MAX_ELAPSED_MS,
-  sleep,
-  verdict,
-} from "./replay.js";
+import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, sleep, verdict } from "./replay.js";
 import type { LedgerStore } from "./store.js";
-
-export interface RunRequest {
-  keyHash: string;
-  tool: string;
-  endpoint: string;
-  bytes: string;
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-  maxAttempts?: number;
-  maxElapsedMs?: number;
-  onAttempt?: (n: number, err?: unknown) => void;
-}
-
-export interface RunResult<T> {
-  identity: string;
-  result: T;
-  reused: boolean;
-}
-
-export interface Ledger {
-  run<T>(
-    req: RunRequest,
-    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
-    ref: (result: T) => { taskId?: string; responseId?: string },
-  ): Promise<RunResult<T>>;
-  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void>;
-  list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]>;
-  close(): Promise<void>;
-  /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
-  readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
-  /** Back end and guarantees, for diagnostics (no credentials). */
-  readonly description: string;
-}
+import type { Ledger, LedgerSettings, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 interface Flight<T> {
   promise: Promise<RunResult<T>>;
   signal: AbortSignal | undefined;
-}
-
-export interface LedgerSettings {
-  retentionMs: number;
-  now: () => number;
-  backoff: BackoffOptions;
-  random: () => number;
 }
 
 export class LedgerImpl implements Ledger {
@@ -91,11 +45,7 @@ export class LedgerImpl implements Ledger {
     return this.#store.description;
   }
 
-  run<T>(
-    req: RunRequest,
-    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
-    ref: (result: T) => { taskId?: string; responseId?: string },
-  ): Promise<RunResult<T>> {
+  run<T>(req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
     try {
       checkRequest(req);
     } catch (err) {
@@ -116,12 +66,7 @@ export class LedgerImpl implements Ledger {
    * A second identical call waits for the first. Its own abort stops only its wait; if the first
    * caller aborted, this one resumes the same record itself rather than inherit that abort.
    */
-  async #join<T>(
-    leader: Flight<T>,
-    req: RunRequest,
-    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
-    ref: (result: T) => { taskId?: string; responseId?: string },
-  ): Promise<RunResult<T>> {
+  async #join<T>(leader: Flight<T>, req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
     const own = req.signal;
     const stop =
       own === undefined
@@ -140,12 +85,7 @@ export class LedgerImpl implements Ledger {
     }
   }
 
-  async #execute<T>(
-    req: RunRequest,
-    hash: string,
-    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
-    ref: (result: T) => { taskId?: string; responseId?: string },
-  ): Promise<RunResult<T>> {
+  async #execute<T>(req: RunRequest, hash: string, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
     const now = this.#o.now();
     let claim: Awaited<ReturnType<LedgerStore["claim"]>>;
     try {
@@ -187,8 +127,8 @@ export class LedgerImpl implements Ledger {
     start: StoredRecord,
     reused: boolean,
     req: RunRequest,
-    send: (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>,
-    ref: (result: T) => { taskId?: string; responseId?: string },
+    send: Send<T>,
+    ref: Ref<T>,
   ): Promise<RunResult<T>> {
     let rec = start;
     const { identity } = rec;
