@@ -70,6 +70,12 @@ export async function readChatStream(
           o.onReadError?.(err, result.content) ?? incomplete("the stream broke before [DONE]", undefined, err)
         );
       }
+      if (o.signal?.aborted) {
+        const reason: unknown = o.signal.reason;
+        throw (
+          o.onReadError?.(reason, result.content) ?? incomplete("the stream was stopped", undefined, reason)
+        );
+      }
       if (next.done) break;
       const data = next.value.data;
       if (data.trim() === "[DONE]") {
