@@ -25,7 +25,8 @@ const json = (uri: URL, value: unknown) => ({
 
 const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? "") : (v ?? ""));
 
-export function registerResources(server: McpServer, engine: Engine): void {
+export function registerResources(server: McpServer, engine: Engine, o: { maxBytes?: number } = {}): void {
+  const maxBytes = o.maxBytes ?? RESOURCE_MAX_BYTES;
   server.registerResource(
     "models",
     "generation://models",
@@ -44,7 +45,7 @@ export function registerResources(server: McpServer, engine: Engine): void {
     new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined }),
     {
       title: "Task output",
-      description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${RESOURCE_MAX_BYTES} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
+      description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${maxBytes} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
     },
     (uri, vars, ctx: ServerContext) =>
       reading(async () => {
@@ -61,12 +62,12 @@ export function registerResources(server: McpServer, engine: Engine): void {
         try {
           fetched = await engine.client.fetchOutput(out.asset.url, {
             signal: ctx.mcpReq.signal,
-            maxBytes: RESOURCE_MAX_BYTES,
+            maxBytes,
           });
         } catch (err) {
           const { code, text } = describeError(err);
           throw new Error(
-            `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${RESOURCE_MAX_BYTES} bytes): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
+            `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${maxBytes} bytes): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
           );
         }
         return {

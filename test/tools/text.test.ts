@@ -1,9 +1,10 @@
 import { Client } from "@modelcontextprotocol/client";
-import { type CallToolResult, InMemoryTransport } from "@modelcontextprotocol/server";
+import { type CallToolResult, InMemoryTransport, McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/ledger/index.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { createMcpServer } from "../../src/server/assemble.js";
+import { registerResources } from "../../src/server/resources.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { BASE_URL, type Harness, harness, structured, textOf } from "./harness.js";
 
@@ -180,5 +181,23 @@ describe("discovery, ledger and resources", () => {
     expect(JSON.stringify([models, task, out])).not.toMatch(/lgk_[0-9a-f]{64}/);
     const listed = await h.mcp.listResources();
     expect(listed.resources.map((r) => r.uri)).toContain(`generation://tasks/${gen.task.id}`);
+  });
+
+  it("an output past the resource size limit is refused with a clear message", async () => {
+    h = await harness();
+    const gen = structured<{ task: { id: string } }>(
+      await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 20 }),
+    );
+    const server = new McpServer({ name: "small", version: "1.0.0" });
+    registerResources(server, h.engine, { maxBytes: 100 });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(b);
+    const small = new Client({ name: "small", version: "1.0.0" });
+    await small.connect(a);
+    await expect(small.readResource({ uri: `generation://tasks/${gen.task.id}/outputs/0` })).rejects.toThrow(
+      /OUTPUT_TOO_LARGE: output #0 of task \S+ could not be read inline \(limit 100 bytes\).*Next: call save_outputs/,
+    );
+    await small.close();
+    await server.close();
   });
 });
