@@ -49,12 +49,29 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
     const raw = await tx.get(key);
     return raw === undefined ? undefined : parseRecord(raw, key);
   };
-  const create = async (identity: string, replaceExpired: boolean): Promise<StoredRecord | undefined> => {
+  /** The open record an identical implicit call would take over, if any. */
+  const reusableByIndex = async (): Promise<StoredRecord | undefined> => {
+    const entry = (await tx.get(idx)) as IndexEntry | undefined;
+    if (entry === undefined || typeof entry.identity !== "string") return undefined;
+    const rec = await readRecord(entry.identity);
+    const live =
+      rec !== undefined &&
+      !isExpired(rec, req.now) &&
+      rec.tool === req.tool &&
+      rec.bodyHash === req.bodyHash &&
+      req.reusable(rec);
+    return live ? rec : undefined;
+  };
+  const create = async (
+    identity: string,
+    replaceExpired: boolean,
+    index: boolean,
+  ): Promise<StoredRecord | undefined> => {
     const rec = req.fresh(identity);
     const key = recordKey(req.keyHash, identity);
     if (replaceExpired) await tx.put(key, rec);
     else if (!(await tx.insertIfAbsent(key, rec))) return undefined;
-    await tx.put(idx, { keyHash: req.keyHash, identity } satisfies IndexEntry);
+    if (index) await tx.put(idx, { keyHash: req.keyHash, identity } satisfies IndexEntry);
     return rec;
   };
 
@@ -64,27 +81,19 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
       const same = existing.tool === req.tool && existing.bodyHash === req.bodyHash;
       return { kind: same ? "reused" : "conflict", record: existing };
     }
-    const rec = await create(req.identity, existing !== undefined);
+    // An explicit key is a new logical request by the caller's choice; it must not hide an open
+    // implicit record with the same body from the identical calls that should resume it.
+    const index = (await reusableByIndex()) === undefined;
+    const rec = await create(req.identity, existing !== undefined, index);
     if (rec === undefined) throw new LedgerError("LEDGER_RACE", "the ledger changed during a claim");
     return { kind: "new", record: rec };
   }
 
-  const entry = (await tx.get(idx)) as IndexEntry | undefined;
-  if (entry !== undefined && typeof entry.identity === "string") {
-    const rec = await readRecord(entry.identity);
-    if (
-      rec !== undefined &&
-      !isExpired(rec, req.now) &&
-      rec.tool === req.tool &&
-      rec.bodyHash === req.bodyHash &&
-      req.reusable(rec)
-    ) {
-      return { kind: "reused", record: rec };
-    }
-  }
+  const open = await reusableByIndex();
+  if (open !== undefined) return { kind: "reused", record: open };
   // A random 64-bit suffix: a collision is all but impossible, but never overwrite one.
   for (let i = 0; i < 5; i++) {
-    const rec = await create(req.newIdentity(), false);
+    const rec = await create(req.newIdentity(), false, true);
     if (rec !== undefined) return { kind: "new", record: rec };
   }
   throw new LedgerError("LEDGER_RACE", "could not generate an unused identity");

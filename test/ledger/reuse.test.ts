@@ -55,6 +55,16 @@ describe("run: reuse and explicit keys", () => {
     expect(s.calls).toHaveLength(2);
   });
 
+  it("an explicit key does not hide an open implicit record from identical calls", async () => {
+    const lost = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    const err = await ledger.run({ ...req, maxAttempts: 1 }, lost.send, lost.ref).catch((e: unknown) => e);
+    const open = (err as { identity: string }).identity;
+    const s = scriptedSend([{ taskId: "t" }]);
+    await ledger.run({ ...req, idempotencyKey: "chosen" }, s.send, s.ref);
+    const again = await ledger.run(req, s.send, s.ref);
+    expect(again).toMatchObject({ identity: open, reused: true });
+  });
+
   it("refuses a malformed idempotencyKey before claiming anything", async () => {
     const s = scriptedSend([{ taskId: "t8" }]);
     await expect(ledger.run({ ...req, idempotencyKey: "has space" }, s.send, s.ref)).rejects.toMatchObject({
