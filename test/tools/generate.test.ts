@@ -159,7 +159,9 @@ describe("generation tools", () => {
     h.sandbox.faults.inject(IMAGE, { kind: "reset-after-commit" });
     h.sandbox.faults.inject("POST /api/generate/text/v1/chat/completions", { kind: "cut-stream" });
     const progress: string[] = [];
-    const onprogress = (p: { message?: string }) => progress.push(String(p.message));
+    const onprogress = (p: { message?: string | undefined }) => {
+      progress.push(String(p.message));
+    };
     const image = structured<Submitted>(
       await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }, { onprogress }),
     );
