@@ -129,7 +129,7 @@ describe("proxy from the environment", () => {
     const c = new ServiceClient({
       baseUrl: "http://service.invalid",
       apiKey: KEY,
-      fetch: (async (input: RequestInfo | URL) => {
+      fetch: (async (input: string | URL | Request) => {
         seen.push(String(input));
         return Response.json({ models: [], accountingPeriod: "UTC calendar month" });
       }) as typeof fetch,
