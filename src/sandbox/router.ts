@@ -17,8 +17,6 @@ interface Route {
   path: string;
   scope: Scope;
   handler: Handler;
-  /** Whether the handler records new work (faults that "commit" need this). */
-  submits?: boolean;
 }
 
 const ROUTES: Route[] = [
@@ -33,49 +31,41 @@ const ROUTES: Route[] = [
     path: "/api/generate/image",
     scope: "generate",
     handler: (c) => submitMedia(c, "image"),
-    submits: true,
   },
   {
     method: "POST",
     path: "/api/generate/video",
     scope: "generate",
     handler: (c) => submitMedia(c, "video"),
-    submits: true,
   },
   {
     method: "POST",
     path: "/api/generate/audio",
     scope: "generate",
     handler: (c) => submitMedia(c, "audio"),
-    submits: true,
   },
   { method: "GET", path: "/api/generate/tasks/{id}", scope: "read", handler: readTask },
   { method: "HEAD", path: "/api/generate/tasks/{id}", scope: "read", handler: readTask },
-  { method: "POST", path: "/api/generate/assets", scope: "generate", handler: uploadAsset, submits: true },
+  { method: "POST", path: "/api/generate/assets", scope: "generate", handler: uploadAsset },
   { method: "GET", path: "/api/generate/voices", scope: "read", handler: listVoices },
-  { method: "POST", path: "/api/generate/voices", scope: "generate", handler: uploadVoice, submits: true },
+  { method: "POST", path: "/api/generate/voices", scope: "generate", handler: uploadVoice },
   {
     method: "POST",
     path: "/api/generate/text/v1/chat/completions",
     scope: "generate",
     handler: chatCompletion,
-    submits: true,
   },
   {
     method: "POST",
     path: "/api/generate/extract/video",
     scope: "generate",
     handler: extractVideo,
-    submits: true,
   },
 ];
 
-function match(method: string, pathname: string): { route: Route; id?: string } | undefined {
-  const taskMatch = /^\/api\/generate\/tasks\/([^/]+)$/.exec(pathname);
-  const path = taskMatch ? "/api/generate/tasks/{id}" : pathname;
-  const route = ROUTES.find((r) => r.method === method && r.path === path);
-  if (!route) return undefined;
-  return taskMatch?.[1] ? { route, id: decodeURIComponent(taskMatch[1]) } : { route };
+function match(method: string, pathname: string): Route | undefined {
+  const path = /^\/api\/generate\/tasks\/[^/]+$/.test(pathname) ? "/api/generate/tasks/{id}" : pathname;
+  return ROUTES.find((r) => r.method === method && r.path === path);
 }
 
 async function readTask(ctx: RequestCtx): Promise<Response> {
@@ -147,7 +137,7 @@ export async function route(s: SandboxState, req: Request): Promise<Response> {
   const routeName = isFile
     ? `${req.method} ${FILES_ROUTE}`
     : found
-      ? `${found.route.method} ${found.route.path}`
+      ? `${found.method} ${found.path}`
       : `${req.method} ${url.pathname}`;
   s.stats.request(routeName);
   let fault: Fault | undefined;
@@ -161,14 +151,14 @@ export async function route(s: SandboxState, req: Request): Promise<Response> {
       }
       if (!found) throw notFound(`No route for ${req.method} ${url.pathname}.`);
       const key = s.keys.authenticate(req.headers.get("authorization"));
-      requireScope(key, found.route.scope);
+      requireScope(key, found.scope);
       fault = s.faults.take(routeName);
       if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
       if (fault && "kind" in fault && fault.kind === "hang" && fault.commit === false) {
         return await hang([req.signal, s.closing]);
       }
       const origin = s.publicBaseUrl ?? url.origin;
-      return await found.route.handler({ s, req, url, key, route: routeName, origin, fault });
+      return await found.handler({ s, req, url, key, route: routeName, origin, fault });
     } catch (e) {
       if (e instanceof Refusal) return refusalResponse(e, req.method);
       throw e;
@@ -196,5 +186,3 @@ export async function route(s: SandboxState, req: Request): Promise<Response> {
       return response;
   }
 }
-
-export { ROUTES };
