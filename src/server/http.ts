@@ -16,6 +16,7 @@ import {
   type AuthInfo,
   createMcpHandler,
   isInitializeRequest,
+  isJsonContentType,
   isLegacyRequest,
   type McpServer,
   validateHostHeader,
@@ -89,6 +90,30 @@ function sendJson(
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(body);
 }
 
+type BodyRead = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+
+/** Reads and parses a JSON body once, within MAX_BODY_BYTES. */
+async function readJson(req: IncomingMessage): Promise<BodyRead> {
+  const tooLarge: BodyRead = {
+    ok: false,
+    status: 413,
+    message: `Payload too large: the limit is ${MAX_BODY_BYTES} bytes`,
+  };
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return tooLarge;
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks, size).toString("utf8")) as unknown };
+  } catch {
+    return { ok: false, status: 400, message: "Parse error: the body is not valid JSON" };
+  }
+}
+
 function jsonResponse(status: number, message: string): Response {
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
   return new Response(body, { status, headers: { "content-type": "application/json" } });
@@ -109,7 +134,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
     { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report },
   );
 
-  async function openSession(request: Request, keyHash: string): Promise<Response> {
+  async function openSession(request: Request, keyHash: string, parsedBody: unknown): Promise<Response> {
     if (sessions.size >= MAX_SESSIONS)
       return jsonResponse(503, "Too many open sessions; close one and retry");
     const server = await o.createServer(keyHash);
@@ -132,20 +157,13 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
       if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
     };
     await server.connect(session.transport);
-    return session.transport.handleRequest(request);
+    return session.transport.handleRequest(request, { parsedBody });
   }
 
-  async function serveLegacy(request: Request, keyHash: string): Promise<Response> {
+  async function serveLegacy(request: Request, keyHash: string, parsedBody: unknown): Promise<Response> {
     const id = request.headers.get("mcp-session-id");
     if (id === null) {
-      const body: unknown =
-        request.method === "POST"
-          ? await request
-              .clone()
-              .json()
-              .catch(() => undefined)
-          : undefined;
-      if (isInitializeRequest(body)) return openSession(request, keyHash);
+      if (isInitializeRequest(parsedBody)) return openSession(request, keyHash, parsedBody);
       return jsonResponse(400, "Bad Request: no Mcp-Session-Id; open a session with initialize first");
     }
     const session = sessions.get(id);
@@ -154,19 +172,23 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
     if (session.keyHash !== keyHash)
       return jsonResponse(403, "Forbidden: this session was opened with another key");
     session.lastSeen = Date.now();
-    return session.transport.handleRequest(request);
+    return session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
   }
 
-  const route = async (request: Request, options?: { authInfo?: AuthInfo }): Promise<Response> => {
-    const keyHash = options?.authInfo?.token;
-    if (keyHash === undefined) return jsonResponse(401, "Unauthorized");
-    if (await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_BODY_BYTES })) {
-      return serveLegacy(request, keyHash);
-    }
-    return modern.fetch(
-      request,
-      options?.authInfo === undefined ? undefined : { authInfo: options.authInfo },
-    );
+  // The body arrives parsed (see readJson below): the SDK then neither clones the request nor reads it again.
+  const route = async (
+    request: Request,
+    options?: { authInfo?: AuthInfo; parsedBody?: unknown },
+  ): Promise<Response> => {
+    const authInfo = options?.authInfo;
+    if (authInfo === undefined) return jsonResponse(401, "Unauthorized");
+    const parsedBody = options?.parsedBody;
+    // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
+    const legacy =
+      request.headers.has("mcp-session-id") ||
+      (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }));
+    if (legacy) return serveLegacy(request, authInfo.token, parsedBody);
+    return modern.fetch(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
   };
   const nodeHandler = toNodeHandler(
     { fetch: route },
@@ -201,11 +223,22 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
       });
     }
     req.auth = { token: o.keyHash(apiKey), clientId: "generation-mcp", scopes: [] };
-    // node types `method` as string | undefined, the adapter as optional: same thing at runtime.
-    nodeHandler(req as NodeIncomingMessageLike, res).catch((error: unknown) => {
-      report(error);
-      if (!res.headersSent) sendJson(res, 500, "Internal error");
-    });
+    const serve = (parsedBody?: unknown) =>
+      // node types `method` as string | undefined, the adapter as optional: same thing at runtime.
+      nodeHandler(req as NodeIncomingMessageLike, res, parsedBody).catch((error: unknown) => {
+        report(error);
+        if (!res.headersSent) sendJson(res, 500, "Internal error");
+      });
+    // Non-JSON POSTs go to the SDK unread, for its own 415.
+    if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return void serve();
+    readJson(req).then(
+      (body) =>
+        body.ok ? serve(body.value) : sendJson(res, body.status, body.message, { connection: "close" }),
+      (error: unknown) => {
+        report(error);
+        if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
+      },
+    );
   });
 
   const sweep = setInterval(() => {
