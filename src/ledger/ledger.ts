@@ -256,5 +256,7 @@ function checkRequest(req: RunRequest): void {
 
 function refusal(what: string, cause: unknown): LedgerError {
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
+  // A corrupt or misconfigured ledger keeps its own code; anything else is a failed write.
+  const code = cause instanceof LedgerError ? cause.code : "LEDGER_WRITE_FAILED";
+  return new LedgerError(code, `the ledger ${what}: ${detail}`, { cause });
 }

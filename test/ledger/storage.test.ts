@@ -14,7 +14,7 @@ import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
 import { SqliteStore } from "../../src/ledger/sqlite.js";
 import { KeyvStore } from "../../src/ledger/store.js";
-import { API_KEY, BODY, FAST, scriptedSend, tempDir } from "./helpers.js";
+import { API_KEY, BODY, FAST, scriptedSend, serviceError, tempDir } from "./helpers.js";
 
 const keyHash = hashKey(API_KEY);
 const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };
@@ -63,6 +63,22 @@ describe("a ledger that cannot write refuses to send", () => {
     await run(other, "ROLLBACK");
     await new Promise<void>((res) => other.close(() => res()));
     await ledger.run(req, s.send, s.ref);
+    expect(s.calls).toHaveLength(1);
+    await ledger.close();
+  });
+
+  it("an unreadable record is an error, never taken for 'no record'", async () => {
+    const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
+    const s = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    await ledger.run({ ...req, maxAttempts: 1 }, s.send, s.ref).catch(() => {});
+    const db = new sqlite3.Database(join(t.dir, "ledger.sqlite"));
+    await run(
+      db,
+      'UPDATE ledger SET value = \'{"value":{"v":1,"garbled":true}}\' WHERE key LIKE \'ledger:rec:%\'',
+    );
+    await new Promise<void>((res) => db.close(() => res()));
+    await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_CORRUPT" });
+    await expect(ledger.list(keyHash)).rejects.toMatchObject({ code: "LEDGER_CORRUPT" });
     expect(s.calls).toHaveLength(1);
     await ledger.close();
   });
