@@ -31,7 +31,7 @@ export async function chatCompletion(ctx: RequestCtx): Promise<Response> {
   const identity = requireIdempotencyKey(ctx.req);
   const raw = await readJson(ctx.req, LIMITS.text.requestBytes, "The chat request");
   const prior = s.idem.lookup(key.id, identity, ctx.route, raw);
-  const stream = (raw as { stream?: unknown }).stream === true;
+  const stream = typeof raw === "object" && raw !== null && (raw as { stream?: unknown }).stream === true;
   if (prior?.kind === "chat") return stream ? replayStream(prior.completion) : json(200, prior.completion);
 
   const body = validated(() => parseOrThrow(ChatRequestSchema, raw, ""));

@@ -126,3 +126,21 @@ describe("request bodies", () => {
     ErrorEnvelopeSchema.parse(await r.json());
   });
 });
+
+describe("odd JSON bodies", () => {
+  it.each(["null", "[]", '"text"', "42"])(
+    "a body of %s is 422 on every JSON submission route",
+    async (raw) => {
+      for (const path of ["image", "video", "audio", "text/v1/chat/completions", "extract/video"]) {
+        const r = await h.call(`/api/generate/${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: raw,
+          idem: `odd-${path.length}-${raw.length}`,
+        });
+        expect([path, r.status]).toEqual([path, 422]);
+        ErrorEnvelopeSchema.parse(await r.json());
+      }
+    },
+  );
+});
