@@ -217,3 +217,40 @@ describe("video references", () => {
     expect(lite.body.error.message).toMatch(/parameters\.referenceVideos/);
   });
 });
+
+describe("the UTC calendar month", () => {
+  it("charges count in the month they settle; a new month frees the cap, but not from outstanding reservations", async () => {
+    const m = await startSandbox({ now: () => Date.UTC(2027, 0, 31, 23, 58, 0) });
+    try {
+      const key = m.sb.addKey({ capGems: 10 });
+      const img = (p: string) => ({ model: "sandbox-image-fast", prompt: p, parameters: { outputCount: 4 } });
+      const send = async (p: string) => (await m.post("/api/generate/image", img(p), { key })).status;
+      expect(await send("january")).toBe(202);
+      m.sb.advance(3_000); // settled in January: 8 charged
+      expect(await send("still january")).toBe(402);
+      m.sb.advance(2 * 60_000); // February: January's charges no longer count
+      expect(await send("february")).toBe(202);
+    } finally {
+      await m.close();
+    }
+    const n = await startSandbox({ now: () => Date.UTC(2027, 1, 28, 23, 59, 30) });
+    try {
+      const key = n.sb.addKey({ capGems: 10 });
+      const send = async (p: string) =>
+        (
+          await n.post(
+            "/api/generate/image",
+            { model: "sandbox-image-fast", prompt: p, parameters: { outputCount: 4 } },
+            { key },
+          )
+        ).status;
+      expect(await send("late february [sandbox:slow]")).toBe(202); // 8 reserved for 60 s
+      n.sb.advance(40_000); // March, the February reservation still outstanding
+      expect(await send("march")).toBe(402);
+      n.sb.advance(30_000); // settled, charged in March
+      expect(await send("march again")).toBe(402);
+    } finally {
+      await m.close();
+    }
+  });
+});
