@@ -250,7 +250,7 @@ describe("the UTC calendar month", () => {
       n.sb.advance(30_000); // settled, charged in March
       expect(await send("march again")).toBe(402);
     } finally {
-      await m.close();
+      await n.close();
     }
   });
 });
