@@ -94,7 +94,7 @@ export function taskText(task: Task, o: TaskTextOptions): string {
       );
     }
   }
-  if (terminal && task.status === "partial") {
+  if (terminal && task.outputs.length > 0) {
     const ok = task.outputs.filter((x) => x.asset && x.status === "succeeded").map((x) => `#${x.index}`);
     const bad = task.outputs.filter((x) => !(x.asset && x.status === "succeeded")).map((x) => `#${x.index}`);
     lines.push(`Succeeded: ${ok.join(", ") || "none"}. Failed: ${bad.join(", ") || "none"}.`);
