@@ -1,13 +1,16 @@
 /**
  * `npm run bench`: the server's own costs, against the sandbox, on the built CLI (dist/).
  *  (a) cold start: spawn of `node dist/cli.js --sandbox` to tools/list answered over stdio (median);
- *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means);
+ *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means),
+ *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { Agent, createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/index.js";
@@ -19,6 +22,7 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const CALLS_PER_SESSION = Number(process.env.BENCH_CALLS_PER_SESSION ?? 10);
 const COLD_TARGET_MS = 350;
 const RATIO_TARGET = 1.1;
+const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const percentile = (xs: number[], p: number) => {
@@ -77,6 +81,76 @@ function startSandbox(env: Record<string, string>): Promise<{ url: string; child
   });
 }
 
+/** Mean time of list_models through the stdio server vs a direct fetch, both against `serviceUrl`. */
+async function overhead(
+  serviceUrl: string,
+  env: Record<string, string>,
+): Promise<{ mcp: number; direct: number; ratio: number }> {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI], env }));
+  const direct = () =>
+    fetch(`${serviceUrl}/api/generate/models`, {
+      headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
+    }).then((r) => r.json());
+  const viaMcp = async () => {
+    const r = await client.callTool({ name: "list_models", arguments: {} });
+    if (r.isError) throw new Error(`list_models failed: ${JSON.stringify(r.content)}`);
+  };
+  try {
+    for (let i = 0; i < 30; i++) {
+      await direct();
+      await viaMcp();
+    }
+    const directTimes: number[] = [];
+    const mcpTimes: number[] = [];
+    // Interleaved, so drift in machine load hits both sides alike.
+    for (let i = 0; i < CALLS; i++) {
+      directTimes.push(await time(direct));
+      mcpTimes.push(await time(viaMcp));
+    }
+    return { mcp: mean(mcpTimes), direct: mean(directTimes), ratio: mean(mcpTimes) / mean(directTimes) };
+  } finally {
+    await client.close();
+  }
+}
+
+/** A loopback proxy that holds each request DELAY ms before forwarding it: a service some distance away. */
+async function delayProxy(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((req, res) => {
+    setTimeout(() => {
+      const out = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+          agent,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      out.on("error", () => res.destroy());
+      req.pipe(out);
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 async function time(fn: () => Promise<unknown>): Promise<number> {
   const t = performance.now();
   await fn();
@@ -99,39 +173,25 @@ async function main(): Promise<void> {
       `    ${ms(cold)}  (min ${ms(Math.min(...colds))}, max ${ms(Math.max(...colds))}; target < ${COLD_TARGET_MS} ms: ${cold < COLD_TARGET_MS ? "met" : "NOT met"})`,
     );
 
-    // (b) list_models: MCP over stdio vs a direct fetch to the same sandbox
-    const client = new Client({ name: "bench", version: "1.0.0" });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [CLI], env: serviceEnv }),
-    );
-    const direct = () =>
-      fetch(`${sandbox.url}/api/generate/models`, {
-        headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
-      }).then((r) => r.json());
-    const viaMcp = async () => {
-      const r = await client.callTool({ name: "list_models", arguments: {} });
-      if (r.isError) throw new Error(`list_models failed: ${JSON.stringify(r.content)}`);
-    };
-    for (let i = 0; i < 30; i++) {
-      await direct();
-      await viaMcp();
-    }
-    const directTimes: number[] = [];
-    const mcpTimes: number[] = [];
-    // Interleaved, so drift in machine load hits both sides alike.
-    for (let i = 0; i < CALLS; i++) {
-      directTimes.push(await time(direct));
-      mcpTimes.push(await time(viaMcp));
-    }
-    await client.close();
-    const ratio = mean(mcpTimes) / mean(directTimes);
-    print(`(b) list_models, ${CALLS} calls each: MCP over stdio vs direct fetch to the same sandbox`);
+    // (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback
+    // (the stringent figure: the service answers in about a millisecond), then with a service round
+    // trip of DELAY_MS added by a proxy in front of the sandbox (closer to a real service).
+    const bare = await overhead(sandbox.url, { ...serviceEnv });
     print(
-      `    MCP mean ${ms(mean(mcpTimes))} (median ${ms(median(mcpTimes))}), direct mean ${ms(mean(directTimes))} (median ${ms(median(directTimes))})`,
+      `(b) list_models, ${CALLS} calls each, interleaved: MCP over stdio vs direct fetch to the same sandbox`,
     );
     print(
-      `    ratio ${ratio.toFixed(2)}  (target <= ${RATIO_TARGET}: ${ratio <= RATIO_TARGET ? "met" : "NOT met"})`,
+      `    loopback:     MCP mean ${ms(bare.mcp)}, direct mean ${ms(bare.direct)}: ratio ${bare.ratio.toFixed(2)} (target <= ${RATIO_TARGET}: ${bare.ratio <= RATIO_TARGET ? "met" : "NOT met"}); overhead ${ms(bare.mcp - bare.direct)} per call`,
     );
+    const proxy = await delayProxy(sandbox.url, DELAY_MS);
+    try {
+      const far = await overhead(proxy.url, { ...serviceEnv, GENERATION_BASE_URL: proxy.url });
+      print(
+        `    +${DELAY_MS} ms service: MCP mean ${ms(far.mcp)}, direct mean ${ms(far.direct)}: ratio ${far.ratio.toFixed(2)} (target <= ${RATIO_TARGET}: ${far.ratio <= RATIO_TARGET ? "met" : "NOT met"}); overhead ${ms(far.mcp - far.direct)} per call`,
+      );
+    } finally {
+      await proxy.close();
+    }
 
     // (c) 100 concurrent HTTP sessions
     const http = await startHttpCli([], serviceEnv);
