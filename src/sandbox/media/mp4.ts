@@ -39,7 +39,9 @@ interface TrackSpec {
   timescale: number;
   duration: number; // in the track's timescale
   sampleEntry: Buffer;
+  /** Per-sample sizes; a single entry with `sampleCount` means every sample has that size. */
   sampleSizes: number[];
+  sampleCount?: number;
   sampleDelta: number;
   chunkOffsets: number[];
   samplesPerChunk: number;
@@ -73,8 +75,8 @@ function trak(t: TrackSpec, movieDuration: number): Buffer {
   const hdlr = fullBox("hdlr", 0, 0, u32(0), Buffer.from(t.handler, "latin1"), zeros(12), Buffer.from(name));
   const mediaHeader = video ? fullBox("vmhd", 0, 1, zeros(8)) : fullBox("smhd", 0, 0, zeros(4));
   const dinf = box("dinf", fullBox("dref", 0, 0, u32(1), fullBox("url ", 0, 1)));
-  const sampleCount = t.sampleSizes.length;
-  const sameSize = t.sampleSizes.every((s) => s === t.sampleSizes[0]);
+  const sampleCount = t.sampleCount ?? t.sampleSizes.length;
+  const sameSize = t.sampleCount !== undefined;
   const stbl = box(
     "stbl",
     fullBox("stsd", 0, 0, u32(1), t.sampleEntry),
@@ -195,11 +197,11 @@ export function renderVideo(seed: string, seconds: number, ratio: string): Buffe
     duration: secs * AUDIO_RATE,
     sampleEntry: ulaw,
     sampleSizes: [1],
+    sampleCount: secs * AUDIO_RATE,
     sampleDelta: 1,
     chunkOffsets: audioOffsets,
     samplesPerChunk: AUDIO_RATE,
   };
-  audioTrack.sampleSizes = new Array(secs * AUDIO_RATE).fill(1);
   const mvhd = fullBox(
     "mvhd",
     0,

@@ -2,6 +2,7 @@
  * 16-bit mono PCM WAV at a low sample rate (8 kHz keeps a 4-minute song under 4 MB).
  * The tone sequence comes from the seed, so the same request gives the same sound.
  */
+import { endianness } from "node:os";
 import { seedBytes } from "./raster.js";
 
 export const WAV_SAMPLE_RATE = 8_000;
@@ -22,7 +23,8 @@ export function encodeWav(samples: Int16Array, sampleRate = WAV_SAMPLE_RATE): Bu
   out.writeUInt16LE(16, 34); // bits per sample
   out.write("data", 36, "latin1");
   out.writeUInt32LE(dataBytes, 40);
-  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i] as number, 44 + i * 2);
+  if (endianness() === "LE") out.set(new Uint8Array(samples.buffer, samples.byteOffset, dataBytes), 44);
+  else for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i] as number, 44 + i * 2);
   return out;
 }
 
