@@ -69,7 +69,9 @@ describe("task presentation", () => {
     const failed = taskText(task("failed", [], { code: "MODERATION", message: "refused" }), wait);
     expect(failed).toMatch(/Gems: quoted 10, charged 0, released 10/);
     expect(failed).toMatch(/stop polling and tell the user why \(MODERATION: refused\)/);
-    expect(taskText(task("succeeded", [image(0), image(1)]), wait)).toContain("Succeeded: #0, #1. Failed: none.");
+    expect(taskText(task("succeeded", [image(0), image(1)]), wait)).toContain(
+      "Succeeded: #0, #1. Failed: none.",
+    );
     expect(taskText(task("succeeded", [image(0)]), { ...wait, identity: "gm-1", created: false })).toMatch(
       /Identity \(idempotencyKey\): gm-1\. It replays an earlier identical request: no second charge/,
     );
