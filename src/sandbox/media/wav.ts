@@ -34,13 +34,18 @@ export function toneSamples(seed: string, seconds: number, sampleRate = WAV_SAMP
   const total = Math.max(1, Math.round(seconds * sampleRate));
   const noteLen = Math.round(sampleRate / 4);
   const out = new Int16Array(total);
-  for (let i = 0; i < total; i++) {
-    const note = Math.floor(i / noteLen);
+  // A phase accumulator keeps sine arguments small (large ones take a slow path).
+  let phase = 0;
+  for (let start = 0, note = 0; start < total; start += noteLen, note++) {
     const semis = (h[note % h.length] as number) % 24;
-    const freq = 220 * 2 ** (semis / 12);
-    const pos = (i % noteLen) / noteLen;
-    const env = Math.sin(Math.PI * pos);
-    out[i] = Math.round(Math.sin((2 * Math.PI * freq * i) / sampleRate) * env * 8_000);
+    const step = (2 * Math.PI * 220 * 2 ** (semis / 12)) / sampleRate;
+    const end = Math.min(total, start + noteLen);
+    for (let i = start; i < end; i++) {
+      const env = Math.sin((Math.PI * (i - start)) / noteLen);
+      out[i] = Math.round(Math.sin(phase) * env * 8_000);
+      phase += step;
+      if (phase > 2 * Math.PI) phase -= 2 * Math.PI;
+    }
   }
   return out;
 }
