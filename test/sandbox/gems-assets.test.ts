@@ -70,6 +70,19 @@ describe("Gems: quotes, maxGems, caps, settlement", () => {
     expect((await post("/api/generate/image", img("z"), key)).status).toBe(202);
   });
 
+  it("the account balance is separate from the cap: past it, 402 INSUFFICIENT_BALANCE", async () => {
+    const key = h.sb.addKey({ capGems: 1_000, balanceGems: 5 });
+    const r = await post(
+      "/api/generate/image",
+      { model: "sandbox-image-fast", prompt: "b", parameters: { outputCount: 3 } },
+      key,
+    );
+    expect([r.status, r.body.error.code]).toEqual([402, "INSUFFICIENT_BALANCE"]);
+    expect(
+      (await post("/api/generate/image", { model: "sandbox-image-fast", prompt: "b" }, key)).status,
+    ).toBe(202);
+  });
+
   it("text reserves a conservative maximum from input size and max_tokens", async () => {
     const chat = {
       model: "sandbox-chat-large",
