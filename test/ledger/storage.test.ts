@@ -155,4 +155,21 @@ describe("other keyv back ends", () => {
     });
     expect((await ledger.list(keyHash)).map((r) => r.state)).toEqual(["succeeded"]);
   });
+
+  it("sweep expired records and their index entries", async () => {
+    let now = 1_000_000;
+    const keyv = new Keyv({ namespace: "ledger", throwOnErrors: true });
+    const ledger = new LedgerImpl(new KeyvStore(keyv, "memory"), { ...settings, now: () => now });
+    const s = scriptedSend([serviceError(422, "INVALID_REQUEST")]);
+    await ledger.run(req, s.send, s.ref).catch(() => {});
+    const open = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    await ledger.run({ ...req, bytes: "{}", maxAttempts: 1 }, open.send, open.ref).catch(() => {});
+    now += settings.retentionMs + 1;
+    expect(await ledger.sweep()).toBe(1);
+    const keys: string[] = [];
+    for await (const [key] of keyv.iterator?.("ledger") ?? []) keys.push(String(key));
+    expect(keys.filter((k) => k.includes("rec:"))).toHaveLength(1);
+    expect(keys.filter((k) => k.includes("idx:"))).toHaveLength(1);
+    expect((await ledger.list(keyHash)).map((r) => r.state)).toEqual(["uncertain"]);
+  });
 });
