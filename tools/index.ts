@@ -1,29 +1,27 @@
-/** Every tool, in the order tools/list shows them. */
+/**
+ * Every tool, in the order tools/list shows them, as loaders: a tool's module (its zod
+ * schemas and handler) is imported on its first call, not to answer tools/list.
+ */
 import type { ToolDefinition } from "../src/server/tool.js";
-import chat from "./chat.js";
-import extractVideo from "./extract_video.js";
-import generateAudio from "./generate_audio.js";
-import generateImage from "./generate_image.js";
-import generateVideo from "./generate_video.js";
-import listModels from "./list_models.js";
-import listRequests from "./list_requests.js";
-import listVoices from "./list_voices.js";
-import pollTask from "./poll_task.js";
-import saveOutputs from "./save_outputs.js";
-import uploadAsset from "./upload_asset.js";
-import uploadVoice from "./upload_voice.js";
 
-export const TOOLS: readonly ToolDefinition[] = [
-  listModels,
-  generateImage,
-  generateVideo,
-  generateAudio,
-  pollTask,
-  saveOutputs,
-  uploadAsset,
-  listVoices,
-  uploadVoice,
-  chat,
-  extractVideo,
-  listRequests,
-] as ToolDefinition[];
+type Loader = () => Promise<{ default: ToolDefinition }>;
+
+export const TOOL_LOADERS: Readonly<Record<string, Loader>> = {
+  list_models: () => import("./list_models.js") as Promise<{ default: ToolDefinition }>,
+  generate_image: () => import("./generate_image.js") as Promise<{ default: ToolDefinition }>,
+  generate_video: () => import("./generate_video.js") as Promise<{ default: ToolDefinition }>,
+  generate_audio: () => import("./generate_audio.js") as Promise<{ default: ToolDefinition }>,
+  poll_task: () => import("./poll_task.js") as Promise<{ default: ToolDefinition }>,
+  save_outputs: () => import("./save_outputs.js") as Promise<{ default: ToolDefinition }>,
+  upload_asset: () => import("./upload_asset.js") as Promise<{ default: ToolDefinition }>,
+  list_voices: () => import("./list_voices.js") as Promise<{ default: ToolDefinition }>,
+  upload_voice: () => import("./upload_voice.js") as Promise<{ default: ToolDefinition }>,
+  chat: () => import("./chat.js") as Promise<{ default: ToolDefinition }>,
+  extract_video: () => import("./extract_video.js") as Promise<{ default: ToolDefinition }>,
+  list_requests: () => import("./list_requests.js") as Promise<{ default: ToolDefinition }>,
+};
+
+/** Every definition, loaded now (for the catalog generator and tests). */
+export async function loadTools(): Promise<ToolDefinition[]> {
+  return Promise.all(Object.values(TOOL_LOADERS).map(async (load) => (await load()).default));
+}

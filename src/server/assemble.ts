@@ -3,7 +3,8 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import { TOOLS } from "../../tools/index.js";
+import { CATALOG } from "../../tools/catalog.js";
+import { TOOL_LOADERS } from "../../tools/index.js";
 import type { Engine } from "./context.js";
 import { registerResources } from "./resources.js";
 import { registerTool } from "./tool.js";
@@ -19,7 +20,11 @@ export function createMcpServer(engine: Engine): McpServer {
     { name: SERVER_NAME, version: SERVER_VERSION },
     { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
   );
-  for (const tool of TOOLS) registerTool(server, engine, tool);
+  for (const listed of CATALOG) {
+    const load = TOOL_LOADERS[listed.name];
+    if (!load) throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/index.ts does not load`);
+    registerTool(server, engine, listed, async () => (await load()).default);
+  }
   registerResources(server, engine);
   return server;
 }

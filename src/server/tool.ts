@@ -2,7 +2,8 @@
  * Tools are data: `defineTool({...})` in tools/*.ts, registered here. Arguments are
  * validated by us, not by the SDK, so a refusal is an `INVALID_ARGUMENT` result naming
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
- * still advertises the strict JSON schema of the zod definition.
+ * still advertises the strict JSON schema of the zod definition (precomputed in
+ * tools/catalog.ts, which a test keeps equal to the definitions).
  */
 import type {
   CallToolResult,
@@ -41,29 +42,45 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolD
   return def;
 }
 
-/**
- * Advertises `schema`'s JSON Schema but accepts any value, so validation failures reach
- * our handler instead of becoming the SDK's generic error text. The JSON is converted
- * once, on the first tools/list, not at startup.
- */
-function advertiseOnly(schema: z.ZodType): StandardSchemaWithJSON {
+/** What tools/list shows of a tool. tools/catalog.ts holds these, precomputed, for a cheap start. */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+}
+
+/** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
+function jsonOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const std = schema["~standard"] as unknown as StandardSchemaWithJSON["~standard"];
-  const cache = new Map<string, Record<string, unknown>>();
-  const convert = (io: "input" | "output") => (o: { target: string }) => {
-    const key = `${io}:${o.target}`;
-    let json = cache.get(key);
-    if (!json) {
-      json = std.jsonSchema[io](o as Parameters<typeof std.jsonSchema.input>[0]);
-      cache.set(key, json);
-    }
-    return json;
+  const json = std.jsonSchema[io]({ target: "draft-2020-12" });
+  return json.type === undefined ? { type: "object", ...json } : json;
+}
+
+export function listing(def: ToolDefinition): ListedTool {
+  return {
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: jsonOf(def.inputSchema, "input"),
+    outputSchema: jsonOf(def.outputSchema, "output"),
+    annotations: { title: def.title, ...def.annotations },
   };
+}
+
+/**
+ * Advertises a JSON Schema but accepts any value, so validation failures reach our
+ * handler instead of becoming the SDK's generic error text.
+ */
+function advertiseOnly(json: Record<string, unknown>): StandardSchemaWithJSON {
   return {
     "~standard": {
-      vendor: std.vendor,
+      vendor: "generation-mcp",
       version: 1,
       validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: convert("input"), output: convert("output") },
+      jsonSchema: { input: () => json, output: () => json },
     },
   };
 }
@@ -80,21 +97,31 @@ function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void
   }
 }
 
-export function registerTool(server: McpServer, engine: Engine, def: ToolDefinition): void {
+/**
+ * Registers a tool by its listing; its code (zod schemas, handler) is loaded by `load`
+ * on the first call, so answering tools/list needs none of it.
+ */
+export function registerTool(
+  server: McpServer,
+  engine: Engine,
+  listed: ListedTool,
+  load: () => Promise<ToolDefinition>,
+): void {
   server.registerTool(
-    def.name,
+    listed.name,
     {
-      title: def.title,
-      description: def.description,
-      inputSchema: advertiseOnly(def.inputSchema),
-      outputSchema: advertiseOnly(def.outputSchema),
-      annotations: { title: def.title, ...def.annotations },
+      title: listed.title,
+      description: listed.description,
+      inputSchema: advertiseOnly(listed.inputSchema),
+      outputSchema: advertiseOnly(listed.outputSchema),
+      annotations: listed.annotations,
     },
     (async (raw: unknown, ctx: ServerContext) =>
       guard(async () => {
         if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
           throw new ArgumentError("arguments", "must be an object");
         }
+        const def = await load();
         const args = (raw ?? {}) as Record<string, unknown>;
         refuseUnknown(def, args);
         const parsed = parseOrThrow(def.inputSchema, args);

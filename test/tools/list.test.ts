@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listing } from "../../src/server/tool.js";
+import { CATALOG } from "../../tools/catalog.js";
+import { loadTools, TOOL_LOADERS } from "../../tools/index.js";
 import { type Harness, harness } from "./harness.js";
 
 const CONTRACT_TOOLS = [
@@ -44,6 +47,12 @@ describe("tools/list", () => {
 
   it("matches the snapshot", async () => {
     await expect(JSON.stringify(tools, null, 2)).toMatchFileSnapshot("../__snapshots__/tools-list.json");
+  });
+
+  it("lists from a catalog equal to the definitions (else: npx tsx tools/gen-catalog.ts)", async () => {
+    expect(CATALOG).toEqual((await loadTools()).map(listing));
+    expect(CATALOG.map((t) => t.name)).toEqual(Object.keys(TOOL_LOADERS));
+    expect(tools.map((t) => t.name)).toEqual(CATALOG.map((t) => t.name));
   });
 
   it("offers every tool of the contract", () => {
