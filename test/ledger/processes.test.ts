@@ -136,8 +136,13 @@ describe("crash recovery (SIGKILL)", () => {
 });
 
 describe("two processes on one SQLite file", () => {
-  it("cannot both claim one identity", async () => {
-    const children = Array.from({ length: 4 }, () => submitChild({ ...env, LEDGER_BARRIER: "1" }, true));
+  it.each([
+    ["an identical call", {}],
+    ["an explicit idempotencyKey", { LEDGER_IDEMPOTENCY_KEY: "shared-key-1" }],
+  ])("cannot both claim one identity: %s", async (_, extra) => {
+    const children = Array.from({ length: 4 }, () =>
+      submitChild({ ...env, ...extra, LEDGER_BARRIER: "1" }, true),
+    );
     await Promise.all(
       children.map(({ cp, exit }) =>
         Promise.race([new Promise<void>((res) => cp.once("message", () => res())), exit.then(early)]),
@@ -148,6 +153,7 @@ describe("two processes on one SQLite file", () => {
     for (const e of exits) expect(e.code, e.stderr).toBe(0);
     const identities = new Set(exits.map((e) => e.out.identity));
     expect(identities.size).toBe(1);
+    if ("LEDGER_IDEMPOTENCY_KEY" in extra) expect([...identities]).toEqual([extra.LEDGER_IDEMPOTENCY_KEY]);
     expect(exits.filter((e) => e.out.reused === false)).toHaveLength(1);
     expect(sandbox.stats.dispatches(ROUTE)).toBe(1);
     expect(await records()).toHaveLength(1);
