@@ -87,7 +87,9 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
     new ResourceTemplate("generation://tasks/{taskId}", {
       // The tasks this key submitted, from the local ledger: the service has no task listing.
       list: async () => {
-        const records = await engine.ledger.list(engine.keyHash);
+        // Hosts list resources when they connect: a ledger that cannot be read lists no tasks
+        // rather than failing the whole listing.
+        const records = await engine.ledger.list(engine.keyHash).catch(() => []);
         const resources = records
           .filter((r) => r.taskId)
           .map((r) => ({
