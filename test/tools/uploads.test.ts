@@ -91,6 +91,14 @@ describe("upload_voice", () => {
     expect(voice.name).toMatch(/^me\b/);
     const mine = structured<{ voices: { id: string }[] }>(await h.call("list_voices", {}));
     expect(mine.voices.map((v) => v.id)).toContain(voice.id);
+    const cloned = await h.call("generate_audio", {
+      model: "service-voice",
+      operation: "voice_clone",
+      prompt: "Hello in my own voice",
+      parameters: { voiceProfileId: voice.id },
+      wait: 20,
+    });
+    expect(structured<{ task: { status: string } }>(cloned).task.status).toBe("succeeded");
   });
 
   it("asks the user when the client can ask; a refusal sends nothing", async () => {
