@@ -197,6 +197,13 @@ export class LedgerImpl implements Ledger {
   async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
     const rec = await this.#store.get(keyHash, identity);
     if (rec === undefined || isExpired(rec, this.#o.now())) return;
+    // Already so: spare the commit (tools mark every replayed result too).
+    if (
+      rec.delivered === delivered &&
+      (rec.state !== "succeeded" || (rec.expiresAt !== undefined) === delivered)
+    ) {
+      return;
+    }
     const next: StoredRecord = { ...rec, delivered, updatedAt: this.#o.now() };
     if (rec.state === "succeeded") {
       if (delivered) next.expiresAt = next.updatedAt + this.#o.retentionMs;

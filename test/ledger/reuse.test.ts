@@ -31,6 +31,20 @@ describe("run: reuse and explicit keys", () => {
     expect(s.calls.map((x) => x.identity)).toEqual([a.identity, a.identity, c.identity]);
   });
 
+  it("a delivery taken back (the result never arrived) makes the success reusable again", async () => {
+    const s = scriptedSend([{ taskId: "t6" }]);
+    const a = await ledger.run(req, s.send, s.ref);
+    await ledger.markDelivered(keyHash, a.identity, true);
+    await ledger.markDelivered(keyHash, a.identity, true);
+    expect((await ledger.list(keyHash))[0]?.expiresAt).toBeDefined();
+    await ledger.markDelivered(keyHash, a.identity, false);
+    const [rec] = await ledger.list(keyHash);
+    expect(rec).toMatchObject({ delivered: false, state: "succeeded" });
+    expect(rec?.expiresAt).toBeUndefined();
+    expect(await ledger.run(req, s.send, s.ref)).toMatchObject({ identity: a.identity, reused: true });
+    await ledger.markDelivered(keyHash, "no-such-identity", true);
+  });
+
   it("replays an explicit idempotencyKey with the same body, refuses a different body and sends nothing", async () => {
     const s = scriptedSend([{ taskId: "t7" }]);
     const a = await ledger.run({ ...req, idempotencyKey: "my-key.1" }, s.send, s.ref);
