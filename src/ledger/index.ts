@@ -74,9 +74,12 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   try {
     mod = (await import(pkg)) as typeof mod;
   } catch (cause) {
+    const missing = (cause as { code?: unknown } | null)?.code === "ERR_MODULE_NOT_FOUND";
     throw new LedgerError(
       "LEDGER_CONFIG",
-      `GENERATION_STORE: ${scheme}:// needs the keyv adapter ${pkg}, which is not installed (npm install ${pkg})`,
+      missing
+        ? `GENERATION_STORE: ${scheme}:// needs the keyv adapter ${pkg}, which is not installed (npm install ${pkg})`
+        : `GENERATION_STORE: the keyv adapter ${pkg} could not be loaded`,
       { cause },
     );
   }
@@ -84,8 +87,17 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   if (typeof Adapter !== "function") {
     throw new LedgerError("LEDGER_CONFIG", `GENERATION_STORE: ${pkg} has no default export to construct`);
   }
+  let adapter: object;
+  try {
+    adapter = new Adapter(uri);
+  } catch (cause) {
+    // The adapter's own message may quote the URI, password included: keep it only as the cause.
+    throw new LedgerError("LEDGER_CONFIG", `GENERATION_STORE: ${pkg} refused the ${scheme}:// URI`, {
+      cause,
+    });
+  }
   const keyv = new Keyv({
-    store: new Adapter(uri),
+    store: adapter,
     namespace: NAMESPACE,
     serialize: (d: unknown) => JSON.stringify(d),
     deserialize: (d: string) => JSON.parse(d),
