@@ -99,6 +99,8 @@ async function submissionOverhead(dir: string): Promise<void> {
   const bare: number[] = [];
   const through: number[] = [];
   const delivered: number[] = [];
+  const beforeSend: number[] = [];
+  const inSend: number[] = [];
   // Warm up both paths (JIT, connection pool), then interleave so drift hits both alike.
   for (let i = 0; i < 30; i++) {
     await submit(`warm-${i}`, body(i, "warm"));
@@ -113,9 +115,16 @@ async function submissionOverhead(dir: string): Promise<void> {
     await submit(`bare-${i}`, body(i, "bare"));
     bare.push(performance.now() - t0);
     t0 = performance.now();
+    const start = t0;
     const out = await ledger.run(
       { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: body(i, "ledger") },
-      submit,
+      async (identity, bytes) => {
+        const t1 = performance.now();
+        beforeSend.push(t1 - start);
+        const r = await submit(identity, bytes);
+        inSend.push(performance.now() - t1);
+        return r;
+      },
       (r) => r,
     );
     through.push(performance.now() - t0);
@@ -131,6 +140,8 @@ async function submissionOverhead(dir: string): Promise<void> {
     `median ${(x.median / b.median).toFixed(2)}, mean ${(x.mean / b.mean).toFixed(2)}`;
   print(`bare submission to the sandbox (N=${N_SUBMIT}):      ${fmt(b)}`);
   print(`ledger.run() submission (N=${N_SUBMIT}):             ${fmt(l)}`);
+  print(`  of which before send (claim + sent mark):       ${fmt(stats(beforeSend))}`);
+  print(`  of which the submission itself:                 ${fmt(stats(inSend))}`);
   print(`ledger.run() + markDelivered (N=${N_SUBMIT}):        ${fmt(d)}`);
   print(`ratio run()/bare: ${ratio(l)} (target <= 1.5)`);
   print(`ratio run()+markDelivered/bare: ${ratio(d)}`);
