@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, USAGE } from "./config.js";
 
 const EXIT_CONFIG = 2;
+const WARM_UP_DELAY_MS = 1_000;
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`generation-mcp: ${message}\n`);
@@ -39,6 +40,20 @@ function version(): string {
   return "unknown";
 }
 
+/**
+ * Once the first tools/list is likely answered, open the ledger in the background: a store that
+ * cannot be opened is reported now (one line on stderr; read-only tools keep working) rather than
+ * at the first paid call.
+ */
+function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
+  setTimeout(() => {
+    engines.warmUp().catch((error: unknown) => {
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      console.error(`generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`);
+    });
+  }, WARM_UP_DELAY_MS).unref();
+}
+
 async function serveStdio(config: Config): Promise<void> {
   const [{ createEngines }, { createMcpServer }, { serveOverStdio }] = await Promise.all([
     import("./server/engine.js"),
@@ -50,6 +65,7 @@ async function serveStdio(config: Config): Promise<void> {
   if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
   const engine = engines.forKey(key);
   serveOverStdio({ createServer: () => createMcpServer(engine), onClose: () => engines.close() });
+  warmUpSoon(engines);
 }
 
 async function serveHttp(config: Config): Promise<void> {
@@ -79,6 +95,7 @@ async function serveHttp(config: Config): Promise<void> {
     failToBind(error, config.host, config.port);
   }
   process.stdout.write(connectionHelp(handle.url, config, engines.baseUrl));
+  warmUpSoon(engines);
   const shutdown = () => {
     setTimeout(() => process.exit(0), 2_000).unref();
     void handle

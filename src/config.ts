@@ -186,9 +186,7 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
   }
 
   const store = setting("GENERATION_STORE");
-  if (store !== undefined && !URI_PATTERN.test(store.value)) {
-    throw new ConfigError(store.field, "expected a keyv URI such as sqlite:///absolute/path/ledger.sqlite");
-  }
+  if (store !== undefined) checkStore(store.value, store.field);
   config.store =
     store?.value ?? `sqlite://${join(envPaths("generation-mcp", { suffix: "" }).data, "ledger.sqlite")}`;
 
@@ -225,6 +223,40 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
     config.defaultWaitSeconds = Number(wait.value);
   }
   return config;
+}
+
+/** The ledger's back ends (see src/ledger): sqlite built in, the others through their keyv adapter. */
+const STORE_SCHEMES = [
+  "sqlite",
+  "redis",
+  "rediss",
+  "valkey",
+  "mongodb",
+  "mongodb+srv",
+  "postgres",
+  "postgresql",
+  "mysql",
+  "etcd",
+];
+
+function checkStore(value: string, field: string): void {
+  // Never echo the URI: a database URI may carry a password.
+  if (!URI_PATTERN.test(value)) {
+    throw new ConfigError(field, "expected a keyv URI such as sqlite:///absolute/path/ledger.sqlite");
+  }
+  const scheme = value.slice(0, value.indexOf(":")).toLowerCase();
+  if (!STORE_SCHEMES.includes(scheme)) {
+    throw new ConfigError(
+      field,
+      `unsupported scheme '${scheme}'; expected one of ${STORE_SCHEMES.join(", ")}`,
+    );
+  }
+  if (scheme === "sqlite" && !isAbsolute(value.slice("sqlite://".length))) {
+    throw new ConfigError(
+      field,
+      "expected an absolute SQLite path, as in sqlite:///absolute/path/ledger.sqlite",
+    );
+  }
 }
 
 function parseHost(host: string | undefined): string {

@@ -17,6 +17,11 @@ export interface Engines {
   forKey(apiKey: string): Engine;
   /** The engine of a key registered earlier through forKey, by its hash. */
   byHash(keyHash: string): Engine;
+  /**
+   * Opens the ledger (and loads an in-process sandbox) ahead of the first call that needs them, so
+   * an unusable store is reported early and the first generation does not wait for SQLite.
+   */
+  warmUp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,6 +49,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   let baseUrl = config.baseUrl;
   let defaultApiKey = config.apiKey;
   let fetchImpl: typeof fetch | undefined;
+  let warmSandbox: (() => Promise<unknown>) | undefined;
   if (config.sandbox && o.listenSandbox) {
     const { createSandbox, SANDBOX_API_KEY } = await import("../sandbox/index.js");
     const listened = createSandbox({ timeScale: 1 });
@@ -66,6 +72,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       (await load()).handler(input, init)) as typeof fetch;
     baseUrl = IN_PROCESS_SANDBOX_URL;
     defaultApiKey = IN_PROCESS_SANDBOX_KEY;
+    warmSandbox = load;
   }
   if (baseUrl === undefined) throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
   const serviceUrl = baseUrl;
@@ -98,6 +105,9 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         throw new Error("no engine for this key hash; register the key with forKey first");
       return engine;
     },
+    async warmUp() {
+      await Promise.all([ledger.open(), warmSandbox?.()]);
+    },
     async close() {
       await ledger.close();
       await closeListener?.();
@@ -110,11 +120,16 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
 class LazyLedger implements Ledger {
   private opening: Promise<Ledger> | undefined;
   private opened: Ledger | undefined;
-  constructor(private readonly open: () => Promise<Ledger>) {}
+  constructor(private readonly opener: () => Promise<Ledger>) {}
+
+  /** Opens the real ledger now (idempotent). */
+  async open(): Promise<void> {
+    await this.get();
+  }
 
   private get(): Promise<Ledger> {
     if (this.opening === undefined) {
-      this.opening = this.open().then(
+      this.opening = this.opener().then(
         (ledger) => {
           this.opened = ledger;
           return ledger;

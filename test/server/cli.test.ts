@@ -3,7 +3,7 @@
  * stdout must carry nothing but JSON-RPC.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -114,6 +114,35 @@ describe("stdio", () => {
       expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
       const listed = await client.callTool({ name: "list_requests", arguments: {} });
       expect(listed.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("reports an unusable ledger on stderr and keeps serving read-only tools", async () => {
+    const blocker = join(iso.dir, "not-a-directory");
+    writeFileSync(blocker, "");
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "--sandbox"],
+      // A regular file where the store's directory should be: the ledger cannot be created there.
+      env: { ...iso.env, GENERATION_STORE: `sqlite://${join(blocker, "ledger.sqlite")}` },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const models = await client.callTool({ name: "list_models", arguments: {} });
+      expect(models.isError).toBeFalsy();
+      const deadline = Date.now() + 10_000;
+      while (!stderr.includes("ledger") && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(stderr).toMatch(/ledger is not usable/);
+      expect(stderr.trimEnd().split("\n")).toHaveLength(1);
     } finally {
       await client.close();
     }

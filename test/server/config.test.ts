@@ -155,6 +155,19 @@ describe("loadConfig", () => {
       /^GENERATION_STORE: expected a keyv URI/,
     ],
     [
+      "store scheme",
+      [],
+      { ...BASE, GENERATION_STORE: "foo://x" },
+      /^GENERATION_STORE: unsupported scheme 'foo'/,
+    ],
+    [
+      "store relative",
+      [],
+      { ...BASE, GENERATION_STORE: "sqlite://ledger.sqlite" },
+      /^GENERATION_STORE: expected an absolute SQLite path/,
+    ],
+    ["store flag", ["--store", "memory"], BASE, /^--store: expected a keyv URI/],
+    [
       "files relative",
       [],
       { ...BASE, GENERATION_FILES: "rel/dir" },
@@ -228,6 +241,11 @@ describe("loadConfig", () => {
     const error = refusal(argv, env);
     expect(error.message).toMatch(pattern);
     expect(error.message).not.toContain("\n");
+  });
+
+  it("never echoes a store URI, which may carry a password", () => {
+    const error = refusal([], { ...BASE, GENERATION_STORE: "ftp://user:hunter2@db.example/x" });
+    expect(error.message).not.toContain("hunter2");
   });
 
   it("never echoes a malformed key", () => {

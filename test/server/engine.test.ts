@@ -65,6 +65,16 @@ describe("createEngines", () => {
     }
   });
 
+  it("opens the ledger on warmUp", async () => {
+    const engines = await createEngines(sandboxConfig("w"));
+    try {
+      await engines.warmUp();
+      expect(existsSync(join(dir, "w", "ledger.sqlite"))).toBe(true);
+    } finally {
+      await engines.close();
+    }
+  });
+
   it("refuses a malformed key without echoing it", async () => {
     const engines = await createEngines(sandboxConfig("d"));
     try {
