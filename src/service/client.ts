@@ -145,6 +145,7 @@ export class ServiceClient {
     o: { filename?: string | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<Asset> {
     const prepared = await prepareAsset(src, o.filename);
+    const upload = await this.http.uploadFetch();
     const headers: Record<string, string> = {
       "content-type": prepared.mimeType,
       "content-length": String(prepared.size),
@@ -156,7 +157,8 @@ export class ServiceClient {
         path: "/api/generate/assets",
         kind: "upload",
         headers,
-        body: prepared.body(),
+        body: prepared.body(upload.recycle),
+        fetch: upload.fetch,
         signal: o.signal,
         timeoutMs: this.uploadTimeout(),
       },

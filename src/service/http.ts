@@ -16,7 +16,7 @@ import {
   ServiceError,
   TimeoutError,
 } from "./errors.js";
-import { proxyFetch, proxyFromEnv } from "./proxy.js";
+import { proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 
 export type FetchLike = typeof fetch;
 
@@ -42,9 +42,13 @@ export interface RequestSpec {
   body?: RequestInit["body"];
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /** A fetch chosen for this request (uploads); otherwise the one in force. */
+  fetch?: FetchLike | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
+/** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
+const NATIVE_FETCH = globalThis.fetch;
 const RETRY_BASE_MS = 500;
 const RETRY_CAP_MS = 8_000;
 /** A Retry-After longer than this is not waited out inside one read. */
@@ -217,6 +221,21 @@ export class ServiceHttp {
     return (input, init) => globalThis.fetch(input, init);
   }
 
+  /**
+   * The fetch for a streamed upload, and whether the body may recycle its read buffers.
+   * Recycling keeps a 30 MiB upload within a few MiB, but is only sound when the consumer
+   * writes each chunk out before asking for the next and keeps no reference: undici's
+   * HTTP/1 writer does (it awaits 'drain'). Node 20's bundled fetch measured ~25 MiB more
+   * for the same upload, so the npm undici is used (imported on first upload only). An
+   * injected or patched fetch (tests, instrumentation) may keep chunks: fresh buffers then.
+   */
+  async uploadFetch(): Promise<{ fetch: FetchLike; recycle: boolean }> {
+    if (this.injected) return { fetch: this.injected, recycle: false };
+    if (this.proxied) return { fetch: await proxyFetch(), recycle: true };
+    if (globalThis.fetch === NATIVE_FETCH) return { fetch: await undiciFetch(), recycle: true };
+    return { fetch: (input, init) => globalThis.fetch(input, init), recycle: false };
+  }
+
   /** A FormData the fetch in force can serialise (undici's own when proxied). */
   async formData(): Promise<FormData> {
     if (this.proxied) {
@@ -247,10 +266,17 @@ export class ServiceHttp {
     if (spec.body !== undefined) {
       init.body = spec.body;
       if (spec.body instanceof ReadableStream) init.duplex = "half";
+      if (typeof spec.body !== "string") {
+        // fetch clones (tees) the request whenever it might follow a redirect, and the
+        // unread branch then holds every chunk of an upload until it ends: 30 MiB in
+        // memory. `window: null` with `redirect: "error"` is the spec's path with no clone.
+        init.redirect = "error";
+        init.window = null;
+      }
     }
     let res: Response;
     try {
-      const f = await this.fetchImpl();
+      const f = spec.fetch ?? (await this.fetchImpl());
       res = await f(url, init);
     } catch (err) {
       deadline.clear();

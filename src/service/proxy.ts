@@ -11,6 +11,7 @@ export function proxyFromEnv(env: NodeJS.ProcessEnv): boolean {
 }
 
 let cached: Promise<FetchLike> | undefined;
+let direct: Promise<FetchLike> | undefined;
 
 /** undici's fetch bound to one EnvHttpProxyAgent (which also honours NO_PROXY). */
 export function proxyFetch(): Promise<FetchLike> {
@@ -20,4 +21,10 @@ export function proxyFetch(): Promise<FetchLike> {
       fetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as FetchLike;
   });
   return cached;
+}
+
+/** undici's own fetch, without a proxy (used for streamed uploads; see ServiceHttp.uploadFetch). */
+export function undiciFetch(): Promise<FetchLike> {
+  direct ??= import("undici").then(({ fetch }) => fetch as unknown as FetchLike);
+  return direct;
 }

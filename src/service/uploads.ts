@@ -3,10 +3,9 @@
  * name), the size from the file system, and the body is streamed from disk so a 30 MiB
  * upload never sits in memory. file-type is imported on first use: start-up stays cheap.
  */
-import { createReadStream, openAsBlob } from "node:fs";
-import { stat } from "node:fs/promises";
+import { openAsBlob } from "node:fs";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { Readable } from "node:stream";
 import { ArgumentError } from "./errors.js";
 import { LIMITS } from "./limits.js";
 
@@ -21,7 +20,8 @@ export interface PreparedAsset {
   mimeType: string;
   size: number;
   filename: string | undefined;
-  body(): ReadableStream<Uint8Array> | Uint8Array;
+  /** `recycle`: reuse a few read buffers (only for a consumer that keeps no chunk). */
+  body(recycle: boolean): ReadableStream<Uint8Array> | Uint8Array;
 }
 
 const MEDIA_PREFIXES = ["image/", "video/", "audio/"];
@@ -93,10 +93,56 @@ export async function prepareAsset(src: AssetSource, filename?: string): Promise
     mimeType: mediaType(type, "path"),
     size,
     filename: name ?? headerFilename(basename(path)),
-    // Exactly the bytes stat counted, even if the file grows meanwhile: Content-Length stays true.
-    body: () =>
-      Readable.toWeb(createReadStream(path, { start: 0, end: size - 1 })) as ReadableStream<Uint8Array>,
+    body: (recycle) => fileStream(path, size, recycle),
   };
+}
+
+const READ_CHUNK = 64 * 1024;
+const RING_SIZE = 4;
+
+/**
+ * The file as a pull-driven web stream: a chunk is read only when fetch asks for one, so
+ * only a few chunks exist at a time whatever the file's size. Exactly `size` bytes are sent
+ * even if the file grows meanwhile, keeping Content-Length true; a file that shrinks fails
+ * the upload rather than padding it.
+ */
+function fileStream(path: string, size: number, recycle: boolean): ReadableStream<Uint8Array> {
+  let handle: FileHandle | undefined;
+  let position = 0;
+  const ring: Buffer[] = [];
+  let turn = 0;
+  const buffer = (want: number): Buffer => {
+    if (!recycle) return Buffer.allocUnsafe(want);
+    // A chunk is written out before the next is pulled; RING_SIZE leaves a wide margin.
+    const slot = turn++ % RING_SIZE;
+    ring[slot] ??= Buffer.allocUnsafe(READ_CHUNK);
+    return ring[slot].subarray(0, want);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        handle ??= await open(path, "r");
+        const want = Math.min(READ_CHUNK, size - position);
+        const buf = buffer(want);
+        const { bytesRead } = await handle.read(buf, 0, want, position);
+        if (bytesRead === 0) {
+          await handle.close();
+          controller.error(new Error(`${path} shrank while being uploaded`));
+          return;
+        }
+        position += bytesRead;
+        controller.enqueue(bytesRead === want ? buf : buf.subarray(0, bytesRead));
+        if (position >= size) {
+          await handle.close();
+          controller.close();
+        }
+      },
+      async cancel() {
+        await handle?.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 function mediaType(type: { mime: string } | undefined, field: string): string {

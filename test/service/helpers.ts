@@ -59,7 +59,14 @@ export function tempDir(): { dir: string; cleanup(): void } {
 
 /** Minimal headers file-type recognises. */
 export const MAGIC = {
-  png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]),
+  // Signature, IHDR, then an IDAT chunk header: sniffs as PNG whatever bytes follow.
+  png: Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
+    Buffer.from("IHDR"),
+    Buffer.from([0, 0, 4, 0, 0, 0, 4, 0, 8, 2, 0, 0, 0, 0, 0, 0, 0]),
+    Buffer.from([0, 0x10, 0, 0]),
+    Buffer.from("IDAT"),
+  ]),
   wav: Buffer.concat([
     Buffer.from("RIFF"),
     Buffer.from([0x24, 0, 0, 0]),
