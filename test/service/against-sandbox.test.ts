@@ -118,12 +118,11 @@ describe("media tasks", () => {
   it("a read that meets a 503 is retried and succeeds", async () => {
     const { bytes } = buildMediaBody("image", { model: "sandbox-image-fast", prompt: "retry me" });
     const { submission } = await client.submitMedia("image", bytes, identity());
-    sandbox.faults.inject(
-      "GET /api/generate/tasks/{id}",
-      { status: 503, code: "TEMPORARILY_UNAVAILABLE" },
-      2,
-    );
+    const route = "GET /api/generate/tasks/{id}";
+    const before = sandbox.stats.requests(route);
+    sandbox.faults.inject(route, { status: 503, code: "TEMPORARILY_UNAVAILABLE" }, 2);
     expect((await client.getTask(submission.task.id)).id).toBe(submission.task.id);
+    expect(sandbox.stats.requests(route) - before).toBe(3);
   });
 
   it("speech with a public voice is accepted", async () => {
