@@ -202,6 +202,23 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
     if (!host.ok) return sendJson(res, 403, `Forbidden: ${host.message}`);
     const origin = validateOriginHeader(req.headers.origin, hostnames);
     if (!origin.ok) return sendJson(res, 403, `Forbidden: ${origin.message}`);
+    // A page on a loopback origin (the Inspector in direct mode) may call us: answer its CORS checks.
+    if (origin.origin !== undefined) {
+      res.setHeader("access-control-allow-origin", origin.origin);
+      res.setHeader("vary", "Origin");
+      res.setHeader(
+        "access-control-expose-headers",
+        "mcp-session-id, mcp-protocol-version, www-authenticate",
+      );
+      if (req.method === "OPTIONS") {
+        res.writeHead(204, {
+          "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+          "access-control-allow-headers": req.headers["access-control-request-headers"] ?? "*",
+          "access-control-max-age": "600",
+        });
+        return void res.end();
+      }
+    }
 
     const authorization = req.headers.authorization;
     let apiKey: string | undefined;

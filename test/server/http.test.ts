@@ -109,6 +109,25 @@ describe("HTTP guards", () => {
     expect(res.status).toBe(200);
   });
 
+  it("answers a loopback page's CORS preflight, and a foreign page's with 403", async () => {
+    const preflight = (origin: string) =>
+      fetch(handle.url, {
+        method: "OPTIONS",
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization, content-type",
+        },
+      });
+    const ok = await preflight("http://localhost:6274");
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(ok.headers.get("access-control-allow-headers")).toContain("authorization");
+    const evil = await preflight("http://evil.example");
+    expect(evil.status).toBe(403);
+    expect(evil.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   it("refuses a Host that is not this server (DNS rebinding)", async () => {
     const res = await rawPost({ host: "evil.example:80", "content-type": "application/json" });
     expect(res.status).toBe(403);
