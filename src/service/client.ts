@@ -3,15 +3,15 @@
  * MCP or the ledger: submissions are sent exactly once per call with the identity and
  * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
  */
-import { ArgumentError, IncompleteStreamError } from "./errors.js";
-import { DEFAULT_TIMEOUT_MS, type FetchLike, failureOf, parseBody, readText, ServiceHttp } from "./http.js";
+import { sendChat } from "./chat.js";
+import { ArgumentError } from "./errors.js";
+import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http.js";
 import type { MediaKind } from "./limits.js";
 import { downloadOutput } from "./output.js";
 import {
   ApiKeySchema,
   type Asset,
   AssetEnvelopeSchema,
-  ChatCompletionSchema,
   type ExtractionResponse,
   ExtractionResponseSchema,
   IdempotencyKeySchema,
@@ -29,7 +29,7 @@ import {
   VoiceListQuerySchema,
   VoiceListSchema,
 } from "./schemas.js";
-import { type ChatResult, readChatStream } from "./sse.js";
+import type { ChatResult } from "./sse.js";
 import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
 
 export type { ChatResult } from "./sse.js";
@@ -208,64 +208,7 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions & { onDelta?: ((delta: string, soFar: string) => void) | undefined } = {},
   ): Promise<ChatResult> {
-    const stream = wantsStream(checkBytes(bytes));
-    const spec = {
-      method: "POST" as const,
-      path: "/api/generate/text/v1/chat/completions",
-      kind: "submission" as const,
-      headers: {
-        ...JSON_HEADERS,
-        accept: stream ? "text/event-stream" : "application/json",
-        "idempotency-key": checkIdentity(idempotencyKey),
-      },
-      body: bytes,
-      signal: o.signal,
-    };
-    const { res, deadline } = await this.http.open(spec);
-    const what = "POST /api/generate/text/v1/chat/completions";
-    const type = res.headers.get("content-type") ?? "";
-    try {
-      if (type.includes("text/event-stream")) {
-        if (!res.body)
-          throw new IncompleteStreamError(
-            { status: res.status, code: undefined, message: "empty stream" },
-            "",
-          );
-        deadline.touch();
-        return await readChatStream(res.body, {
-          onDelta: o.onDelta,
-          onActivity: () => deadline.touch(),
-          signal: deadline.signal,
-          onReadError: (err, partial) => {
-            const failure = failureOf(err, deadline, o.signal, what, "submission");
-            if (failure === o.signal?.reason) return failure;
-            const message = `${what}: the stream broke before [DONE] (${(failure as Error).message})`;
-            return new IncompleteStreamError(
-              { status: res.status, code: undefined, message, cause: err },
-              partial,
-            );
-          },
-        });
-      }
-      let text: string;
-      try {
-        text = await readText(res, deadline.signal);
-      } catch (err) {
-        throw failureOf(err, deadline, o.signal, what, "submission");
-      }
-      const completion = parseBody(ChatCompletionSchema, text, res.status, "submission", what);
-      const choice = completion.choices[0];
-      return {
-        id: completion.id,
-        model: completion.model,
-        content: choice?.message.content ?? "",
-        finishReason: choice?.finish_reason ?? null,
-        usage: completion.usage ?? null,
-        streamed: false,
-      };
-    } finally {
-      deadline.clear();
-    }
+    return sendChat(this.http, checkBytes(bytes), checkIdentity(idempotencyKey), o);
   }
 
   async extractVideo(
@@ -318,14 +261,6 @@ function checkBytes(bytes: string): string {
     throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
   }
   return bytes;
-}
-
-function wantsStream(bytes: string): boolean {
-  try {
-    return (JSON.parse(bytes) as { stream?: unknown }).stream === true;
-  } catch {
-    throw new ArgumentError("bytes", "must be the JSON body built by buildChatBody");
-  }
 }
 
 function taskPath(taskId: string): string {

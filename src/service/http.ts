@@ -7,16 +7,10 @@
  */
 import pRetry from "p-retry";
 import type { z } from "zod";
-import {
-  ConnectionError,
-  errorFromResponse,
-  InvalidResponseError,
-  parseRetryAfter,
-  type RequestKind,
-  ServiceError,
-  TimeoutError,
-} from "./errors.js";
+import { type Deadline, failureOf, sleep, startDeadline } from "./deadline.js";
+import { InvalidResponseError, type RequestKind, type ServiceError } from "./errors.js";
 import { proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
+import { errorOf, parseBody, readText } from "./responses.js";
 
 export type FetchLike = typeof fetch;
 
@@ -53,143 +47,6 @@ const RETRY_BASE_MS = 500;
 const RETRY_CAP_MS = 8_000;
 /** A Retry-After longer than this is not waited out inside one read. */
 const RETRY_AFTER_CAP_MS = 30_000;
-const ERROR_TEXT_MAX = 300;
-
-/** A timer that aborts a request; `touch` re-arms it so a live stream is never cut. */
-export interface Deadline {
-  readonly signal: AbortSignal;
-  timedOut(): boolean;
-  touch(): void;
-  clear(): void;
-}
-
-export function startDeadline(ms: number, caller?: AbortSignal): Deadline {
-  const own = new AbortController();
-  const fire = () => own.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
-  let timer = setTimeout(fire, ms);
-  return {
-    signal: caller ? AbortSignal.any([own.signal, caller]) : own.signal,
-    timedOut: () => own.signal.aborted,
-    touch() {
-      clearTimeout(timer);
-      if (!own.signal.aborted) timer = setTimeout(fire, ms);
-    },
-    clear: () => clearTimeout(timer),
-  };
-}
-
-/**
- * Maps a thrown fetch/body error to the family: the caller's own abort passes through
- * unchanged; our timer becomes TimeoutError; anything else is a ConnectionError.
- */
-export function failureOf(
-  err: unknown,
-  d: Deadline,
-  caller: AbortSignal | undefined,
-  what: string,
-  kind: RequestKind,
-): unknown {
-  if (caller?.aborted) return caller.reason;
-  if (d.timedOut()) return new TimeoutError({ message: `${what} timed out`, requestKind: kind, cause: err });
-  if (err instanceof ServiceError) return err;
-  if (!(err instanceof Error))
-    return new ConnectionError({ message: `${what} failed`, requestKind: kind, cause: err });
-  const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-  const detail = cause?.code ?? cause?.message ?? (err as Error).message;
-  return new ConnectionError({ message: `${what} failed: ${detail}`, requestKind: kind, cause: err });
-}
-
-/**
- * Reads a body as text, giving up when `signal` aborts even if the body's source ignores
- * the abort (some fetch implementations only abort the headers wait).
- */
-export async function readText(res: Response, signal: AbortSignal): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
-  signal.addEventListener("abort", onAbort, { once: true });
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (signal.aborted) throw signal.reason;
-      if (next.done) break;
-      text += decoder.decode(next.value, { stream: true });
-    }
-    return text + decoder.decode();
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
-}
-
-/** Reads an error response into the family: envelope when it is one, the status alone when not. */
-export async function errorOf(
-  res: Response,
-  kind: RequestKind,
-  what: string,
-  signal?: AbortSignal,
-): Promise<ServiceError> {
-  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-  let text = "";
-  try {
-    text = signal ? await readText(res, signal) : await res.text();
-  } catch {
-    // The status alone still classifies the failure.
-  }
-  let code: string | undefined;
-  let message: string | undefined;
-  try {
-    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof parsed?.error?.message === "string") message = parsed.error.message;
-    if (typeof parsed?.error?.code === "string") code = parsed.error.code;
-  } catch {
-    // Not JSON (a proxy's HTML page, an empty HEAD body): keep a short, printable excerpt.
-  }
-  if (message === undefined) {
-    const excerpt = text.replace(/\s+/g, " ").trim().slice(0, ERROR_TEXT_MAX);
-    message = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${excerpt ? `: ${excerpt}` : ""}`;
-  }
-  return errorFromResponse({
-    status: res.status,
-    code,
-    message: `${what}: ${message}`,
-    requestKind: kind,
-    retryAfterMs,
-  });
-}
-
-/** Parses a JSON text with a schema; failures are InvalidResponseError (uncertain for submissions). */
-export function parseBody<S extends z.ZodType>(
-  schema: S,
-  text: string,
-  status: number,
-  kind: RequestKind,
-  what: string,
-): z.output<S> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (cause) {
-    throw new InvalidResponseError({
-      status,
-      code: undefined,
-      message: `${what}: the response is not JSON`,
-      requestKind: kind,
-      cause,
-    });
-  }
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const where = issue?.path.length ? issue.path.join(".") : "(body)";
-  throw new InvalidResponseError({
-    status,
-    code: undefined,
-    message: `${what}: unexpected response at ${where}: ${issue?.message ?? "invalid"}`,
-    requestKind: kind,
-  });
-}
 
 export class ServiceHttp {
   readonly baseUrl: string;
@@ -370,19 +227,4 @@ export class ServiceHttp {
       },
     });
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -2,15 +2,11 @@
  * Downloads signed output URLs. The URL is its own credential and usually lives on another
  * host, so the service key is never attached; the size is bounded before and while reading.
  */
+
+import { failureOf, startDeadline } from "./deadline.js";
 import { ArgumentError, OutputTooLargeError, OutputUnavailableError, ServiceError } from "./errors.js";
-import {
-  DEFAULT_TIMEOUT_MS,
-  errorOf,
-  type FetchLike,
-  failureOf,
-  type RequestSpec,
-  startDeadline,
-} from "./http.js";
+import { DEFAULT_TIMEOUT_MS, type FetchLike, type RequestSpec } from "./http.js";
+import { errorOf } from "./responses.js";
 
 export interface DownloadOptions {
   fetch: FetchLike;

@@ -3,8 +3,9 @@
  * 15 s, with jitter, never past the deadline. Running out of time is not an error: the
  * task is returned as it stands, so the caller keeps its ID and can poll again later.
  */
+
+import { sleep } from "./deadline.js";
 import type { ServiceError } from "./errors.js";
-import { sleep } from "./http.js";
 import { isTerminal, LIMITS } from "./limits.js";
 import type { Task } from "./schemas.js";
 
