@@ -119,9 +119,10 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     "",
-    "MCP Inspector:",
-    `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
-    "  (or run `npx @modelcontextprotocol/inspector`, pick Streamable HTTP and enter the URL above)",
+    "MCP Inspector (Node 22+):",
+    "  npx @modelcontextprotocol/inspector",
+    `  then choose the Streamable HTTP transport and connect to ${url}`,
+    `  (recent Inspectors also take it directly: --transport http --server-url ${url})`,
     "",
     "Claude Desktop (claude_desktop_config.json) through the mcp-remote bridge:",
     ...JSON.stringify(desktop, null, 2)
