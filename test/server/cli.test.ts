@@ -148,6 +148,37 @@ describe("stdio", () => {
     }
   });
 
+  it("reads messages past the SDK's 10 MB default (base64 uploads over stdio)", async () => {
+    const child = spawn(process.execPath, [CLI, "--sandbox"], {
+      env: iso.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "ping",
+      params: { _meta: { padding: "x".repeat(12 * 1024 * 1024) } },
+    });
+    const deadline = Date.now() + 20_000;
+    while (!stdout.includes('"id":2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const exited = new Promise((r) => child.once("exit", r));
+    child.stdin.end();
+    await exited;
+    expect(stdout).toContain('"id":2');
+  });
+
   it("writes nothing but JSON-RPC lines on stdout, even around a failing call", async () => {
     const child = spawn(process.execPath, [CLI, "--sandbox"], {
       env: iso.env,
