@@ -6,7 +6,7 @@
  * One sqlite3 connection serves the whole process, so a statement issued while a transaction is
  * open would join it: every statement goes through one queue.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import KeyvSqlite from "@keyv/sqlite";
@@ -68,7 +68,7 @@ export class SqliteStore extends KeyvStore {
   static async open(uri: string): Promise<SqliteStore> {
     const { path, busyTimeoutMs } = parseSqliteUri(uri);
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      ensureDir(dirname(path));
     } catch (cause) {
       throw new LedgerError("LEDGER_UNAVAILABLE", `cannot create the ledger directory ${dirname(path)}`, {
         cause,
@@ -233,6 +233,19 @@ export class SqliteStore extends KeyvStore {
     );
     return removed.length;
   }
+}
+
+/**
+ * `mkdir -p` one level at a time. Node's own recursive mkdir never returns for some paths
+ * (e.g. under /proc, Node 20), which would hang startup; a plain mkdir fails fast instead.
+ */
+function ensureDir(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d) && missing.length < 64; d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) mkdirSync(d);
 }
 
 function errText(err: unknown): string {

@@ -92,6 +92,17 @@ describe("a ledger that cannot write refuses to send", () => {
     await expect(
       openLedger({ storeUri: `sqlite://${join(t.dir, "a-file", "ledger.sqlite")}` }),
     ).rejects.toBeInstanceOf(LedgerError);
+    // Node's recursive mkdir never returns here; the ledger must fail fast instead.
+    if (process.platform === "linux") {
+      await expect(
+        openLedger({ storeUri: "sqlite:///proc/no-such-dir/ledger.sqlite" }),
+      ).rejects.toMatchObject({
+        code: "LEDGER_UNAVAILABLE",
+      });
+    }
+    await openLedger({ storeUri: `sqlite://${join(t.dir, "new", "nested", "ledger.sqlite")}` }).then((l) =>
+      l.close(),
+    );
     writeFileSync(join(t.dir, "garbage.sqlite"), "this is not a database ".repeat(100));
     await expect(openLedger({ storeUri: `sqlite://${join(t.dir, "garbage.sqlite")}` })).rejects.toMatchObject(
       {
