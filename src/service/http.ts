@@ -218,10 +218,9 @@ export class ServiceHttp {
         if (failed.outcome !== "retryable" || (failed.status !== undefined && failed.status < 400))
           return false;
         const hinted = failed.retryAfterMs;
-        const ms =
-          hinted !== undefined
-            ? Math.min(hinted, RETRY_AFTER_CAP_MS)
-            : this.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attemptNumber - 1));
+        // A long Retry-After is the caller's to schedule (the error carries it), not ours to block on.
+        if (hinted !== undefined && hinted > RETRY_AFTER_CAP_MS) return false;
+        const ms = hinted ?? this.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attemptNumber - 1));
         await sleep(ms, spec.signal);
         return true;
       },

@@ -238,6 +238,24 @@ describe("read retries", () => {
     expect((at[1] ?? 0) - (at[0] ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it("a Retry-After beyond 30 s is not waited out: the error carries it instead", async () => {
+    server.use(
+      http.get(`${BASE}/api/generate/tasks/:id`, () =>
+        HttpResponse.json(
+          { error: { code: "TEMPORARILY_UNAVAILABLE", message: "later" } },
+          { status: 503, headers: { "retry-after": "120" } },
+        ),
+      ),
+    );
+    const err = await caught(fast().getTask("t1"));
+    expect(err).toMatchObject({
+      code: "TEMPORARILY_UNAVAILABLE",
+      retryAfterMs: 120_000,
+      outcome: "retryable",
+    });
+    expect(seen).toHaveLength(1);
+  });
+
   it("uploads are never retried inside the client", async () => {
     server.use(http.post(`${BASE}/api/generate/assets`, () => new HttpResponse("x", { status: 502 })));
     const err = await caught(
