@@ -239,7 +239,12 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
         "www-authenticate": "Bearer",
       });
     }
-    req.auth = { token: o.keyHash(apiKey), clientId: "generation-mcp", scopes: [] };
+    try {
+      req.auth = { token: o.keyHash(apiKey), clientId: "generation-mcp", scopes: [] };
+    } catch {
+      // A key the engine refuses (it names no reason that could echo the key).
+      return sendJson(res, 401, "Unauthorized: the key was refused", { "www-authenticate": "Bearer" });
+    }
     const serve = (parsedBody?: unknown) =>
       // node types `method` as string | undefined, the adapter as optional: same thing at runtime.
       nodeHandler(req as NodeIncomingMessageLike, res, parsedBody).catch((error: unknown) => {
