@@ -51,7 +51,8 @@ const RETRY_AFTER_CAP_MS = 30_000;
 export class ServiceHttp {
   readonly baseUrl: string;
   readonly origin: string;
-  private readonly apiKey: string;
+  // A true private field: util.inspect, JSON.stringify and logs of the client never show it.
+  readonly #apiKey: string;
   private readonly timeoutMs: number;
   private readonly readRetries: number;
   private readonly random: () => number;
@@ -63,7 +64,7 @@ export class ServiceHttp {
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
     this.baseUrl = url.href.replace(/\/+$/, "");
     this.origin = url.origin;
-    this.apiKey = o.apiKey;
+    this.#apiKey = o.apiKey;
     this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.readRetries = o.readRetries ?? 3;
     this.random = o.random ?? Math.random;
@@ -112,7 +113,7 @@ export class ServiceHttp {
     const deadline = startDeadline(spec.timeoutMs ?? this.timeoutMs, spec.signal);
     const headers = new Headers(spec.headers);
     // The key goes to the base URL's origin and nowhere else: redirects are not followed.
-    headers.set("authorization", `Bearer ${this.apiKey}`);
+    headers.set("authorization", `Bearer ${this.#apiKey}`);
     if (!headers.has("accept")) headers.set("accept", "application/json");
     const init: RequestInit & { duplex?: "half" } = {
       method: spec.method,

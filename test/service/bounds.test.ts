@@ -4,6 +4,7 @@
  */
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { inspect } from "node:util";
 import { HttpResponse, http } from "msw";
 import { afterAll, describe, expect, it } from "vitest";
 import { ServiceClient } from "../../src/service/client.js";
@@ -48,6 +49,13 @@ describe("the API key and identities", () => {
       if (bad) expect((err as Error).message).not.toContain(bad);
     }
     expect(() => new ServiceClient({ baseUrl: BASE, apiKey: KEY })).not.toThrow();
+  });
+
+  it("the key does not show when the client is inspected, serialised or logged", () => {
+    const c = new ServiceClient({ baseUrl: BASE, apiKey: KEY });
+    expect(inspect(c, { depth: 10, showHidden: true })).not.toContain(KEY);
+    expect(JSON.stringify(c)).not.toContain(KEY);
+    expect(String(c)).not.toContain(KEY);
   });
 
   it("Idempotency-Key: 128 characters of the pattern pass; 129, a space or empty are refused", async () => {
