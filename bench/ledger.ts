@@ -82,7 +82,7 @@ async function claimCost(dir: string): Promise<void> {
   }
   await store.close();
   print(`durable claim, transaction alone (N=${N_CLAIM}):      ${fmt(stats(claim))}`);
-  print(`run() until send, claim + durable sent mark (N=${N_CLAIM}): ${fmt(stats(toSend))}`);
+  print(`run() until send, durable claim (sent mark queued) (N=${N_CLAIM}): ${fmt(stats(toSend))}`);
 }
 
 async function submissionOverhead(dir: string): Promise<void> {
@@ -140,7 +140,7 @@ async function submissionOverhead(dir: string): Promise<void> {
     `median ${(x.median / b.median).toFixed(2)}, mean ${(x.mean / b.mean).toFixed(2)}`;
   print(`bare submission to the sandbox (N=${N_SUBMIT}):      ${fmt(b)}`);
   print(`ledger.run() submission (N=${N_SUBMIT}):             ${fmt(l)}`);
-  print(`  of which before send (claim + sent mark):       ${fmt(stats(beforeSend))}`);
+  print(`  of which before send (claim, queued writes ahead): ${fmt(stats(beforeSend))}`);
   print(`  of which the submission itself:                 ${fmt(stats(inSend))}`);
   print(`ledger.run() + markDelivered (N=${N_SUBMIT}):        ${fmt(d)}`);
   print(`ratio run()/bare: ${ratio(l)} (target <= 1.5)`);

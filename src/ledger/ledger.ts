@@ -143,15 +143,14 @@ export class LedgerImpl implements Ledger {
         if (!(await sleep(delay, req.signal))) break;
       }
       if (req.signal?.aborted) break;
-      try {
-        // Durable before the bytes leave: after a crash, `sent` says "maybe received".
-        rec = await this.#save(rec, { state: "sent", attempts: rec.attempts + 1 }, [
-          "closedReason",
-          "expiresAt",
-        ]);
-      } catch (cause) {
-        throw withIdentity(refusal("could not record the attempt, so it was not sent", cause), identity);
-      }
+      // The claim (or an earlier attempt) already made the record durable, and after a crash
+      // `prepared` resumes exactly as `sent` does: the same identity and bytes are replayed. So the
+      // `sent` mark is queued, ordered before every later write, and its fsync overlaps the request
+      // instead of delaying the first byte.
+      rec = this.#queueSave(rec, { state: "sent", attempts: rec.attempts + 1 }, [
+        "closedReason",
+        "expiresAt",
+      ]);
       req.onAttempt?.(n + 1, lastErr);
       let result: T;
       try {
@@ -176,10 +175,17 @@ export class LedgerImpl implements Ledger {
       // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
       // real either way. Should the write never land, the record stays `sent`, and an identical
       // call replays the identity and the service returns the same task without charging again.
-      void this.#save(rec, done, ["lastError"]).catch(() => {});
+      this.#queueSave(rec, done, ["lastError"]);
       return { identity, result, reused };
     }
     throw withIdentity(lastErr ?? req.signal?.reason ?? new Error("no attempt was made"), identity);
+  }
+
+  #patched(rec: StoredRecord, patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord>): StoredRecord {
+    const next: StoredRecord = { ...rec, ...patch, updatedAt: this.#o.now() };
+    for (const key of drop) delete next[key];
+    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
+    return next;
   }
 
   async #save(
@@ -187,10 +193,15 @@ export class LedgerImpl implements Ledger {
     patch: Partial<StoredRecord>,
     drop: Array<keyof StoredRecord>,
   ): Promise<StoredRecord> {
-    const next: StoredRecord = { ...rec, ...patch, updatedAt: this.#o.now() };
-    for (const key of drop) delete next[key];
-    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
+    const next = this.#patched(rec, patch, drop);
     await this.#store.put(next);
+    return next;
+  }
+
+  /** Writes in order with the store's queue but does not wait; a failed write leaves the older state. */
+  #queueSave(rec: StoredRecord, patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord>): StoredRecord {
+    const next = this.#patched(rec, patch, drop);
+    void this.#store.put(next).catch(() => {});
     return next;
   }
 

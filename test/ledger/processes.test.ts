@@ -98,15 +98,21 @@ describe("crash recovery (SIGKILL)", () => {
     expect(crashed.signal).toBe("SIGKILL");
     expect(receiver.requests).toHaveLength(0);
     const [rec] = await records();
-    expect(rec).toMatchObject({ state: "sent", attempts: 1 });
+    // The claim is the durable commit; the `sent` mark is queued behind it and may not have landed.
+    expect(["prepared", "sent"]).toContain(rec?.state);
     const identity = rec?.idempotencyKey;
+    const attempts = rec?.attempts ?? -1;
 
     const restarted = await submitChild(env).exit;
     expect(restarted.stderr).toBe("");
     expect(restarted.out).toMatchObject({ identity, reused: true, taskId: expect.stringMatching(/^task_/) });
     expect(receiver.requests).toEqual([{ identity, body: BODY, authorization: `Bearer ${API_KEY}` }]);
     expect(sandbox.stats.dispatches(ROUTE)).toBe(1);
-    expect((await records())[0]).toMatchObject({ idempotencyKey: identity, state: "succeeded", attempts: 2 });
+    expect((await records())[0]).toMatchObject({
+      idempotencyKey: identity,
+      state: "succeeded",
+      attempts: attempts + 1,
+    });
   });
 
   it("killed after the send, before the answer: the restart replays the same identity and bytes, one dispatch", async () => {
