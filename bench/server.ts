@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/index.js";
@@ -33,11 +34,13 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
+const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
+
 /** One cold start: raw JSON-RPC lines, so client-library start-up is not counted. */
-function coldStart(env: Record<string, string>): Promise<number> {
+function coldStart(env: Record<string, string>, args = [CLI, "--sandbox"]): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [CLI, "--sandbox"], { env, stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, args, { env, stdio: ["pipe", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
       out += c.toString();
@@ -163,14 +166,23 @@ async function main(): Promise<void> {
   const sandbox = await startSandbox(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    // (a) cold start
+    // (a) cold start, alternating with a minimal SDK server so both see the same machine load
     await coldStart(iso.env); // warms the OS file cache; not counted
+    await coldStart(iso.env, [MINIMAL]);
     const colds: number[] = [];
-    for (let i = 0; i < COLD_RUNS; i++) colds.push(await coldStart(iso.env));
+    const floors: number[] = [];
+    for (let i = 0; i < COLD_RUNS; i++) {
+      colds.push(await coldStart(iso.env));
+      floors.push(await coldStart(iso.env, [MINIMAL]));
+    }
     const cold = median(colds);
+    const floor = median(floors);
     print(`(a) cold start, spawn to tools/list answered (stdio, --sandbox), median of ${COLD_RUNS}`);
     print(
       `    ${ms(cold)}  (min ${ms(Math.min(...colds))}, max ${ms(Math.max(...colds))}; target < ${COLD_TARGET_MS} ms: ${cold < COLD_TARGET_MS ? "met" : "NOT met"})`,
+    );
+    print(
+      `    minimal SDK server with one tool, same run: ${ms(floor)}; ours is ${(cold / floor).toFixed(2)}x that floor`,
     );
 
     // (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback
