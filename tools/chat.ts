@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Questions } from "../src/server/ask.js";
-import { idempotencyKeyField, modelField } from "../src/server/fields.js";
+import { idempotencyKeyField, modelField, textMaxGemsField } from "../src/server/fields.js";
 import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
@@ -46,15 +46,7 @@ export default defineTool({
       .strictObject({ type: z.enum(["text", "json_object"]).describe("text or json_object.") })
       .optional()
       .describe("Ask for plain text or a JSON object."),
-    maxGems: z
-      .number()
-      .int()
-      .min(0)
-      .max(LIMITS.textMaxGems)
-      .optional()
-      .describe(
-        "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
-      ),
+    maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),
   outputSchema: z.object({

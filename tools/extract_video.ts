@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Questions } from "../src/server/ask.js";
-import { idempotencyKeyField } from "../src/server/fields.js";
+import { idempotencyKeyField, textMaxGemsField } from "../src/server/fields.js";
 import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
 import { okResult } from "../src/server/results.js";
 import { defineTool } from "../src/server/tool.js";
@@ -28,15 +28,7 @@ export default defineTool({
       .describe(
         "The extraction model; leave it out to use the configured one (GENERATION_EXTRACTION_MODEL).",
       ),
-    maxGems: z
-      .number()
-      .int()
-      .min(0)
-      .max(LIMITS.textMaxGems)
-      .optional()
-      .describe(
-        "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
-      ),
+    maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),
   outputSchema: z.object({

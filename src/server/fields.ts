@@ -24,6 +24,17 @@ export const saveField = z
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
 );
+/** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
+export const textMaxGemsField = z
+  .number()
+  .int()
+  .min(0)
+  .max(LIMITS.textMaxGems)
+  .optional()
+  .describe(
+    "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
+  );
+
 export const modelField = (kind: string) =>
   z
     .string()
