@@ -59,20 +59,30 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     closeListener = listening.close;
     defaultApiKey = SANDBOX_API_KEY;
   } else if (config.sandbox) {
-    // In-process, and loaded on the first request: the sandbox's media encoders are a good part
-    // of a cold start otherwise. Signed output URLs point at the same fake origin, so our own
-    // client fetches them through the same handler.
-    const load = () => {
-      sandbox ??= import("../sandbox/index.js").then((m) =>
-        m.createSandbox({ timeScale: 1, publicBaseUrl: IN_PROCESS_SANDBOX_URL }),
-      );
-      return sandbox;
+    // Loaded, and listened on a loopback port, on the first request: the sandbox's media encoders
+    // are a good part of a cold start otherwise. The client addresses a placeholder origin mapped
+    // to that listener, so the signed output URLs in results are real ones a user can open.
+    let started: Promise<string> | undefined;
+    const start = () => {
+      started ??= (async () => {
+        const { createSandbox } = await import("../sandbox/index.js");
+        const sb = createSandbox({ timeScale: 1 });
+        sandbox = Promise.resolve(sb);
+        const listening = await sb.listen({ host: "127.0.0.1", port: 0 });
+        closeListener = listening.close;
+        return listening.url;
+      })();
+      return started;
     };
-    fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-      (await load()).handler(input, init)) as typeof fetch;
+    fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.origin !== IN_PROCESS_SANDBOX_URL) return fetch(input, init);
+      const target = new URL(url.pathname + url.search, await start());
+      return fetch(input instanceof Request ? new Request(target, input) : target, init);
+    }) as typeof fetch;
     baseUrl = IN_PROCESS_SANDBOX_URL;
     defaultApiKey = IN_PROCESS_SANDBOX_KEY;
-    warmSandbox = load;
+    warmSandbox = start;
   }
   if (baseUrl === undefined) throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
   const serviceUrl = baseUrl;

@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config.js";
 import { hashKey } from "../../src/ledger/index.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
 import { createEngines, IN_PROCESS_SANDBOX_KEY } from "../../src/server/engine.js";
+import { waitForTask } from "../../src/service/poll.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,6 +31,25 @@ describe("createEngines", () => {
       expect(engine.keyHash).toBe(hashKey(SANDBOX_API_KEY));
       const models = await engine.client.listModels();
       expect(models.models.length).toBeGreaterThan(0);
+    } finally {
+      await engines.close();
+    }
+  });
+
+  it("gives signed output URLs a user can open: the lazily started sandbox listens on loopback", async () => {
+    const engines = await createEngines(sandboxConfig("u"));
+    try {
+      const { client } = engines.forKey(SANDBOX_API_KEY);
+      const body = JSON.stringify({ model: "sandbox-image-fast", prompt: "a kite", parameters: {} });
+      const { submission } = await client.submitMedia("image", body, "engine-url-1");
+      const { task } = await waitForTask((signal) => client.getTask(submission.task.id, { signal }), {
+        waitSeconds: 20,
+      });
+      const url = task.outputs[0]?.asset?.url ?? "";
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/files\//);
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/png");
     } finally {
       await engines.close();
     }
