@@ -1,16 +1,18 @@
 /**
  * `npm run bench`: the server's own costs, against the sandbox, on the built CLI (dist/).
- *  (a) cold start: spawn of `node dist/cli.js --sandbox` to tools/list answered over stdio (median);
+ *  (a) cold start: spawn of `node dist/cli.js --sandbox` to tools/list answered over stdio (median),
+ *      next to a minimal SDK server and to peer servers (bench/peers, installed there on first run);
  *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means),
  *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -22,6 +24,7 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const CALLS_PER_SESSION = Number(process.env.BENCH_CALLS_PER_SESSION ?? 10);
 const COLD_TARGET_MS = 350;
+const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 
@@ -36,21 +39,56 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
-/** One cold start: raw JSON-RPC lines, so client-library start-up is not counted. */
-function coldStart(env: Record<string, string>, args = [CLI, "--sandbox"]): Promise<number> {
+function parseMessage(
+  line: string,
+): { id?: unknown; result?: { tools?: unknown[] }; error?: unknown } | null {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null; // not protocol: ignored here (our stdout purity is a test's business, not the bench's)
+  }
+}
+
+/**
+ * One cold start: raw JSON-RPC lines, so client-library start-up is not counted. Resolves when the
+ * tools/list answer has arrived whole; rejects with the server's last stderr line if it dies first.
+ */
+function coldStart(
+  env: Record<string, string>,
+  args = [CLI, "--sandbox"],
+): Promise<{ ms: number; tools: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { env, stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
+    const child = spawn(process.execPath, args, { env, stdio: ["pipe", "pipe", "pipe"] });
+    let partial = "";
+    let stderr = "";
+    let answer: { ms: number; tools: number } | undefined;
+    let failure = "no tools/list answer within 20 s";
+    let timer = setTimeout(() => child.kill(), 20_000);
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('"id":2')) {
-        const elapsed = performance.now() - started;
-        child.stdin.end();
-        child.once("exit", () => resolve(elapsed));
+      const lines = (partial + c.toString()).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const message = parseMessage(line);
+        if (message?.id !== 2 || answer !== undefined) continue;
+        if (!Array.isArray(message.result?.tools))
+          failure = `tools/list failed: ${JSON.stringify(message.error)}`;
+        else answer = { ms: performance.now() - started, tools: message.result.tools.length };
+        child.stdin.end(); // every server here exits when its stdin closes; the timer is the backstop
+        clearTimeout(timer);
+        timer = setTimeout(() => child.kill(), 5_000);
       }
     });
     child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      const last = stderr.trim().split("\n").at(-1) ?? "";
+      if (answer !== undefined) resolve(answer);
+      else reject(new Error(`${failure} (exit ${signal ?? code}${last ? `; stderr: ${last}` : ""})`));
+    });
     const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
     send({
       jsonrpc: "2.0",
@@ -65,6 +103,61 @@ function coldStart(env: Record<string, string>, args = [CLI, "--sandbox"]): Prom
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
   });
+}
+
+const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url));
+/**
+ * Peer servers, each run as `node <its bin>` (npx would add its own start-up). Both answer tools/list
+ * without the network (checked with no network namespace and with strace: no inet connect), so the
+ * figure is start-up alone. replicate-mcp refuses to start without a token; a dummy one is never sent.
+ */
+const PEERS = [
+  { pkg: "replicate-mcp", args: [], env: { REPLICATE_API_TOKEN: "r8_bench-dummy-never-sent" } },
+  { pkg: "@modelcontextprotocol/server-everything", args: ["stdio"], env: {} },
+];
+
+interface Runner {
+  label: string;
+  args: string[];
+  env: Record<string, string>;
+  tools?: number;
+  times: number[];
+}
+
+/** Peers ready to spawn (installing bench/peers once), and why any are left out. */
+function preparePeers(): { peers: Runner[]; out: string[] } {
+  const manifest = (pkg: string) => join(PEERS_DIR, "node_modules", pkg, "package.json");
+  if (!PEERS.every((p) => existsSync(manifest(p.pkg)))) {
+    print("    installing peers once: npm ci --prefix bench/peers (into bench/peers/node_modules)");
+    const npm = ["ci", "--prefix", PEERS_DIR, "--ignore-scripts", "--no-audit", "--no-fund"];
+    const ran = spawnSync("npm", npm, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+    if (ran.status !== 0) {
+      const why = ran.error?.message ?? ran.stderr.trim().split("\n").at(-1) ?? `exit ${ran.status}`;
+      return { peers: [], out: [`peers left out: npm ci failed: ${why}`] };
+    }
+  }
+  const peers: Runner[] = [];
+  const out: string[] = [];
+  for (const peer of PEERS) {
+    try {
+      const pkg = JSON.parse(readFileSync(manifest(peer.pkg), "utf8")) as {
+        version: string;
+        bin: string | Record<string, string>;
+      };
+      const bin = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin)[0];
+      if (bin === undefined) throw new Error("its package.json names no bin");
+      const script = join(PEERS_DIR, "node_modules", peer.pkg, bin);
+      peers.push({
+        label: `${peer.pkg} ${pkg.version}`,
+        args: [script, ...peer.args],
+        env: peer.env,
+        times: [],
+      });
+    } catch (error) {
+      out.push(`peer ${peer.pkg} left out: ${(error as Error).message}`);
+    }
+  }
+  return { peers, out };
 }
 
 /** `generation-mcp sandbox --port 0` in its own process; resolves with its base URL. */
@@ -160,30 +253,56 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t;
 }
 
+/** (a): ours, the minimal server and each peer in turn, COLD_RUNS rounds, so machine load hits all alike. */
+async function coldStarts(env: Record<string, string>): Promise<void> {
+  print(`(a) cold start, spawn to tools/list answered (stdio, --sandbox), median of ${COLD_RUNS}`);
+  const { peers: ready, out: notes } = preparePeers();
+  const ours: Runner = { label: "ours", args: [CLI, "--sandbox"], env: {}, times: [] };
+  const minimal: Runner = { label: "minimal", args: [MINIMAL], env: {}, times: [] };
+  let runners = [ours, minimal, ...ready];
+  const run = async (runner: Runner, counted: boolean) => {
+    try {
+      const started = await coldStart({ ...env, ...runner.env }, runner.args);
+      runner.tools = started.tools;
+      if (counted) runner.times.push(started.ms);
+    } catch (error) {
+      if (runner === ours || runner === minimal) throw error;
+      notes.push(`peer ${runner.label} left out: ${(error as Error).message}`);
+      runners = runners.filter((r) => r !== runner);
+    }
+  };
+  for (const runner of runners) await run(runner, false); // warms the OS file cache; not counted
+  for (let i = 0; i < COLD_RUNS; i++) for (const runner of runners) await run(runner, true);
+  const cold = median(ours.times);
+  const floor = median(minimal.times);
+  print(
+    `    ${ms(cold)}  (min ${ms(Math.min(...ours.times))}, max ${ms(Math.max(...ours.times))}; target < ${COLD_TARGET_MS} ms: ${cold < COLD_TARGET_MS ? "met" : "NOT met"})`,
+  );
+  print(
+    `    minimal SDK server with one tool, same run: ${ms(floor)}; ours is ${(cold / floor).toFixed(2)}x that floor`,
+  );
+  for (const note of notes) print(`    ${note}`);
+  const peers = runners.filter((r) => r !== ours && r !== minimal);
+  for (const peer of peers)
+    print(`    peer ${peer.label} (${peer.tools} tools), same run: ${ms(median(peer.times))}`);
+  const fastest = peers.sort((a, b) => median(a.times) - median(b.times))[0];
+  if (fastest === undefined) {
+    print(`    no peer measured: no ratio to the fastest peer (target <= ${PEER_RATIO_TARGET})`);
+    return;
+  }
+  const ratio = cold / median(fastest.times);
+  print(
+    `    ours / fastest peer (${fastest.label}): ${ratio.toFixed(2)} (target <= ${PEER_RATIO_TARGET}: ${ratio <= PEER_RATIO_TARGET ? "met" : "NOT met"})`,
+  );
+}
+
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run `npm run build` first");
   const iso = isolatedEnv();
   const sandbox = await startSandbox(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    // (a) cold start, alternating with a minimal SDK server so both see the same machine load
-    await coldStart(iso.env); // warms the OS file cache; not counted
-    await coldStart(iso.env, [MINIMAL]);
-    const colds: number[] = [];
-    const floors: number[] = [];
-    for (let i = 0; i < COLD_RUNS; i++) {
-      colds.push(await coldStart(iso.env));
-      floors.push(await coldStart(iso.env, [MINIMAL]));
-    }
-    const cold = median(colds);
-    const floor = median(floors);
-    print(`(a) cold start, spawn to tools/list answered (stdio, --sandbox), median of ${COLD_RUNS}`);
-    print(
-      `    ${ms(cold)}  (min ${ms(Math.min(...colds))}, max ${ms(Math.max(...colds))}; target < ${COLD_TARGET_MS} ms: ${cold < COLD_TARGET_MS ? "met" : "NOT met"})`,
-    );
-    print(
-      `    minimal SDK server with one tool, same run: ${ms(floor)}; ours is ${(cold / floor).toFixed(2)}x that floor`,
-    );
+    await coldStarts(iso.env);
 
     // (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback
     // (the stringent figure: the service answers in about a millisecond), then with a service round
