@@ -48,5 +48,5 @@ export default function setup(): void {
     // if the build is really broken.
     console.warn("globalSetup: tsc reported errors while building dist/ (see npm run typecheck)");
   }
-  execFileSync(process.execPath, [join(ROOT, "scripts", "bin-shim.mjs")], { cwd: ROOT, stdio: "inherit" });
+  execFileSync(process.execPath, [join(ROOT, "scripts", "bundle.mjs")], { cwd: ROOT, stdio: "inherit" });
 }

@@ -1,0 +1,29 @@
+// Bundles the CLI after tsc: one ESM bundle (with chunks for what is loaded lazily) starts
+// faster than hundreds of small modules (the SDK and zod alone are ~200 files), which is most
+// of a cold start. sqlite3 stays external: it is a native module.
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { build } from "esbuild";
+
+// Chunk names carry content hashes: start clean so stale chunks do not pile up.
+rmSync("dist/bundle", { recursive: true, force: true });
+
+await build({
+  entryPoints: ["dist/src/cli.js"],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  splitting: true,
+  outdir: "dist/bundle",
+  sourcemap: true,
+  external: ["sqlite3"],
+  // Some bundled CommonJS dependencies call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  },
+  logLevel: "warning",
+});
+
+// The contract names `dist/cli.js` as the bin.
+writeFileSync("dist/cli.js", '#!/usr/bin/env node\nimport "./bundle/cli.js";\n');
+chmodSync("dist/cli.js", 0o755);
