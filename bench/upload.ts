@@ -19,6 +19,8 @@ import { join } from "node:path";
 import { ServiceClient } from "../src/service/client.js";
 
 const SIZE = 31_457_280;
+/** Voices may be up to 50 MiB; 45 MiB shows a large multipart body is streamed too. */
+const VOICE_SIZE = 45 * 1024 * 1024;
 const LIMIT_MIB = 16;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MiB = 1024 * 1024;
@@ -44,8 +46,11 @@ const server = http.createServer((req, res) => {
   let bytes = 0;
   req.on("data", (c) => { bytes += c.length; hash.update(c); });
   req.on("end", () => {
+    const got = { bytes, sha256: hash.digest("hex") };
     res.writeHead(201, { "content-type": "application/json" });
-    res.end(JSON.stringify({ asset: { id: "bench", kind: "image", state: "ready", url: null, bytes, sha256: hash.digest("hex") } }));
+    res.end(JSON.stringify(req.url.endsWith("/voices")
+      ? { voice: { id: "bench", name: "bench", ...got } }
+      : { asset: { id: "bench", kind: "image", state: "ready", url: null, ...got } }));
   });
 });
 server.listen(0, "127.0.0.1", () => process.send(server.address().port));
@@ -73,6 +78,28 @@ function writeFile(path: string, size: number): void {
   closeSync(fd);
 }
 
+/** A 16-bit PCM WAV header (sniffs as audio/wav) followed by random samples, `size` bytes in all. */
+function writeWav(path: string, size: number): void {
+  const head = Buffer.alloc(44);
+  head.write("RIFF", 0);
+  head.writeUInt32LE(size - 8, 4);
+  head.write("WAVEfmt ", 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(1, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(16_000, 24);
+  head.writeUInt32LE(32_000, 28);
+  head.writeUInt16LE(2, 32);
+  head.writeUInt16LE(16, 34);
+  head.write("data", 36);
+  head.writeUInt32LE(size - 44, 40);
+  const fd = openSync(path, "w");
+  writeSync(fd, head);
+  let written = head.length;
+  while (written < size) written += writeSync(fd, randomBytes(Math.min(MiB, size - written)));
+  closeSync(fd);
+}
+
 async function sha256Of(path: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const c of createReadStream(path)) hash.update(c as Buffer);
@@ -92,7 +119,7 @@ type Received = { bytes?: number; sha256?: string };
 type Upload = () => Promise<Received>;
 
 /** One measured upload: RSS sampled every 5 ms from a settled baseline. */
-async function measure(upload: Upload, expected: string) {
+async function measure(upload: Upload, intactIf: (r: Received) => boolean) {
   await settle();
   const baseline = process.memoryUsage.rss();
   let peak = baseline;
@@ -104,14 +131,14 @@ async function measure(upload: Upload, expected: string) {
   const ms = performance.now() - started;
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage.rss());
-  const intact = asset.bytes === SIZE && asset.sha256 === expected;
+  const intact = intactIf(asset);
   return { increase: peak - baseline, baseline, peak, ms, intact };
 }
 
-function report(label: string, r: Awaited<ReturnType<typeof measure>>): void {
+function report(label: string, r: Awaited<ReturnType<typeof measure>>, check = "bytes+sha256"): void {
   out(
     `${label.padEnd(22)} ${r.ms.toFixed(0).padStart(5)} ms   rss baseline ${mib(r.baseline)} MiB, peak ${mib(r.peak)} MiB, ` +
-      `increase ${mib(r.increase)} MiB   bytes+sha256 ${r.intact ? "match" : "DIFFER"}`,
+      `increase ${mib(r.increase)} MiB   ${check} ${r.intact ? "match" : "DIFFER"}`,
   );
 }
 
@@ -125,6 +152,7 @@ async function main(): Promise<void> {
     writeFile(file, SIZE);
     writeFile(small, 64 * 1024);
     const expected = await sha256Of(file);
+    const whole = (r: Received) => r.bytes === SIZE && r.sha256 === expected;
     const client = new ServiceClient({ baseUrl: `http://127.0.0.1:${receiver.port}`, apiKey: KEY });
     const streamed: Upload = async () => (await client.uploadAsset({ path: file })) as Received;
     await client.uploadAsset({ path: small }); // loads the HTTP stack and file-type
@@ -132,11 +160,11 @@ async function main(): Promise<void> {
     out(`uploadAsset of ${SIZE} bytes (${mib(SIZE)} MiB) to a receiver in a child process`);
     // The first large upload in a process also pays one-time costs that do not grow with the
     // file: V8 compiling the now-hot upload path, the allocator's first growth. Shown, not judged.
-    report("cold (first, one-time)", await measure(streamed, expected));
+    report("cold (first, one-time)", await measure(streamed, whole));
     let worst = 0;
     let intact = true;
     for (let i = 1; i <= ROUNDS; i++) {
-      const r = await measure(streamed, expected);
+      const r = await measure(streamed, whole);
       report(`streamed round ${i}`, r);
       worst = Math.max(worst, r.increase);
       intact &&= r.intact;
@@ -147,11 +175,31 @@ async function main(): Promise<void> {
       "control: buffered",
       await measure(
         async () => (await client.uploadAsset({ data: new Uint8Array(await readFile(file)) })) as Received,
-        expected,
+        whole,
       ),
     );
+    // Voices go as multipart (FormData over a file-backed Blob): the body is the file plus a few
+    // hundred bytes of part headers, so the receiver's count bounds it from both sides.
+    const voice = join(dir, "voice.wav");
+    writeWav(voice, VOICE_SIZE);
+    writeWav(join(dir, "warm.wav"), 64 * 1024);
+    await client.uploadVoice({ path: join(dir, "warm.wav"), duration: 60, rightsConfirmed: true });
+    const framed = (r: Received) => (r.bytes ?? 0) > VOICE_SIZE && (r.bytes ?? 0) < VOICE_SIZE + 4096;
+    out(`uploadVoice of ${VOICE_SIZE} bytes (${mib(VOICE_SIZE)} MiB) as multipart`);
+    const voiceUpload: Upload = async () =>
+      (await client.uploadVoice({ path: voice, duration: 60, rightsConfirmed: true })) as Received;
+    // As for assets, the first large body through this (built-in fetch) path pays one-time growth.
+    report("voice cold (one-time)", await measure(voiceUpload, framed), "multipart size");
+    for (let i = 1; i <= ROUNDS; i++) {
+      const r = await measure(voiceUpload, framed);
+      report(`voice round ${i}`, r, "multipart size");
+      worst = Math.max(worst, r.increase);
+      intact &&= r.intact;
+    }
     const pass = worst < LIMIT_MIB * MiB && intact;
-    out(`worst streamed increase: ${mib(worst)} MiB (limit ${LIMIT_MIB} MiB); bytes intact: ${intact}`);
+    out(
+      `worst streamed increase (assets and voices): ${mib(worst)} MiB (limit ${LIMIT_MIB} MiB); bytes intact: ${intact}`,
+    );
     out(pass ? "PASS" : "FAIL");
     process.exitCode = pass ? 0 : 1;
   } finally {
