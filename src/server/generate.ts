@@ -45,7 +45,10 @@ export async function estimateGems(
 /**
  * Asks the user before spending above GENERATION_CONFIRM_ABOVE_GEMS, when the client can
  * ask. The service has no quote endpoint, so the figure shown is an estimate; a maxGems
- * ceiling at or under the threshold makes the question unnecessary.
+ * ceiling at or under the threshold makes the question unnecessary. When the question is
+ * skipped only because the estimate is under the threshold, the threshold is returned as the
+ * ceiling to send: an estimate can be low (resolution, duration), and then the service refuses
+ * with PRICE_CHANGED instead of spending past what the user set without asking.
  */
 export async function confirmSpending(
   engine: Engine,
@@ -57,12 +60,12 @@ export async function confirmSpending(
     maxGems: number | undefined;
     estimate?: () => Promise<number | undefined>;
   },
-): Promise<void> {
+): Promise<number | undefined> {
   const threshold = engine.config.confirmAboveGems;
-  if (threshold === undefined || !ctx.canElicit) return;
-  if (o.maxGems !== undefined && o.maxGems <= threshold) return;
+  if (threshold === undefined || !ctx.canElicit) return undefined;
+  if (o.maxGems !== undefined && o.maxGems <= threshold) return undefined;
   const estimate = await o.estimate?.();
-  if (estimate !== undefined && estimate <= threshold) return;
+  if (estimate !== undefined && estimate <= threshold) return threshold;
   const cost =
     estimate !== undefined
       ? `about ${estimate} Gems (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
@@ -73,6 +76,7 @@ export async function confirmSpending(
     `${o.tool} with model ${o.model} will spend ${cost}, above your confirmation threshold of ${threshold} Gems.${ceiling} Go ahead?`,
   );
   if (answer === "no") throw declined(`to spend Gems on ${o.tool}`);
+  return undefined;
 }
 
 /** The text-endpoint ceiling is lower than the media one; a default must fit it. */
@@ -199,16 +203,17 @@ export async function submitMedia(
   const { wait, idempotencyKey, save, ...request } = args;
   const maxGems = request.maxGems ?? engine.config.maxGems;
   const { buildMediaBody } = await import("../service/requests.js");
-  const { body, bytes } = buildMediaBody(kind, { ...request, ...(maxGems === undefined ? {} : { maxGems }) });
+  const built = buildMediaBody(kind, { ...request, ...(maxGems === undefined ? {} : { maxGems }) });
   const q = new Questions(ctx);
   const dirs = saveDirs(engine, q, save);
-  await confirmSpending(engine, ctx, q, {
+  const ceiling = await confirmSpending(engine, ctx, q, {
     tool,
-    model: body.model,
-    maxGems: body.maxGems,
-    estimate: () => estimateGems(engine, body.model, body.parameters, ctx.signal),
+    model: built.body.model,
+    maxGems: built.body.maxGems,
+    estimate: () => estimateGems(engine, built.body.model, built.body.parameters, ctx.signal),
   });
   if (q.pending) return q.result();
+  const { bytes } = ceiling === undefined ? built : buildMediaBody(kind, { ...request, maxGems: ceiling });
 
   const run = await engine.ledger.run(
     {

@@ -278,6 +278,26 @@ describe("spending confirmation", () => {
     expect(h.elicited.length).toBe(1);
   });
 
+  it("an estimate under the threshold is sent as the ceiling, so a higher real quote is refused, not spent", async () => {
+    await open({
+      config: { confirmAboveGems: 10 },
+      elicit: () => ({ action: "accept", content: { confirm: true } }),
+    });
+    // baseGems 8 estimates under 10 and no question is asked, but 4K quotes four times that.
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-pro",
+      prompt: "large",
+      parameters: { resolution: "4K" },
+      wait: 0,
+    });
+    expect(h.elicited.length).toBe(0);
+    expect(textOf(r)).toMatch(/^PRICE_CHANGED: /);
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(0);
+    // At the estimate's resolution the same threshold lets it through.
+    structured(await h.call("generate_image", { model: "sandbox-image-pro", prompt: "small", wait: 0 }));
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
+  });
+
   it("submits once the user accepts, and does not ask when maxGems keeps it under the threshold", async () => {
     await open({
       config: { confirmAboveGems: 5 },
