@@ -27,15 +27,15 @@ export interface Engines {
 
 export interface EngineOptions {
   /**
-   * With --sandbox, listen the sandbox on a loopback port instead of calling it in-process, so the
-   * signed URLs it hands out can be opened by people and other programs (HTTP mode, npm start).
+   * With --sandbox, start the sandbox now rather than on the first request, so its address is
+   * known (and printed) from the start (HTTP mode, npm start).
    */
   listenSandbox?: boolean;
 }
 
-const IN_PROCESS_SANDBOX_URL = "http://sandbox.invalid";
+const SANDBOX_PLACEHOLDER_URL = "http://sandbox.invalid";
 /** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
-export const IN_PROCESS_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
+export const EMBEDDED_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from record.js, not the ledger's index: the index pulls keyv and SQLite in.
@@ -44,45 +44,48 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     import("../ledger/record.js"),
   ]);
 
-  let sandbox: Promise<Sandbox> | undefined;
-  let closeListener: (() => Promise<void>) | undefined;
   let baseUrl = config.baseUrl;
   let defaultApiKey = config.apiKey;
   let fetchImpl: typeof fetch | undefined;
   let warmSandbox: (() => Promise<unknown>) | undefined;
-  if (config.sandbox && o.listenSandbox) {
-    const { createSandbox, SANDBOX_API_KEY } = await import("../sandbox/index.js");
-    const listened = createSandbox({ timeScale: 1 });
-    sandbox = Promise.resolve(listened);
-    const listening = await listened.listen({ host: "127.0.0.1", port: 0 });
-    baseUrl = listening.url;
-    closeListener = listening.close;
-    defaultApiKey = SANDBOX_API_KEY;
-  } else if (config.sandbox) {
-    // Loaded, and listened on a loopback port, on the first request: the sandbox's media encoders
-    // are a good part of a cold start otherwise. The client addresses a placeholder origin mapped
-    // to that listener, so the signed output URLs in results are real ones a user can open.
+  let closeSandbox: (() => Promise<void>) | undefined;
+  if (config.sandbox) {
+    // The embedded sandbox always listens on loopback, so the signed output URLs it hands out
+    // are real ones people and other programs can open.
+    let sandbox: Sandbox | undefined;
+    let closeListener: (() => Promise<void>) | undefined;
     let started: Promise<string> | undefined;
     const start = () => {
       started ??= (async () => {
         const { createSandbox } = await import("../sandbox/index.js");
-        const sb = createSandbox({ timeScale: 1 });
-        sandbox = Promise.resolve(sb);
-        const listening = await sb.listen({ host: "127.0.0.1", port: 0 });
+        sandbox = createSandbox({ timeScale: 1 });
+        const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
         closeListener = listening.close;
         return listening.url;
       })();
       return started;
     };
-    fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      if (url.origin !== IN_PROCESS_SANDBOX_URL) return fetch(input, init);
-      const target = new URL(url.pathname + url.search, await start());
-      return fetch(input instanceof Request ? new Request(target, input) : target, init);
-    }) as typeof fetch;
-    baseUrl = IN_PROCESS_SANDBOX_URL;
-    defaultApiKey = IN_PROCESS_SANDBOX_KEY;
-    warmSandbox = start;
+    closeSandbox = async () => {
+      await started?.catch(() => {});
+      await closeListener?.();
+      await sandbox?.close();
+    };
+    defaultApiKey = EMBEDDED_SANDBOX_KEY;
+    if (o.listenSandbox) {
+      baseUrl = await start();
+    } else {
+      // Started on the first request: the sandbox's media encoders are a good part of a cold start
+      // otherwise. Until then its address is unknown, so the client addresses a placeholder origin
+      // that is mapped to the listener.
+      fetchImpl = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        if (url.origin !== SANDBOX_PLACEHOLDER_URL) return fetch(input, init);
+        const target = new URL(url.pathname + url.search, await start());
+        return fetch(input instanceof Request ? new Request(target, input) : target, init);
+      }) as typeof fetch;
+      baseUrl = SANDBOX_PLACEHOLDER_URL;
+      warmSandbox = start;
+    }
   }
   if (baseUrl === undefined) throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
   const serviceUrl = baseUrl;
@@ -120,8 +123,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     async close() {
       await ledger.close();
-      await closeListener?.();
-      await (await sandbox)?.close();
+      await closeSandbox?.();
     },
   };
 }

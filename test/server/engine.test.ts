@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { hashKey } from "../../src/ledger/index.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
-import { createEngines, IN_PROCESS_SANDBOX_KEY } from "../../src/server/engine.js";
+import { createEngines, EMBEDDED_SANDBOX_KEY } from "../../src/server/engine.js";
 import { waitForTask } from "../../src/service/poll.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-"));
@@ -20,10 +20,10 @@ function sandboxConfig(name: string) {
 
 describe("createEngines", () => {
   it("spells the sandbox key as the sandbox does", () => {
-    expect(IN_PROCESS_SANDBOX_KEY).toBe(SANDBOX_API_KEY);
+    expect(EMBEDDED_SANDBOX_KEY).toBe(SANDBOX_API_KEY);
   });
 
-  it("uses the embedded sandbox in-process with its own key", async () => {
+  it("uses the embedded sandbox with its own key", async () => {
     const engines = await createEngines(sandboxConfig("a"));
     try {
       expect(engines.defaultApiKey).toBe(SANDBOX_API_KEY);
