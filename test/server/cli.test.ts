@@ -2,14 +2,13 @@
  * The built CLI, spawned as hosts spawn it: help, version, refusals, and a stdio session whose
  * stdout must carry nothing but JSON-RPC.
  */
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv, ROOT, runCli } from "./spawn.js";
+import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "./spawn.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 const iso = isolatedEnv();
@@ -149,22 +148,7 @@ describe("stdio", () => {
   });
 
   it("reads messages past the SDK's 10 MB default (base64 uploads over stdio)", async () => {
-    const child = spawn(process.execPath, [CLI, "--sandbox"], {
-      env: iso.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const { child, send, stdout } = rawStdio(iso.env);
     send({
       jsonrpc: "2.0",
       id: 2,
@@ -172,30 +156,15 @@ describe("stdio", () => {
       params: { _meta: { padding: "x".repeat(12 * 1024 * 1024) } },
     });
     const deadline = Date.now() + 20_000;
-    while (!stdout.includes('"id":2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!stdout().includes('"id":2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const exited = new Promise((r) => child.once("exit", r));
     child.stdin.end();
     await exited;
-    expect(stdout).toContain('"id":2');
+    expect(stdout()).toContain('"id":2');
   });
 
   it("writes nothing but JSON-RPC lines on stdout, even around a failing call", async () => {
-    const child = spawn(process.execPath, [CLI, "--sandbox"], {
-      env: iso.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const { child, send, stdout } = rawStdio(iso.env);
     send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
     send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "list_models", arguments: {} } });
     send({
@@ -208,20 +177,22 @@ describe("stdio", () => {
     const deadline = Date.now() + 20_000;
     // Answers may come in any order; stdin closes only once all five are in (in-flight calls would be dropped).
     const answered = () =>
-      [1, 2, 3, 4, 5].every((id) => stdout.includes(`"id":${id}}`) || stdout.includes(`"id":${id},`));
+      [1, 2, 3, 4, 5].every((id) => stdout().includes(`"id":${id}}`) || stdout().includes(`"id":${id},`));
     while (!answered() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const exited = new Promise<number | null>((r) => child.once("exit", r));
     child.stdin.end();
     expect(await exited).toBe(0);
 
-    const lines = stdout.split("\n").filter((l) => l !== "");
+    const lines = stdout()
+      .split("\n")
+      .filter((l) => l !== "");
     expect(lines.length).toBeGreaterThanOrEqual(5);
     expect(answered()).toBe(true);
     for (const line of lines) {
       const message = JSON.parse(line) as { jsonrpc?: string };
       expect(message.jsonrpc).toBe("2.0");
     }
-    expect(stdout.endsWith("\n")).toBe(true);
+    expect(stdout().endsWith("\n")).toBe(true);
   });
 });
 

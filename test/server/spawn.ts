@@ -1,5 +1,5 @@
 /** Helpers for tests and benchmarks that run the built CLI as a host would. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,4 +112,26 @@ export function startHttpCli(
       }
     });
   });
+}
+
+/** The built CLI on stdio with --sandbox, spoken to line by line: already sent initialize and initialized. */
+export function rawStdio(env: Record<string, string>): {
+  child: ChildProcessWithoutNullStreams;
+  send(message: object): void;
+  stdout(): string;
+} {
+  const child = spawn(process.execPath, [CLI, "--sandbox"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { child, send, stdout: () => out };
 }
