@@ -1,14 +1,14 @@
-// Bundles the CLI after tsc: one ESM bundle (with chunks for what is loaded lazily) starts
+// Bundles the CLI straight from the TypeScript sources (tsc only type-checks): one ESM bundle (with chunks for what is loaded lazily) starts
 // faster than hundreds of small modules (the SDK and zod alone are ~200 files), which is most
 // of a cold start. sqlite3 stays external: it is a native module.
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 // Chunk names carry content hashes: start clean so stale chunks do not pile up.
-rmSync("dist/bundle", { recursive: true, force: true });
+rmSync("dist", { recursive: true, force: true });
 
 await build({
-  entryPoints: ["dist/src/cli.js"],
+  entryPoints: ["src/cli.ts"],
   bundle: true,
   platform: "node",
   format: "esm",

@@ -25,7 +25,7 @@ function failToBind(error: unknown, host: string, port: number): never {
 }
 
 function version(): string {
-  // Run from src/ (tsx), dist/src/ or dist/bundle/ (built): the package root is one or two levels up.
+  // Run from src/ (tsx) or dist/bundle/ (built): the package root is one or two levels up.
   for (const rel of ["../package.json", "../../package.json"]) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 const BUILT = join(ROOT, "dist", "cli.js");
-const SOURCES = ["src", "tools", "package.json", "tsconfig.json", "tsconfig.build.json", "scripts"];
+const SOURCES = ["src", "package.json", "scripts"];
 
 function newestMtime(path: string): number {
   let stat: ReturnType<typeof statSync>;
@@ -34,19 +34,5 @@ export default function setup(): void {
   const built = newestMtime(BUILT);
   const sources = Math.max(...SOURCES.map((s) => newestMtime(join(ROOT, s))));
   if (built > sources) return;
-  try {
-    execFileSync(
-      process.execPath,
-      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
-      {
-        cwd: ROOT,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
-  } catch {
-    // tsc still emits on type errors; the typecheck step reports them. Spawned tests fail on their own
-    // if the build is really broken.
-    console.warn("globalSetup: tsc reported errors while building dist/ (see npm run typecheck)");
-  }
   execFileSync(process.execPath, [join(ROOT, "scripts", "bundle.mjs")], { cwd: ROOT, stdio: "inherit" });
 }

@@ -3,11 +3,11 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import { CATALOG } from "../../tools/catalog.js";
-import { TOOL_LOADERS } from "../../tools/index.js";
-import type { Engine } from "./context.js";
+import type { Engine } from "../tooling/context.js";
+import { registerTool } from "../tooling/tool.js";
+import { CATALOG } from "../tools/catalog.js";
+import { TOOL_LOADERS } from "../tools/index.js";
 import { registerResources } from "./resources.js";
-import { registerTool } from "./tool.js";
 
 export const SERVER_NAME = "generation-mcp";
 export const SERVER_VERSION = "0.1.0";

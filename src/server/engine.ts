@@ -6,7 +6,7 @@
 import type { Config } from "../config.js";
 import type { Ledger } from "../ledger/index.js";
 import type { Sandbox } from "../sandbox/index.js";
-import type { Engine } from "./context.js";
+import type { Engine } from "../tooling/context.js";
 
 export interface Engines {
   /** The key of a session that brings none: GENERATION_API_KEY, or the sandbox's own key. */

@@ -3,9 +3,9 @@
  * a freshly signed URL (signed URLs expire, so links point here rather than at them).
  */
 import { type McpServer, ResourceTemplate, type ServerContext } from "@modelcontextprotocol/server";
-import type { Engine } from "./context.js";
-import { describeError, redact } from "./results.js";
-import { outputName, outputUri } from "./taskview.js";
+import type { Engine } from "../tooling/context.js";
+import { describeError, redact } from "../tooling/results.js";
+import { outputName, outputUri } from "../tooling/taskview.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
 export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;

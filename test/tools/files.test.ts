@@ -4,6 +4,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
+import { ArgumentError } from "../../src/service/errors.js";
 import {
   allowedDirs,
   isInside,
@@ -11,8 +12,7 @@ import {
   openMedia,
   safeName,
   saveInside,
-} from "../../src/server/files.js";
-import { ArgumentError } from "../../src/service/errors.js";
+} from "../../src/tooling/files.js";
 
 const media = (t: MediaType | undefined) =>
   t && /^(image|video|audio)\//.test(t.mime) ? undefined : "is not media";

@@ -13,8 +13,8 @@ import { expect } from "vitest";
 import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server/assemble.js";
-import type { Engine, EngineConfig } from "../../src/server/context.js";
 import { ServiceClient } from "../../src/service/client.js";
+import type { Engine, EngineConfig } from "../../src/tooling/context.js";
 
 export const BASE_URL = "http://sandbox.invalid";
 

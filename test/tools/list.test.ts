@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listing } from "../../src/server/tool.js";
-import { CATALOG } from "../../tools/catalog.js";
-import { loadTools, TOOL_LOADERS } from "../../tools/index.js";
+import { listing } from "../../src/tooling/tool.js";
+import { CATALOG } from "../../src/tools/catalog.js";
+import { loadTools, TOOL_LOADERS } from "../../src/tools/index.js";
 import { type Harness, harness } from "./harness.js";
 
 const CONTRACT_TOOLS = [

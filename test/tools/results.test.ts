@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { IdempotencyConflictError, LedgerError } from "../../src/ledger/index.js";
-import { declined, errorResult, okResult } from "../../src/server/results.js";
 import { ArgumentError, errorFromResponse, TimeoutError } from "../../src/service/errors.js";
+import { declined, errorResult, okResult } from "../../src/tooling/results.js";
 
 const text = (r: ReturnType<typeof errorResult>) => (r.content[0] as { text: string }).text;
 const withIdentity = <E extends Error>(e: E, identity: string) => Object.assign(e, { identity });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Engine } from "../../src/server/context.js";
-import { extensionFor, imagePreviews, PREVIEW_BUDGET_BYTES, taskText } from "../../src/server/taskview.js";
 import { OutputTooLargeError } from "../../src/service/errors.js";
 import type { Task } from "../../src/service/schemas.js";
+import type { Engine } from "../../src/tooling/context.js";
+import { extensionFor, imagePreviews, PREVIEW_BUDGET_BYTES, taskText } from "../../src/tooling/taskview.js";
 
 const task = (status: string, outputs: Task["outputs"], error: Task["error"] = null): Task => ({
   id: "task_1",

@@ -2,7 +2,7 @@
  * Every tool, in the order tools/list shows them, as loaders: a tool's module (its zod
  * schemas and handler) is imported on its first call, not to answer tools/list.
  */
-import type { ToolDefinition } from "../src/server/tool.js";
+import type { ToolDefinition } from "../tooling/tool.js";
 
 type Loader = () => Promise<{ default: ToolDefinition }>;
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Questions } from "../src/server/ask.js";
-import { allowedDirs, type MediaType, openMedia } from "../src/server/files.js";
-import { declined, okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { ArgumentError } from "../src/service/errors.js";
-import { LIMITS } from "../src/service/limits.js";
+import { ArgumentError } from "../service/errors.js";
+import { LIMITS } from "../service/limits.js";
+import { Questions } from "../tooling/ask.js";
+import { allowedDirs, type MediaType, openMedia } from "../tooling/files.js";
+import { declined, okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 const { min, max } = LIMITS.voice.duration;
 // MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio, as file-type names them.

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Questions } from "../src/server/ask.js";
-import { TaskOut } from "../src/server/fields.js";
-import { allowedDirs } from "../src/server/files.js";
-import { okResult } from "../src/server/results.js";
-import { saveOutputs } from "../src/server/taskview.js";
-import { defineTool } from "../src/server/tool.js";
+import { Questions } from "../tooling/ask.js";
+import { TaskOut } from "../tooling/fields.js";
+import { allowedDirs } from "../tooling/files.js";
+import { okResult } from "../tooling/results.js";
+import { saveOutputs } from "../tooling/taskview.js";
+import { defineTool } from "../tooling/tool.js";
 import { taskIdField } from "./poll_task.js";
 
 export default defineTool({

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { TaskOut } from "../src/server/fields.js";
-import { presentTask, waitWithProgress } from "../src/server/generate.js";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { isTerminal } from "../src/service/limits.js";
+import { isTerminal } from "../service/limits.js";
+import { TaskOut } from "../tooling/fields.js";
+import { presentTask, waitWithProgress } from "../tooling/generate.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 export const taskIdField = z
   .string()

@@ -41,10 +41,25 @@ export interface ToolContext {
    * values are kept strictly increasing whatever the caller passes.
    */
   progress(message: string, value?: number, total?: number): Promise<void>;
+  /**
+   * Runs `then` once this call's result has been handed to a client still connected (see the
+   * README's idempotency rule on delivery). Never runs for a cancelled call. Errors are the
+   * callback's own concern: it must not throw.
+   */
+  afterDelivery(then: () => Promise<void>): void;
+}
+
+/** The part of a ToolContext only the registering wrapper sees: the callbacks to run on delivery. */
+export interface DeliveryHooks {
+  readonly pending: Array<() => Promise<void>>;
 }
 
 /** Builds a ToolContext over one SDK request context. */
-export function toolContext(server: McpServer, ctx: ServerContext): ToolContext {
+export function toolContext(
+  server: McpServer,
+  ctx: ServerContext,
+  hooks: DeliveryHooks = { pending: [] },
+): ToolContext {
   // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
   const caps: ClientCapabilities | undefined =
     ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
@@ -57,6 +72,9 @@ export function toolContext(server: McpServer, ctx: ServerContext): ToolContext 
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
+    afterDelivery(then) {
+      hooks.pending.push(then);
+    },
     async progress(message, value, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
       last = value !== undefined && value > last ? value : last + 1;

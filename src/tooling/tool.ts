@@ -16,7 +16,7 @@ import type {
 import type { z } from "zod";
 import { ArgumentError } from "../service/errors.js";
 import { parseOrThrow } from "../service/schemas.js";
-import { type Engine, type ToolContext, toolContext } from "./context.js";
+import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import { guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
@@ -116,8 +116,9 @@ export function registerTool(
       outputSchema: advertiseOnly(listed.outputSchema),
       annotations: listed.annotations,
     },
-    (async (raw: unknown, ctx: ServerContext) =>
-      guard(async () => {
+    (async (raw: unknown, ctx: ServerContext) => {
+      const hooks: DeliveryHooks = { pending: [] };
+      const result = await guard(async () => {
         if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
           throw new ArgumentError("arguments", "must be an object");
         }
@@ -125,7 +126,12 @@ export function registerTool(
         const args = (raw ?? {}) as Record<string, unknown>;
         refuseUnknown(def, args);
         const parsed = parseOrThrow(def.inputSchema, args);
-        return def.handler(parsed, toolContext(server, ctx), engine);
-      })) as never,
+        return def.handler(parsed, toolContext(server, ctx, hooks), engine);
+      });
+      // Interim: delivery is assumed once the handler returns uncancelled. The transports replace
+      // this with a mark made only after the result was written (see src/server).
+      if (!ctx.mcpReq.signal.aborted) for (const then of hooks.pending) await then();
+      return result;
+    }) as never,
   );
 }

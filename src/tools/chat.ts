@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Questions } from "../src/server/ask.js";
-import { idempotencyKeyField, modelField, textMaxGemsField } from "../src/server/fields.js";
-import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { LIMITS } from "../src/service/limits.js";
+import { LIMITS } from "../service/limits.js";
+import { Questions } from "../tooling/ask.js";
+import { idempotencyKeyField, modelField, textMaxGemsField } from "../tooling/fields.js";
+import { confirmSpending, deliver, replayProgress, textMaxGems } from "../tooling/generate.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 const T = LIMITS.text;
 const CHAT_PATH = "/api/generate/text/v1/chat/completions";
@@ -62,7 +62,7 @@ export default defineTool({
     const { idempotencyKey, ...request } = args;
     const maxGems = textMaxGems(engine, request.maxGems);
     // Always streamed, so progress can follow the text as it arrives.
-    const { buildChatBody } = await import("../src/service/requests.js");
+    const { buildChatBody } = await import("../service/requests.js");
     const { body, bytes } = buildChatBody({
       ...request,
       stream: true,

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { MODEL_KINDS } from "../src/service/limits.js";
+import { MODEL_KINDS } from "../service/limits.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 export default defineTool({
   name: "list_models",

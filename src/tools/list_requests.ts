@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { RECORD_STATES } from "../src/ledger/record.js";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
+import { RECORD_STATES } from "../ledger/record.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 export default defineTool({
   name: "list_requests",

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Questions } from "../src/server/ask.js";
-import { allowedDirs, type MediaType, openMedia, sniff } from "../src/server/files.js";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { ArgumentError } from "../src/service/errors.js";
-import { LIMITS } from "../src/service/limits.js";
+import { ArgumentError } from "../service/errors.js";
+import { LIMITS } from "../service/limits.js";
+import { Questions } from "../tooling/ask.js";
+import { allowedDirs, type MediaType, openMedia, sniff } from "../tooling/files.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 const MAX = LIMITS.asset.maxBytes;
 const MEDIA = /^(image|video|audio)\//;

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { submitMedia } from "../src/server/generate.js";
-import { defineTool } from "../src/server/tool.js";
-import { AUDIO_OPERATIONS } from "../src/service/limits.js";
+import { AUDIO_OPERATIONS } from "../service/limits.js";
+import { submitMedia } from "../tooling/generate.js";
+import { defineTool } from "../tooling/tool.js";
 import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({

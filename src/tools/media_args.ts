@@ -1,5 +1,6 @@
 /** Arguments shared by generate_image, generate_video and generate_audio. */
 import { z } from "zod";
+import { LIMITS } from "../service/limits.js";
 import {
   idempotencyKeyField,
   modelField,
@@ -7,8 +8,7 @@ import {
   saveField,
   TaskOut,
   waitField,
-} from "../src/server/fields.js";
-import { LIMITS } from "../src/service/limits.js";
+} from "../tooling/fields.js";
 
 export const mediaFields = (kind: string, parameters: string) => ({
   model: modelField(kind),

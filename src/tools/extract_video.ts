@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { Questions } from "../src/server/ask.js";
-import { idempotencyKeyField, textMaxGemsField } from "../src/server/fields.js";
-import { confirmSpending, deliver, replayProgress, textMaxGems } from "../src/server/generate.js";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { LIMITS } from "../src/service/limits.js";
+import { LIMITS } from "../service/limits.js";
+import { Questions } from "../tooling/ask.js";
+import { idempotencyKeyField, textMaxGemsField } from "../tooling/fields.js";
+import { confirmSpending, deliver, replayProgress, textMaxGems } from "../tooling/generate.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 const E = LIMITS.extraction;
 
@@ -42,7 +42,7 @@ export default defineTool({
   async handler(args, ctx, engine) {
     const { idempotencyKey, ...rest } = args;
     const maxGems = textMaxGems(engine, rest.maxGems);
-    const { buildExtractBody } = await import("../src/service/requests.js");
+    const { buildExtractBody } = await import("../service/requests.js");
     const { body, bytes } = buildExtractBody({
       ...rest,
       model: rest.model ?? engine.config.extractionModel,

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { okResult } from "../src/server/results.js";
-import { defineTool } from "../src/server/tool.js";
-import { LIMITS } from "../src/service/limits.js";
+import { LIMITS } from "../service/limits.js";
+import { okResult } from "../tooling/results.js";
+import { defineTool } from "../tooling/tool.js";
 
 export default defineTool({
   name: "list_voices",
