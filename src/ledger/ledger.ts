@@ -2,6 +2,8 @@
  * The ledger's state machine: claim (or reuse) an identity, commit it before the first byte,
  * replay uncertain outcomes under the same identity and bytes, close definitive ones.
  */
+
+import { sleep } from "../service/backoff.js";
 import { ArgumentError } from "../service/errors.js";
 import { LIMITS } from "../service/limits.js";
 import {
@@ -19,7 +21,7 @@ import {
   toListing,
   withIdentity,
 } from "./record.js";
-import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, sleep, verdict } from "./replay.js";
+import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
 import type { LedgerStore } from "./store.js";
 import type { Ledger, LedgerSettings, Ref, RunRequest, RunResult, Send } from "./types.js";
 
@@ -140,7 +142,12 @@ export class LedgerImpl implements Ledger {
       if (n > 0) {
         const delay = backoffDelay(n - 1, lastErr, this.#o.backoff, this.#o.random);
         if (performance.now() - began + delay > maxElapsedMs) break;
-        if (!(await sleep(delay, req.signal))) break;
+        // An abort ends the wait and the loop; the record stays open for an identical call.
+        const waited = await sleep(delay, req.signal).then(
+          () => true,
+          () => false,
+        );
+        if (!waited) break;
       }
       if (req.signal?.aborted) break;
       // The claim (or an earlier attempt) already made the record durable, and after a crash

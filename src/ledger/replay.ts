@@ -1,19 +1,17 @@
 /**
  * How the submit loop reads a failure and how long it waits before replaying the same identity.
- * It acts on the client's classification (ServiceError.outcome) and knows nothing of HTTP.
+ * It acts on the client's classification (ServiceError.outcome) and knows nothing of HTTP; the
+ * timing itself is the service client's one backoff module.
  */
+import { type Backoff, retryDelay } from "../service/backoff.js";
 import { ArgumentError, ServiceError } from "../service/errors.js";
 
-export interface BackoffOptions {
-  /** Full-jitter base: the n-th wait is random(0, min(capMs, baseMs * 2^n)). */
-  baseMs: number;
-  capMs: number;
+export interface BackoffOptions extends Backoff {
   /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */
   referencesBaseMs: number;
-  /** A Retry-After longer than this is cut to it (the total budget still applies). */
-  retryAfterCapMs: number;
 }
 
+/** A Retry-After longer than `retryAfterCapMs` is cut to it (the total budget still applies). */
 export const DEFAULT_BACKOFF: BackoffOptions = {
   baseMs: 500,
   capMs: 8_000,
@@ -39,27 +37,9 @@ export function verdict(err: unknown): Verdict {
 
 /** Milliseconds to wait before replay number `n` (0 = first replay). */
 export function backoffDelay(n: number, err: unknown, o: BackoffOptions, random: () => number): number {
-  const code = (err as { code?: unknown } | null)?.code;
-  const base = code === "REFERENCES_PROCESSING" ? o.referencesBaseMs : o.baseMs;
-  const jitter = random() * Math.min(o.capMs, base * 2 ** n);
-  const retryAfter = err instanceof ServiceError ? err.retryAfterMs : undefined;
-  if (retryAfter !== undefined && retryAfter >= 0)
-    return Math.min(Math.max(retryAfter, jitter), o.retryAfterCapMs);
-  return jitter;
-}
-
-/** Waits `ms`, or stops early when the signal aborts (resolves false then). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+  const references = err instanceof ServiceError && err.code === "REFERENCES_PROCESSING";
+  const timing = references ? { ...o, baseMs: o.referencesBaseMs } : o;
+  // A long Retry-After is cut to the cap rather than given up on: the loop's own time budget
+  // decides whether one more replay fits.
+  return retryDelay(n, timing, random, err instanceof ServiceError ? err.retryAfterMs : undefined).ms;
 }

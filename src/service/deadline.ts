@@ -1,8 +1,7 @@
 /**
  * Time limits and cancellation for one request: a deadline that can be re-armed while a
- * stream is alive, an abortable sleep, and the mapping of a thrown fetch error to the
- * family (the caller's abort passes through; our timer is TimeoutError; the rest is a
- * ConnectionError).
+ * stream is alive, and the mapping of a thrown fetch error to the family (the caller's
+ * abort passes through; our timer is TimeoutError; the rest is a ConnectionError).
  */
 import { ConnectionError, type RequestKind, ServiceError, TimeoutError } from "./errors.js";
 
@@ -48,19 +47,4 @@ export function failureOf(
   const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
   const detail = cause?.code ?? cause?.message ?? (err as Error).message;
   return new ConnectionError({ message: `${what} failed: ${detail}`, requestKind: kind, cause: err });
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -5,10 +5,10 @@
  * ServiceError family, and retries for reads only (a submission or an upload is never
  * repeated here: the ledger owns that decision).
  */
-import pRetry from "p-retry";
 import type { z } from "zod";
-import { type Deadline, failureOf, sleep, startDeadline } from "./deadline.js";
-import { InvalidResponseError, type RequestKind, type ServiceError } from "./errors.js";
+import { type Backoff, retryDelay, sleep } from "./backoff.js";
+import { type Deadline, failureOf, startDeadline } from "./deadline.js";
+import { InvalidResponseError, type RequestKind, ServiceError } from "./errors.js";
 import { proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 import { errorOf, parseBody, readText } from "./responses.js";
 
@@ -43,10 +43,8 @@ export interface RequestSpec {
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
 const NATIVE_FETCH = globalThis.fetch;
-const RETRY_BASE_MS = 500;
-const RETRY_CAP_MS = 8_000;
-/** A Retry-After longer than this is not waited out inside one read. */
-const RETRY_AFTER_CAP_MS = 30_000;
+/** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */
+const READ_BACKOFF: Backoff = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_000 };
 
 export class ServiceHttp {
   readonly baseUrl: string;
@@ -204,27 +202,25 @@ export class ServiceHttp {
 
   /**
    * Runs `attempt` once for submissions and uploads; for reads, retries failures whose
-   * outcome is `retryable` with full-jitter backoff, waiting out a Retry-After when given.
+   * outcome is `retryable` (see backoff.ts for the waits). A Retry-After longer than the
+   * cap is the caller's to schedule (the error carries it), not ours to block on.
    */
   async retrying<T>(spec: RequestSpec, attempt: () => Promise<T>): Promise<T> {
-    if (spec.kind !== "read" || this.readRetries === 0) return attempt();
-    return pRetry(attempt, {
-      retries: this.readRetries,
-      minTimeout: 0,
-      maxTimeout: 0,
-      ...(spec.signal ? { signal: spec.signal } : {}),
-      shouldRetry: async ({ error, attemptNumber }) => {
-        const failed = error as ServiceError;
+    if (spec.kind !== "read") return attempt();
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
         // A redirect is not transient: asking again gets the same answer.
-        if (failed.outcome !== "retryable" || (failed.status !== undefined && failed.status < 400))
-          return false;
-        const hinted = failed.retryAfterMs;
-        // A long Retry-After is the caller's to schedule (the error carries it), not ours to block on.
-        if (hinted !== undefined && hinted > RETRY_AFTER_CAP_MS) return false;
-        const ms = hinted ?? this.random() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attemptNumber - 1));
-        await sleep(ms, spec.signal);
-        return true;
-      },
-    });
+        const transient =
+          err instanceof ServiceError &&
+          err.outcome === "retryable" &&
+          (err.status === undefined || err.status >= 400);
+        if (!transient || n >= this.readRetries || spec.signal?.aborted) throw err;
+        const delay = retryDelay(n, READ_BACKOFF, this.random, err.retryAfterMs);
+        if (delay.cut) throw err;
+        await sleep(delay.ms, spec.signal);
+      }
+    }
   }
 }

@@ -4,7 +4,7 @@
  * task is returned as it stands, so the caller keeps its ID and can poll again later.
  */
 
-import { sleep } from "./deadline.js";
+import { sleep } from "./backoff.js";
 import type { ServiceError } from "./errors.js";
 import { isTerminal, LIMITS } from "./limits.js";
 import type { Task } from "./schemas.js";

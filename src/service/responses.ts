@@ -4,13 +4,8 @@
  * bodies parsed with the interface's schemas.
  */
 import type { z } from "zod";
-import {
-  errorFromResponse,
-  InvalidResponseError,
-  parseRetryAfter,
-  type RequestKind,
-  type ServiceError,
-} from "./errors.js";
+import { parseRetryAfter } from "./backoff.js";
+import { errorFromResponse, InvalidResponseError, type RequestKind, type ServiceError } from "./errors.js";
 
 const ERROR_TEXT_MAX = 300;
 
