@@ -17,7 +17,7 @@ export {
   type ErrorSummary,
   hashKey,
   IdempotencyConflictError,
-  identityOf,
+  IdentifiedError,
   LedgerError,
   type LedgerRecord,
   RECORD_STATES,
@@ -67,7 +67,7 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   if (scheme === undefined || pkg === undefined) {
     throw new LedgerError(
       "LEDGER_CONFIG",
-      `GENERATION_STORE: unsupported store ${scheme === undefined ? "(no scheme)" : `${scheme}://`}; use sqlite://PATH or one of ${Object.keys(ADAPTERS).join(", ")}`,
+      `store URI: unsupported store ${scheme === undefined ? "(no scheme)" : `${scheme}://`}; use sqlite://PATH or one of ${Object.keys(ADAPTERS).join(", ")}`,
     );
   }
   let mod: { default?: unknown; [k: string]: unknown };
@@ -78,21 +78,21 @@ export async function openStore(uri: string): Promise<LedgerStore> {
     throw new LedgerError(
       "LEDGER_CONFIG",
       missing
-        ? `GENERATION_STORE: ${scheme}:// needs the keyv adapter ${pkg}, which is not installed (npm install ${pkg})`
-        : `GENERATION_STORE: the keyv adapter ${pkg} could not be loaded`,
+        ? `store URI: ${scheme}:// needs the keyv adapter ${pkg}, which is not installed (npm install ${pkg})`
+        : `store URI: the keyv adapter ${pkg} could not be loaded`,
       { cause },
     );
   }
   const Adapter = mod.default as (new (uri: string) => object) | undefined;
   if (typeof Adapter !== "function") {
-    throw new LedgerError("LEDGER_CONFIG", `GENERATION_STORE: ${pkg} has no default export to construct`);
+    throw new LedgerError("LEDGER_CONFIG", `store URI: ${pkg} has no default export to construct`);
   }
   let adapter: object;
   try {
     adapter = new Adapter(uri);
   } catch (cause) {
     // The adapter's own message may quote the URI, password included: keep it only as the cause.
-    throw new LedgerError("LEDGER_CONFIG", `GENERATION_STORE: ${pkg} refused the ${scheme}:// URI`, {
+    throw new LedgerError("LEDGER_CONFIG", `store URI: ${pkg} refused the ${scheme}:// URI`, {
       cause,
     });
   }
@@ -109,7 +109,7 @@ export async function openStore(uri: string): Promise<LedgerStore> {
     await store.probe();
   } catch (cause) {
     await store.close().catch(() => {});
-    throw new LedgerError("LEDGER_UNAVAILABLE", `GENERATION_STORE: cannot write to the ${scheme} store`, {
+    throw new LedgerError("LEDGER_UNAVAILABLE", `store URI: cannot write to the ${scheme} store`, {
       cause,
     });
   }

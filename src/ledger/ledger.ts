@@ -9,6 +9,7 @@ import { LIMITS } from "../service/limits.js";
 import {
   bodyHash,
   IdempotencyConflictError,
+  IdentifiedError,
   isExpired,
   isOpen,
   isUnresolved,
@@ -19,7 +20,6 @@ import {
   type StoredRecord,
   summarize,
   toListing,
-  withIdentity,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
 import type { LedgerStore } from "./store.js";
@@ -169,7 +169,7 @@ export class LedgerImpl implements Ledger {
           await this.#save(rec, { state: "closed", closedReason: reason, lastError: reason }, []).catch(
             () => {},
           );
-          throw withIdentity(err, identity);
+          throw new IdentifiedError(err, identity, "closed");
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
         rec = await this.#save(rec, { state: "uncertain", lastError: summarize(err) }, []).catch(() => rec);
@@ -185,7 +185,8 @@ export class LedgerImpl implements Ledger {
       this.#queueSave(rec, done, ["lastError"]);
       return { identity, result, reused };
     }
-    throw withIdentity(lastErr ?? req.signal?.reason ?? new Error("no attempt was made"), identity);
+    const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
+    throw new IdentifiedError(cause, identity, rec.state);
   }
 
   #patched(rec: StoredRecord, patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord>): StoredRecord {

@@ -152,8 +152,7 @@ export function summarize(err: unknown): ErrorSummary {
 export class LedgerError extends Error {
   override readonly name = "LedgerError";
   readonly code: string;
-  readonly action =
-    "The request ledger could not be read or written, so nothing was sent. Check GENERATION_STORE (path, permissions, disk space).";
+  readonly action = "The request ledger could not be read or written, so nothing was sent.";
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
@@ -166,8 +165,7 @@ export class IdempotencyConflictError extends Error {
   readonly code = "IDEMPOTENCY_CONFLICT";
   readonly field = "idempotencyKey";
   readonly identity: string;
-  readonly action =
-    "This idempotencyKey was already used for a different request. Reuse the original request, or omit idempotencyKey for a new one.";
+  readonly action = "This identity was already used for a different request; nothing was sent.";
   constructor(identity: string, detail: string) {
     super(
       `idempotencyKey: "${identity}" was already used for a different request (${detail}); nothing was sent`,
@@ -176,21 +174,20 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
-/** Attaches the identity to a thrown error so the caller can report and resume it. */
-export function withIdentity(err: unknown, identity: string): Error & { identity: string } {
-  const e = err instanceof Error ? err : new Error(String(err), { cause: err });
-  try {
-    Object.defineProperty(e, "identity", { value: identity, enumerable: true, configurable: true });
-    return e as Error & { identity: string };
-  } catch {
-    const wrapped = new Error(e.message, { cause: e }) as Error & { identity: string };
-    wrapped.identity = identity;
-    return wrapped;
+/**
+ * A run that failed once its identity was claimed: the failure as thrown (`cause`), the identity,
+ * and the state its record was left in. `closed` means refused for good (an identical call gets a
+ * new identity); any other state means an identical call replays this identity and its bytes.
+ */
+export class IdentifiedError extends Error {
+  override readonly name = "IdentifiedError";
+  override readonly cause: unknown;
+  readonly identity: string;
+  readonly state: RecordState;
+  constructor(cause: unknown, identity: string, state: RecordState) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.cause = cause;
+    this.identity = identity;
+    this.state = state;
   }
-}
-
-/** The identity attached by `run` to an error, if any. */
-export function identityOf(err: unknown): string | undefined {
-  const id = (err as { identity?: unknown } | null)?.identity;
-  return typeof id === "string" ? id : undefined;
 }

@@ -37,17 +37,14 @@ export function parseSqliteUri(uri: string): { path: string; busyTimeoutMs: numb
   if (path === "" || path === ":memory:" || path.startsWith("file:")) {
     throw new LedgerError(
       "LEDGER_CONFIG",
-      "GENERATION_STORE: sqlite:// needs a file path (an in-memory ledger would not survive a restart)",
+      "store URI: sqlite:// needs a file path (an in-memory ledger would not survive a restart)",
     );
   }
   if (path.startsWith("~/")) path = resolve(homedir(), path.slice(2));
   const raw = params.get("busyTimeoutMs");
   const busyTimeoutMs = raw === null ? DEFAULT_BUSY_TIMEOUT_MS : Number(raw);
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 600_000) {
-    throw new LedgerError(
-      "LEDGER_CONFIG",
-      "GENERATION_STORE: busyTimeoutMs must be an integer from 0 to 600000",
-    );
+    throw new LedgerError("LEDGER_CONFIG", "store URI: busyTimeoutMs must be an integer from 0 to 600000");
   }
   return { path: resolve(path), busyTimeoutMs };
 }

@@ -13,9 +13,12 @@ export type Outcome = "definitive" | "uncertain" | "retryable";
 /** Whether the failed request was a submission (carries an identity) or a read/upload. */
 export type RequestKind = "submission" | "read" | "upload";
 
-/** The interface's client action for each code (Errors table). */
+/**
+ * What to do about each code, in the service interface's own words (Errors table and the
+ * sections it points to). The MCP layer adds its own next steps (tool names, settings) on top.
+ */
 export const CLIENT_ACTIONS: Record<string, string> = {
-  INVALID_API_KEY: "Check GENERATION_API_KEY: it is missing, malformed, revoked or expired.",
+  INVALID_API_KEY: "The key is missing, malformed, revoked or expired.",
   INSUFFICIENT_SCOPE: "The key lacks a scope; a full workflow needs a key with both `read` and `generate`.",
   ACCOUNT_BLOCKED: "Account access is blocked; the account owner must resolve it in the application.",
   ACCOUNT_UNAVAILABLE: "Account setup is unfinished; finish it in the application.",
@@ -25,20 +28,20 @@ export const CLIENT_ACTIONS: Record<string, string> = {
   PRICE_CHANGED:
     "The quote exceeds maxGems. Ask the user to approve a higher maxGems, then submit again with it.",
   IDEMPOTENCY_CONFLICT:
-    "This identity was already used for a different request. Reuse the original request, or omit idempotencyKey for a new one.",
+    "This identity was already used for a different request; a different request needs a new identity.",
   REQUEST_UNCERTAIN:
     "The outcome is pending or ambiguous. Keep the identity; replaying the same request later never dispatches again.",
-  REQUEST_FAILED:
-    "The original claim was released. A new authorized generation needs a new identity (call again without idempotencyKey).",
+  REQUEST_FAILED: "The original claim was released. A new authorized generation needs a new identity.",
   REFERENCES_PROCESSING:
     "References are not ready yet. Keep the same identity and retry once they are ready.",
   ANALYSIS_FAILED:
-    "The analysis could not be parsed; usage may already be billed. Replaying the same identity returns the retained result.",
+    "The analysis could not be parsed; usage may already be billed. The result is retained for replay of the same identity.",
   NOT_FOUND: "Unknown route or task, not owned by this key, deleted, or not a public-API run. Check the ID.",
   INVALID_REQUEST: "Fix the named field and submit again.",
   INVALID_REFERENCE:
     "A reference is not an owned, usable asset ID. Upload the media first and use its asset ID.",
-  MODEL_UNAVAILABLE: "The model is unknown or unavailable. Call list_models and pick an available model.",
+  MODEL_UNAVAILABLE:
+    "The model is unknown or unavailable. Model IDs change: discover the available ones at run time.",
   PAYLOAD_TOO_LARGE: "The payload is too large. Reduce its size below the stated limit.",
   WORKFLOW_UNAVAILABLE: "Temporarily unavailable. Keep the identity and retry later with backoff.",
   PROVIDER_UNAVAILABLE: "The provider is unavailable. Keep the identity and retry later with backoff.",
@@ -53,14 +56,19 @@ export const CLIENT_ACTIONS: Record<string, string> = {
     "The service failed. Keep the identity and retry with backoff; never resubmit under a new identity.",
   BAD_REQUEST: "The service refused the request as malformed. Fix the request before sending it again.",
   INVALID_RESPONSE: "The service answered with something this client cannot read. Retry later or report it.",
-  INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
+  INVALID_ARGUMENT: "Fix the named field; nothing was sent.",
   OUTPUT_TOO_LARGE:
     "The output is larger than this client accepts here; download it from its signed URL directly.",
   OUTPUT_UNAVAILABLE:
     "The signed URL was refused (it may have expired). Read the task again for a fresh URL.",
 };
 
-const UNCERTAIN_CODES = new Set(["REQUEST_UNCERTAIN", "REFERENCES_PROCESSING"]);
+/**
+ * An upload whose outcome is unknown. Uploads carry no identity, and the interface says an
+ * ambiguous upload is not to be repeated blindly (POST /api/generate/assets).
+ */
+export const AMBIGUOUS_UPLOAD_ACTION =
+  "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly; check first whether it arrived.";
 
 export interface ServiceErrorInit {
   status: number | undefined;
@@ -85,100 +93,132 @@ export class ServiceError extends Error {
   /** From a Retry-After header, when the service sent one. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(init: ServiceErrorInit, fallbackCode: string, outcome: Outcome) {
+  /** Without `fallbackCode` and `outcome`, both come from the status table below. */
+  constructor(init: ServiceErrorInit, fallbackCode?: string, outcome?: Outcome) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    const row = fallbackCode === undefined || outcome === undefined ? rowOf(init) : undefined;
+    const fallback = fallbackCode ?? row?.code ?? "BAD_REQUEST";
     this.status = init.status;
     this.serviceCode = init.code !== undefined;
-    this.code = init.code ?? fallbackCode;
-    this.action = CLIENT_ACTIONS[this.code] ?? CLIENT_ACTIONS[fallbackCode] ?? "See the message.";
-    this.outcome = outcome;
+    this.code = init.code ?? fallback;
+    this.outcome = outcome ?? outcomeOf(row?.outcome ?? "definitive", init.requestKind);
     this.requestKind = init.requestKind;
     this.retryAfterMs = init.retryAfterMs;
+    this.action =
+      init.requestKind === "upload" && this.outcome !== "definitive"
+        ? AMBIGUOUS_UPLOAD_ACTION
+        : (CLIENT_ACTIONS[this.code] ?? CLIENT_ACTIONS[fallback] ?? "See the message.");
   }
 }
 
-/** Failures that may have reached the service: uncertain for a submission, retryable for a read. */
-const transient = (kind: RequestKind): Outcome => (kind === "submission" ? "uncertain" : "retryable");
+/** `transient`: may have reached the service; uncertain for a submission, retryable otherwise. */
+type RowOutcome = Outcome | "transient";
 
+function outcomeOf(o: RowOutcome, kind: RequestKind): Outcome {
+  if (o !== "transient") return o;
+  return kind === "submission" ? "uncertain" : "retryable";
+}
+
+// The classes answering a status: their code (when the service gave none) and outcome come
+// from STATUS_ROWS below, so each is a name to catch with instanceof and nothing more.
 export class BadRequestError extends ServiceError {
   override readonly name = "BadRequestError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "BAD_REQUEST", "definitive");
-  }
 }
 export class AuthenticationError extends ServiceError {
   override readonly name = "AuthenticationError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "INVALID_API_KEY", "definitive");
-  }
 }
 export class PermissionDeniedError extends ServiceError {
   override readonly name = "PermissionDeniedError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "INSUFFICIENT_SCOPE", "definitive");
-  }
 }
 export class SpendingLimitError extends ServiceError {
   override readonly name = "SpendingLimitError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "API_KEY_LIMIT", "definitive");
-  }
 }
 export class NotFoundError extends ServiceError {
   override readonly name = "NotFoundError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "NOT_FOUND", "definitive");
-  }
 }
 /** 409 with a code that closes the request: IDEMPOTENCY_CONFLICT, PRICE_CHANGED, REQUEST_FAILED, ANALYSIS_FAILED. */
 export class ConflictError extends ServiceError {
   override readonly name = "ConflictError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "CONFLICT", "definitive");
-  }
 }
 /** 409 REQUEST_UNCERTAIN or REFERENCES_PROCESSING: keep the identity and replay. */
 export class RequestUncertainError extends ServiceError {
   override readonly name = "RequestUncertainError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "REQUEST_UNCERTAIN", "uncertain");
-  }
 }
 export class PayloadTooLargeError extends ServiceError {
   override readonly name = "PayloadTooLargeError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "PAYLOAD_TOO_LARGE", "definitive");
-  }
 }
 export class UnprocessableEntityError extends ServiceError {
   override readonly name = "UnprocessableEntityError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "INVALID_REQUEST", "definitive");
-  }
 }
 export class ServiceUnavailableError extends ServiceError {
   override readonly name = "ServiceUnavailableError";
-  constructor(init: ServiceErrorInit) {
-    super(init, "TEMPORARILY_UNAVAILABLE", transient(init.requestKind));
-  }
 }
 export class InternalServerError extends ServiceError {
   override readonly name = "InternalServerError";
-  constructor(init: ServiceErrorInit) {
-    super(init, init.status === 502 ? "BAD_GATEWAY" : "SERVER_ERROR", transient(init.requestKind));
-  }
 }
+
+interface Row {
+  Class: new (init: ServiceErrorInit, fallbackCode: string, outcome: Outcome) => ServiceError;
+  /** The code when the service gave none. */
+  code: string;
+  outcome: RowOutcome;
+}
+const row = (Class: Row["Class"], code: string, outcome: RowOutcome): Row => ({ Class, code, outcome });
+
+/** The Errors table by status. 408/425/429 are not in the interface, but say "not processed, try later". */
+const STATUS_ROWS: Record<number, Row> = {
+  400: row(BadRequestError, "BAD_REQUEST", "definitive"),
+  401: row(AuthenticationError, "INVALID_API_KEY", "definitive"),
+  402: row(SpendingLimitError, "API_KEY_LIMIT", "definitive"),
+  403: row(PermissionDeniedError, "INSUFFICIENT_SCOPE", "definitive"),
+  404: row(NotFoundError, "NOT_FOUND", "definitive"),
+  408: row(ServiceUnavailableError, "TEMPORARILY_UNAVAILABLE", "transient"),
+  409: row(ConflictError, "CONFLICT", "definitive"),
+  413: row(PayloadTooLargeError, "PAYLOAD_TOO_LARGE", "definitive"),
+  422: row(UnprocessableEntityError, "INVALID_REQUEST", "definitive"),
+  425: row(ServiceUnavailableError, "TEMPORARILY_UNAVAILABLE", "transient"),
+  429: row(ServiceUnavailableError, "TEMPORARILY_UNAVAILABLE", "transient"),
+  502: row(InternalServerError, "BAD_GATEWAY", "transient"),
+  503: row(ServiceUnavailableError, "TEMPORARILY_UNAVAILABLE", "transient"),
+};
+/** Codes whose client action differs from their status's: 409 ones that keep the identity open. */
+const CODE_ROWS: Record<string, Row> = {
+  "409 REQUEST_UNCERTAIN": row(RequestUncertainError, "REQUEST_UNCERTAIN", "uncertain"),
+  "409 REFERENCES_PROCESSING": row(RequestUncertainError, "REQUEST_UNCERTAIN", "uncertain"),
+};
+const SERVER_ROW = row(InternalServerError, "SERVER_ERROR", "transient");
+
+function rowOf({ status, code }: Pick<ServiceErrorInit, "status" | "code">): Row {
+  const byCode = code === undefined ? undefined : CODE_ROWS[`${status} ${code}`];
+  if (byCode) return byCode;
+  const byStatus = status === undefined ? undefined : STATUS_ROWS[status];
+  if (byStatus) return byStatus;
+  // Other 5xx may have reached the service; anything else unlisted is a refusal.
+  return status !== undefined && status >= 500 ? SERVER_ROW : (STATUS_ROWS[400] as Row);
+}
+
+/** Chooses the error class, fallback code and outcome by HTTP status and code (the tables above). */
+export function errorFromResponse(init: ServiceErrorInit): ServiceError {
+  const r = rowOf(init);
+  return new r.Class(init, r.code, outcomeOf(r.outcome, init.requestKind));
+}
+
 /** The connection failed before a response: the request may or may not have arrived. */
 export class ConnectionError extends ServiceError {
   override readonly name = "ConnectionError";
   constructor(init: Omit<ServiceErrorInit, "status" | "code">) {
-    super({ ...init, status: undefined, code: undefined }, "NETWORK_ERROR", transient(init.requestKind));
+    const outcome = outcomeOf("transient", init.requestKind);
+    super({ ...init, status: undefined, code: undefined }, "NETWORK_ERROR", outcome);
   }
 }
 export class TimeoutError extends ServiceError {
   override readonly name = "TimeoutError";
   constructor(init: Omit<ServiceErrorInit, "status" | "code">) {
-    super({ ...init, status: undefined, code: undefined }, "TIMEOUT", transient(init.requestKind));
+    super(
+      { ...init, status: undefined, code: undefined },
+      "TIMEOUT",
+      outcomeOf("transient", init.requestKind),
+    );
   }
 }
 /** A 200 text stream that carried an error frame or ended without `[DONE]`. */
@@ -195,7 +235,7 @@ export class IncompleteStreamError extends ServiceError {
 export class InvalidResponseError extends ServiceError {
   override readonly name = "InvalidResponseError";
   constructor(init: ServiceErrorInit) {
-    super(init, "INVALID_RESPONSE", transient(init.requestKind));
+    super(init, "INVALID_RESPONSE", outcomeOf("transient", init.requestKind));
   }
 }
 
@@ -214,39 +254,6 @@ export class OutputUnavailableError extends ServiceError {
   constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">) {
     super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_UNAVAILABLE", "definitive");
   }
-}
-
-/** Chooses the error class by HTTP status and code. */
-export function errorFromResponse(init: ServiceErrorInit): ServiceError {
-  const { status, code } = init;
-  if (status === 409 && code !== undefined && UNCERTAIN_CODES.has(code))
-    return new RequestUncertainError(init);
-  switch (status) {
-    case 400:
-      return new BadRequestError(init);
-    case 401:
-      return new AuthenticationError(init);
-    case 402:
-      return new SpendingLimitError(init);
-    case 403:
-      return new PermissionDeniedError(init);
-    case 404:
-      return new NotFoundError(init);
-    case 409:
-      return new ConflictError(init);
-    case 413:
-      return new PayloadTooLargeError(init);
-    case 422:
-      return new UnprocessableEntityError(init);
-    case 503:
-      return new ServiceUnavailableError(init);
-  }
-  if (status !== undefined && status >= 500) return new InternalServerError(init);
-  // 408/425/429 are not in the interface, but they say "not processed, try later".
-  if (status === 408 || status === 425 || status === 429) {
-    return new ServiceUnavailableError({ ...init, code: code ?? "TEMPORARILY_UNAVAILABLE" });
-  }
-  return new BadRequestError(init);
 }
 
 /** Refused locally: nothing was sent. The message names the field and the limit. */

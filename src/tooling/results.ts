@@ -4,7 +4,9 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
-import { ArgumentError, ServiceError } from "../service/errors.js";
+import { IdentifiedError } from "../ledger/record.js";
+import { ServiceError } from "../service/errors.js";
+import { nextStep } from "./nextsteps.js";
 
 /** Refusals decided here rather than by the service (the user said no, a file is off limits). */
 export class LocalRefusal extends Error {
@@ -37,33 +39,38 @@ export interface DescribedError {
   status?: number | undefined;
 }
 
+/** What an identity's caller may do: replay it while it is open, or start anew once closed. */
+function identityNote(err: IdentifiedError): string {
+  const id = err.identity;
+  return err.state === "closed"
+    ? `Identity (idempotencyKey): ${id}, now closed; a corrected call gets a new identity.`
+    : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;
+}
+
 /** Code and actionable text for any error; used by tool results and resource reads. */
 export function describeError(err: unknown): DescribedError {
-  if (err instanceof ArgumentError) {
-    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${err.action}` };
+  if (err instanceof IdentifiedError) {
+    const inner = describeError(err.cause);
+    return { ...inner, text: `${inner.text} ${identityNote(err)}` };
   }
   if (err instanceof ServiceError) {
-    const identity = (err as { identity?: unknown }).identity;
     const parts = [`${err.code}: ${sentence(err.message)}`];
     if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
-    parts.push(`Next: ${err.action}`);
-    if (typeof identity === "string") {
-      // Only an open outcome replays; a definitive refusal closed the identity for good.
-      parts.push(
-        err.outcome === "definitive"
-          ? `Identity (idempotencyKey): ${identity}, now closed; a corrected call gets a new identity.`
-          : `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`,
-      );
-    }
+    const next = nextStep({
+      code: err.code,
+      action: err.action,
+      requestKind: err.requestKind,
+      definitive: err.outcome === "definitive",
+    });
+    parts.push(`Next: ${next}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
-  if (err instanceof LocalRefusal) {
-    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${err.action}` };
-  }
-  // Local refusals of other layers (the ledger's IDEMPOTENCY_CONFLICT, LEDGER_*) carry code and action.
+  // Local refusals of every layer (arguments, the ledger's IDEMPOTENCY_CONFLICT and LEDGER_*,
+  // this layer's LocalRefusal) carry a code and an action.
   const local = err as { code?: unknown; action?: unknown } | null;
   if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${local.action}` };
+    const next = nextStep({ code: local.code, action: local.action });
+    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${next}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

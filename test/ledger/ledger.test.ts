@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hashKey, type Ledger, LedgerError, openLedger } from "../../src/ledger/index.js";
+import { hashKey, IdentifiedError, type Ledger, LedgerError, openLedger } from "../../src/ledger/index.js";
 import { ConnectionError, IncompleteStreamError } from "../../src/service/errors.js";
 import { API_KEY, BODY, fastLedger, OTHER_KEY, scriptedSend, serviceError, tempDir } from "./helpers.js";
 
@@ -88,8 +88,10 @@ describe("run: outcomes through the state machine", () => {
   it("on exhaustion keeps the record uncertain and throws the last error with the identity", async () => {
     const s = scriptedSend([serviceError(500, "SERVER_ERROR")]);
     const err = await ledger.run({ ...req, maxAttempts: 3 }, s.send, s.ref).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "SERVER_ERROR", status: 500 });
-    const identity = (err as { identity: string }).identity;
+    expect(err).toBeInstanceOf(IdentifiedError);
+    expect((err as IdentifiedError).cause).toMatchObject({ code: "SERVER_ERROR", status: 500 });
+    expect(err).toMatchObject({ state: "uncertain" });
+    const identity = (err as IdentifiedError).identity;
     expect(identity).toMatch(IDENTITY);
     expect(s.calls).toHaveLength(3);
     expect((await ledger.list(keyHash))[0]).toMatchObject({
@@ -129,8 +131,9 @@ describe("run: outcomes through the state machine", () => {
   it("closes on REQUEST_FAILED, and an identical later call gets a new identity", async () => {
     const s = scriptedSend([serviceError(409, "REQUEST_FAILED")]);
     const err = await ledger.run(req, s.send, s.ref).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "REQUEST_FAILED" });
-    const first = (err as { identity: string }).identity;
+    expect((err as IdentifiedError).cause).toMatchObject({ code: "REQUEST_FAILED" });
+    expect(err).toMatchObject({ state: "closed" });
+    const first = (err as IdentifiedError).identity;
     expect(s.calls).toHaveLength(1);
     const [rec] = await ledger.list(keyHash);
     expect(rec).toMatchObject({ state: "closed", closedReason: { status: 409, code: "REQUEST_FAILED" } });
@@ -145,8 +148,7 @@ describe("run: outcomes through the state machine", () => {
   it("closes on a definitive rejection such as 422 without replaying", async () => {
     const s = scriptedSend([serviceError(422, "INVALID_REQUEST")]);
     await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({
-      status: 422,
-      code: "INVALID_REQUEST",
+      cause: { status: 422, code: "INVALID_REQUEST" },
     });
     expect(s.calls).toHaveLength(1);
     expect(await ledger.list(keyHash, { state: "closed" })).toHaveLength(1);

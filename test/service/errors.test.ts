@@ -98,6 +98,27 @@ describe("the Errors table", () => {
   });
 });
 
+describe("the service layer says what happened, in the interface's words", () => {
+  it("no client action names a tool, an argument or a setting of the MCP server", () => {
+    for (const [code, action] of Object.entries(CLIENT_ACTIONS)) {
+      expect(action, code).not.toMatch(
+        /GENERATION_|list_\w+|poll_task|save_outputs|upload_\w+|idempotencyKey/,
+      );
+    }
+  });
+
+  it("an upload that may have arrived is not to be repeated blindly: uploads carry no identity", async () => {
+    server.use(http.post(`${BASE}/api/generate/assets`, () => HttpResponse.error()));
+    const png = new Uint8Array([
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
+    ]);
+    const err = await caught(fast().uploadAsset({ data: png }));
+    expect(err).toMatchObject({ code: "NETWORK_ERROR", requestKind: "upload" });
+    expect(err?.action).toMatch(/not repeat it blindly/);
+    expect(err?.action).not.toMatch(/identity: replay|same identity/);
+  });
+});
+
 describe("failures the table does not list", () => {
   it("an error without a code keeps the status, the message and a fallback code", async () => {
     answer(409, { error: { message: "conflict without a code" } });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { IdempotencyConflictError, LedgerError } from "../../src/ledger/index.js";
-import { ArgumentError, errorFromResponse, TimeoutError } from "../../src/service/errors.js";
+import { IdempotencyConflictError, IdentifiedError, LedgerError } from "../../src/ledger/index.js";
+import { ArgumentError, ConnectionError, errorFromResponse, TimeoutError } from "../../src/service/errors.js";
 import { declined, errorResult, okResult } from "../../src/tooling/results.js";
 
 const text = (r: ReturnType<typeof errorResult>) => (r.content[0] as { text: string }).text;
-const withIdentity = <E extends Error>(e: E, identity: string) => Object.assign(e, { identity });
 
 describe("error results", () => {
   it("local refusals start with their code and say what to do", () => {
@@ -24,7 +23,7 @@ describe("error results", () => {
   });
 
   it("service errors carry status and code, and the identity only invites a replay while it is open", () => {
-    const closed = withIdentity(
+    const closed = new IdentifiedError(
       errorFromResponse({
         status: 409,
         code: "PRICE_CHANGED",
@@ -32,19 +31,65 @@ describe("error results", () => {
         requestKind: "submission",
       }),
       "gm-1",
+      "closed",
     );
     const r = errorResult(closed);
     expect(text(r)).toMatch(
       /^PRICE_CHANGED: quote 9 > maxGems 5\. \(HTTP 409\) Next: .*Identity \(idempotencyKey\): gm-1, now closed/,
     );
     expect(r._meta).toEqual({ code: "PRICE_CHANGED", status: 409 });
-    const open = withIdentity(
+    const open = new IdentifiedError(
       new TimeoutError({ message: "no answer in 30 s", requestKind: "submission" }),
       "gm-2",
+      "uncertain",
     );
     expect(text(errorResult(open))).toMatch(
       /^TIMEOUT: .*Next: .*replays this request and never charges twice/,
     );
+  });
+
+  it("next steps name this server's tools and settings; the service's errors do not", () => {
+    const key = errorFromResponse({ status: 401, code: undefined, message: "no", requestKind: "read" });
+    expect(key.action).not.toMatch(/GENERATION_/);
+    expect(text(errorResult(key))).toMatch(
+      /^INVALID_API_KEY: .*Next: Check the API key \(GENERATION_API_KEY/,
+    );
+    const model = errorFromResponse({
+      status: 422,
+      code: "MODEL_UNAVAILABLE",
+      message: "unknown model",
+      requestKind: "submission",
+    });
+    expect(model.action).not.toMatch(/list_models/);
+    expect(text(errorResult(model))).toMatch(/Next: .*Call list_models/);
+    const ledger = new LedgerError("LEDGER_UNAVAILABLE", "cannot open");
+    expect(ledger.action).not.toMatch(/GENERATION_STORE/);
+    expect(text(errorResult(ledger))).toMatch(/Next: .*GENERATION_STORE/);
+  });
+
+  it("an upload whose outcome is unknown is not to be repeated blindly: uploads have no identity", () => {
+    const cut = new ConnectionError({
+      message: "POST /api/generate/assets failed: ECONNRESET",
+      requestKind: "upload",
+    });
+    const t = text(errorResult(cut));
+    expect(t).toMatch(
+      /^NETWORK_ERROR: .*Next: The upload may or may not have arrived.*do not repeat it blindly/,
+    );
+    expect(t).not.toMatch(/same identity/);
+    expect(cut.action).not.toMatch(/same identity/);
+    const refused = errorFromResponse({
+      status: 413,
+      code: undefined,
+      message: "too big",
+      requestKind: "upload",
+    });
+    expect(text(errorResult(refused))).toMatch(/^PAYLOAD_TOO_LARGE: .*Next: The payload is too large/);
+  });
+
+  it("an identity is reported whatever failed after the claim, even a fault of ours", () => {
+    const r = text(errorResult(new IdentifiedError(new TypeError("odd"), "gm-3", "sent")));
+    expect(r).toMatch(/^INTERNAL_ERROR: odd\. .*Identity \(idempotencyKey\): gm-3\. Keep it/);
   });
 
   it("anything else is an INTERNAL_ERROR, and no text ever carries an API key", () => {
