@@ -4,13 +4,14 @@
  * the wait for headers and, for a stream, the silence between chunks. Never retried here.
  */
 import { failureOf } from "./deadline.js";
+import { PATHS } from "./endpoints.js";
 import { ArgumentError, IncompleteStreamError } from "./errors.js";
 import type { ServiceHttp } from "./http.js";
 import { parseBody, readText } from "./responses.js";
 import { ChatCompletionSchema } from "./schemas.js";
 import { type ChatResult, readChatStream } from "./sse.js";
 
-const PATH = "/api/generate/text/v1/chat/completions";
+const PATH = PATHS.chat;
 const WHAT = `POST ${PATH}`;
 
 export async function sendChat(

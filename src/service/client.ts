@@ -4,6 +4,7 @@
  * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
  */
 import { sendChat } from "./chat.js";
+import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { ArgumentError } from "./errors.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http.js";
 import type { MediaKind } from "./limits.js";
@@ -89,14 +90,9 @@ export class ServiceClient {
     this.baseUrl = this.http.baseUrl;
   }
 
-  /** Exposed for tests and tools that need the request path's own settings. */
-  get transport(): ServiceHttp {
-    return this.http;
-  }
-
   async listModels(o: CallOptions = {}): Promise<ModelList> {
     const r = await this.http.json(
-      { method: "GET", path: "/api/generate/models", kind: "read", signal: o.signal },
+      { method: "GET", path: PATHS.models, kind: "read", signal: o.signal },
       ModelListSchema,
     );
     return r.data;
@@ -114,7 +110,7 @@ export class ServiceClient {
     const r = await this.http.json(
       {
         method: "POST",
-        path: `/api/generate/${kind}`,
+        path: endpointOf(kind),
         kind: "submission",
         headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
         body: checkBytes(bytes),
@@ -154,7 +150,7 @@ export class ServiceClient {
     const r = await this.http.json(
       {
         method: "POST",
-        path: "/api/generate/assets",
+        path: PATHS.assets,
         kind: "upload",
         headers,
         body: prepared.body(upload.recycle),
@@ -175,7 +171,7 @@ export class ServiceClient {
     if (query.language !== undefined) params.set("language", query.language);
     const qs = params.size > 0 ? `?${params}` : "";
     const r = await this.http.json(
-      { method: "GET", path: `/api/generate/voices${qs}`, kind: "read", signal: o.signal },
+      { method: "GET", path: `${PATHS.voices}${qs}`, kind: "read", signal: o.signal },
       VoiceListSchema,
     );
     return r.data;
@@ -191,7 +187,7 @@ export class ServiceClient {
     const r = await this.http.json(
       {
         method: "POST",
-        path: "/api/generate/voices",
+        path: PATHS.voices,
         kind: "upload",
         body: form,
         signal: o.signal,
@@ -219,7 +215,7 @@ export class ServiceClient {
     const r = await this.http.json(
       {
         method: "POST",
-        path: "/api/generate/extract/video",
+        path: PATHS.extraction,
         kind: "submission",
         headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
         body: checkBytes(bytes),
@@ -261,13 +257,6 @@ function checkBytes(bytes: string): string {
     throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
   }
   return bytes;
-}
-
-function taskPath(taskId: string): string {
-  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 256) {
-    throw new ArgumentError("taskId", "must be a task ID of 1 to 256 characters");
-  }
-  return `/api/generate/tasks/${encodeURIComponent(taskId)}`;
 }
 
 export type { AssetSource, VoiceSource };

@@ -5,6 +5,7 @@
  * before delivery stays undelivered, so an identical call replays the same identity.
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
+import { endpointOf } from "../service/endpoints.js";
 import { isTerminal, LIMITS, type MediaKind } from "../service/limits.js";
 import type { Model, Task } from "../service/schemas.js";
 import { Questions } from "./ask.js";
@@ -219,7 +220,7 @@ export async function submitMedia(
     {
       keyHash: engine.keyHash,
       tool,
-      endpoint: `/api/generate/${kind}`,
+      endpoint: endpointOf(kind),
       bytes,
       signal: ctx.signal,
       onAttempt: replayProgress(ctx),

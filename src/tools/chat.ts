@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { endpointOf } from "../service/endpoints.js";
 import { LIMITS } from "../service/limits.js";
 import { Questions } from "../tooling/ask.js";
 import { idempotencyKeyField, modelField, textMaxGemsField } from "../tooling/fields.js";
@@ -7,7 +8,6 @@ import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
 
 const T = LIMITS.text;
-const CHAT_PATH = "/api/generate/text/v1/chat/completions";
 
 export default defineTool({
   name: "chat",
@@ -77,7 +77,7 @@ export default defineTool({
       {
         keyHash: engine.keyHash,
         tool: "chat",
-        endpoint: CHAT_PATH,
+        endpoint: endpointOf("chat"),
         bytes,
         signal: ctx.signal,
         onAttempt: replayProgress(ctx),

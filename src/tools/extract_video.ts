@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { endpointOf } from "../service/endpoints.js";
 import { LIMITS } from "../service/limits.js";
 import { Questions } from "../tooling/ask.js";
 import { idempotencyKeyField, textMaxGemsField } from "../tooling/fields.js";
@@ -60,7 +61,7 @@ export default defineTool({
       {
         keyHash: engine.keyHash,
         tool: "extract_video",
-        endpoint: "/api/generate/extract/video",
+        endpoint: endpointOf("extraction"),
         bytes,
         signal: ctx.signal,
         onAttempt: replayProgress(ctx),

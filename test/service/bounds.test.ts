@@ -80,6 +80,23 @@ describe("the API key and identities", () => {
   it("a task ID must be given", async () => {
     await refusedAsync(client().getTask(""), "taskId");
   });
+
+  it("a task ID cannot steer the path: dot segments, separators and oversized IDs are refused", async () => {
+    // `..` and `.` pass encodeURIComponent untouched, and URL parsing would turn
+    // /api/generate/tasks/.. into /api/generate/: an authenticated request to another route.
+    for (const bad of ["..", ".", "a/b", "../models", "a\\b", "t\n1"]) {
+      await refusedAsync(client().getTask(bad), "taskId");
+      await refusedAsync(client().headTask(bad), "taskId");
+    }
+    await refusedAsync(client().getTask("x".repeat(257)), "taskId", /256/);
+    server.use(http.get(`${BASE}/api/generate/tasks/:id`, () => HttpResponse.json({ task: task() })));
+    await client().getTask("x".repeat(256));
+    await client().getTask("..a");
+    expect(seen.map((r) => new URL(r.url).pathname)).toEqual([
+      `/api/generate/tasks/${"x".repeat(256)}`,
+      "/api/generate/tasks/..a",
+    ]);
+  });
 });
 
 describe("voice list query", () => {

@@ -1,8 +1,10 @@
 /** Each endpoint sends exactly the request the interface describes, and parses the answer. */
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HttpResponse, http } from "msw";
 import { afterAll, describe, expect, it } from "vitest";
+import { endpointOf, type SubmissionKind } from "../../src/service/endpoints.js";
 import {
   InvalidResponseError,
   OutputTooLargeError,
@@ -47,6 +49,20 @@ function capture(method: "get" | "post" | "head", path: string, reply: () => Res
 
 const bearer = `Bearer ${KEY}`;
 
+describe("endpointOf", () => {
+  it("names each submission's path as the interface's Endpoints table does", () => {
+    expect(
+      ["image", "video", "audio", "chat", "extraction"].map((k) => endpointOf(k as SubmissionKind)),
+    ).toEqual([
+      "/api/generate/image",
+      "/api/generate/video",
+      "/api/generate/audio",
+      "/api/generate/text/v1/chat/completions",
+      "/api/generate/extract/video",
+    ]);
+  });
+});
+
 describe("reads", () => {
   it("GET /api/generate/models with the bearer key and no body", async () => {
     const models = {
@@ -66,12 +82,13 @@ describe("reads", () => {
 
   it("GET /api/generate/tasks/{id} escapes the ID and keeps unknown task fields", async () => {
     const got = capture("get", "/api/generate/tasks/:id", () =>
-      HttpResponse.json({ task: task({ id: "t/1", extra: "kept" }) }),
+      HttpResponse.json({ task: task({ id: "t 1?#", extra: "kept" }) }),
     );
-    const t = await client().getTask("t/1");
-    expect(got[0]?.path).toBe("/api/generate/tasks/t%2F1");
+    // An ID with `/` is refused before sending (see bounds.test.ts); other characters are escaped.
+    const t = await client().getTask("t 1?#");
+    expect(got[0]?.path).toBe("/api/generate/tasks/t%201%3F%23");
     expect(got[0]?.headers.get("authorization")).toBe(bearer);
-    expect(t).toMatchObject({ id: "t/1", status: "queued", extra: "kept" });
+    expect(t).toMatchObject({ id: "t 1?#", status: "queued", extra: "kept" });
   });
 
   it("HEAD /api/generate/tasks/{id}: 200 is true, 404 is false (and not retried)", async () => {
