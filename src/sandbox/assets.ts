@@ -9,6 +9,7 @@ import { parseBuffer } from "music-metadata";
 import { LIMITS } from "../service/limits.js";
 import { readBody } from "./body.js";
 import { errorResponse, invalid, invalidReference, notFound, Refusal } from "./errors.js";
+import { mp4Duration } from "./media/duration.js";
 
 export type AssetKind = "image" | "video" | "audio";
 
@@ -55,9 +56,16 @@ export class AssetStore {
     return a.bytes ?? new Uint8Array(0);
   }
 
-  /** Seconds of audio or video, read from the bytes; undefined when they do not say. */
+  /**
+   * Seconds of audio or video, read from the bytes; undefined when they do not say. An MP4 or
+   * MOV (an ISO BMFF file: `ftyp` first) says it in its movie header, with or without an audio
+   * track; other formats are left to music-metadata.
+   */
   async durationOf(a: AssetRecord): Promise<number | undefined> {
     const bytes = this.bytesOf(a);
+    const isoBmff = Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
+    const fromHeader = isoBmff ? mp4Duration(bytes) : undefined;
+    if (fromHeader !== undefined) return fromHeader;
     try {
       const meta = await parseBuffer(
         bytes,

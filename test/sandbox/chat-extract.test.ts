@@ -140,6 +140,15 @@ describe("video extraction", () => {
       { idem },
     );
 
+  it("analyses a video that has no audio track: its duration comes from the movie header", async () => {
+    const id = await uploadVideo(renderVideo("a silent clip", 5, "9:16", { audio: false }));
+    h.sb.advance(1_000);
+    const r = await extract(id);
+    expect(r.status).toBe(200);
+    const res = ExtractionResponseSchema.parse(await r.json());
+    expect((res.extraction as unknown as { durationSeconds: number }).durationSeconds).toBe(5);
+  });
+
   it("analyses an uploaded video: unique in-range frames, non-overlapping segments; replay returns the saved result", async () => {
     const id = await uploadVideo(renderVideo("clip", 7, "16:9"));
     const early = await extract(id);

@@ -1,8 +1,7 @@
 /**
  * A small but real MP4 (ISO BMFF): an H.264 video track (see h264.ts) at 4 frames per second,
- * one key frame per second so the picture moves, and a mono 8 kHz mu-law audio track. The audio
- * track is there because duration readers (music-metadata among them) take an MP4's duration
- * from its audio track; it also makes the file's length unambiguous to players.
+ * one key frame per second so the picture moves, and (unless left out) a mono 8 kHz mu-law
+ * audio track, as generated videos usually have one. The movie header carries the duration.
  */
 
 import { h264Stream, idrFrame, skipFrame } from "./h264.js";
@@ -104,7 +103,13 @@ export function videoSize(ratio: string): { width: number; height: number } {
     : { width: even((long * w) / h), height: long };
 }
 
-export function renderVideo(seed: string, seconds: number, ratio: string): Buffer {
+export function renderVideo(
+  seed: string,
+  seconds: number,
+  ratio: string,
+  o: { audio?: boolean } = {},
+): Buffer {
+  const withAudio = o.audio ?? true;
   const secs = Math.max(1, Math.round(seconds));
   const { width, height } = videoSize(ratio);
   const stream = h264Stream(width, height);
@@ -119,7 +124,7 @@ export function renderVideo(seed: string, seconds: number, ratio: string): Buffe
     if (f % FPS === 0) sync.push(f + 1);
     frames.push(Buffer.concat([u32(nalu.length), nalu]));
   }
-  const audio = Buffer.alloc(secs * AUDIO_RATE, 0xff); // mu-law silence
+  const audio = Buffer.alloc(withAudio ? secs * AUDIO_RATE : 0, 0xff); // mu-law silence
   const ftyp = box(
     "ftyp",
     Buffer.from("isom", "latin1"),
@@ -215,8 +220,9 @@ export function renderVideo(seed: string, seconds: number, ratio: string): Buffe
     zeros(10),
     MATRIX,
     zeros(24),
-    u32(3),
+    u32(withAudio ? 3 : 2),
   );
-  const moov = box("moov", mvhd, trak(videoTrack, movieDuration), trak(audioTrack, movieDuration));
+  const tracks = [trak(videoTrack, movieDuration), ...(withAudio ? [trak(audioTrack, movieDuration)] : [])];
+  const moov = box("moov", mvhd, ...tracks);
   return Buffer.concat([ftyp, mdat, moov]);
 }
