@@ -142,10 +142,12 @@ export class ServiceClient {
   ): Promise<Asset> {
     const prepared = await prepareAsset(src, o.filename);
     const upload = await this.http.uploadFetch();
-    const headers: Record<string, string> = {
-      "content-type": prepared.mimeType,
-      "content-length": String(prepared.size),
-    };
+    const body = prepared.body(upload.recycle);
+    const headers: Record<string, string> = { "content-type": prepared.mimeType };
+    // fetch sets Content-Length itself for bytes; set by hand as well, undici sends it twice
+    // ("70, 70") and refuses the request. Only a stream's length is ours to state, so the
+    // upload is not sent chunked.
+    if (body instanceof ReadableStream) headers["content-length"] = String(prepared.size);
     if (prepared.filename !== undefined) headers["x-filename"] = prepared.filename;
     const r = await this.http.json(
       {
@@ -153,7 +155,7 @@ export class ServiceClient {
         path: PATHS.assets,
         kind: "upload",
         headers,
-        body: prepared.body(upload.recycle),
+        body,
         fetch: upload.fetch,
         signal: o.signal,
         timeoutMs: this.uploadTimeout(),
