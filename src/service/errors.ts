@@ -67,7 +67,7 @@ export const CLIENT_ACTIONS: Record<string, string> = {
  * An upload whose outcome is unknown. Uploads carry no identity, and the interface says an
  * ambiguous upload is not to be repeated blindly (POST /api/generate/assets).
  */
-export const AMBIGUOUS_UPLOAD_ACTION =
+const AMBIGUOUS_UPLOAD_ACTION =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly; check first whether it arrived.";
 
 export interface ServiceErrorInit {

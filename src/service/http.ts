@@ -48,7 +48,6 @@ const READ_BACKOFF: Backoff = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_0
 
 export class ServiceHttp {
   readonly baseUrl: string;
-  readonly origin: string;
   // A true private field: util.inspect, JSON.stringify and logs of the client never show it.
   readonly #apiKey: string;
   private readonly timeoutMs: number;
@@ -61,7 +60,6 @@ export class ServiceHttp {
     const url = new URL(o.baseUrl);
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
     this.baseUrl = url.href.replace(/\/+$/, "");
-    this.origin = url.origin;
     this.#apiKey = o.apiKey;
     this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.readRetries = o.readRetries ?? 3;

@@ -58,19 +58,12 @@ export const LIMITS = {
 } as const;
 
 export const TASK_STATUSES = ["queued", "processing", "succeeded", "partial", "failed", "cancelled"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set([
-  "succeeded",
-  "partial",
-  "failed",
-  "cancelled",
-]);
+const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["succeeded", "partial", "failed", "cancelled"]);
 export const isTerminal = (status: string): boolean => TERMINAL_STATUSES.has(status);
 
 export const MEDIA_KINDS = ["image", "video", "audio"] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
 export const AUDIO_OPERATIONS = ["speech", "music", "voice_clone"] as const;
-export type AudioOperation = (typeof AUDIO_OPERATIONS)[number];
 export const MODEL_KINDS = ["image", "video", "audio", "text"] as const;
 
 /** The speech and voice-cloning model the interface names. */

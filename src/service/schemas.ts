@@ -14,7 +14,6 @@ import { AUDIO_OPERATIONS, LIMITS, MODEL_KINDS, TASK_STATUSES } from "./limits.j
 export const ErrorEnvelopeSchema = z.strictObject({
   error: z.strictObject({ message: z.string(), code: z.string().optional() }),
 });
-export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
 
 export const ModelSchema = z.strictObject({
   id: z.string(),
@@ -44,7 +43,6 @@ export const TaskOutputSchema = z.looseObject({
   status: z.string(),
   asset: OutputAssetSchema.nullable(),
 });
-export type TaskOutput = z.infer<typeof TaskOutputSchema>;
 
 export const TaskErrorSchema = z.looseObject({ code: z.string(), message: z.string() });
 
@@ -111,7 +109,6 @@ export const ChatCompletionSchema = z.looseObject({
   ),
   usage: UsageSchema.optional(),
 });
-export type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
 
 export const ChatChunkSchema = z.looseObject({
   id: z.string().optional(),
@@ -129,7 +126,6 @@ export const ChatChunkSchema = z.looseObject({
     .default([]),
   usage: UsageSchema.nullable().optional(),
 });
-export type ChatChunk = z.infer<typeof ChatChunkSchema>;
 
 // ---------- requests ----------
 
@@ -161,7 +157,6 @@ export const MediaRequestSchema = z.strictObject({
   operation: z.enum(AUDIO_OPERATIONS).optional(),
 });
 export type MediaRequest = z.infer<typeof MediaRequestSchema>;
-export type MediaRequestInput = z.input<typeof MediaRequestSchema>;
 
 // Known parameters per kind: bounds are checked; other names pass through for the service
 // to judge, since style, reference and LoRA inputs are model-specific.
@@ -212,7 +207,6 @@ export const ChatMessageSchema = z.strictObject({
   role: z.enum(["system", "user", "assistant"]),
   content: z.string().max(L.text.content),
 });
-export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
 export const ChatRequestSchema = z.strictObject({
   model: ModelIdSchema,

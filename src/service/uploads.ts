@@ -57,7 +57,7 @@ async function regularFileSize(path: string, field: string): Promise<number> {
  * X-Filename is a header: it must be Latin-1 without control characters. Characters
  * outside printable ASCII are percent-encoded; the result is kept within 255 characters.
  */
-export function headerFilename(name: string): string | undefined {
+function headerFilename(name: string): string | undefined {
   const chars = Array.from(name.replace(/[\\/]/g, "_"));
   const enc = (c: string) => (/^[\x20-\x7e]$/.test(c) && c !== "%" ? c : encodeURIComponent(c));
   let out = "";
