@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "./spawn.js";
+import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "../server/spawn.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 const iso = isolatedEnv();
