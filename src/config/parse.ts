@@ -95,7 +95,7 @@ function parseFlags(argv: readonly string[]): { values: Values; positionals: str
 function shownFlag(raw: string): string {
   if (!/^--?[A-Za-z][A-Za-z0-9-]{0,31}$/.test(raw)) return "(not shown: it does not look like a flag)";
   const near = closestFlag(raw.replace(/^-+/, ""));
-  return near === undefined ? `'${raw}'` : `'${raw}' (did you mean --${near}?)`;
+  return near === undefined ? `'${raw}'` : `'${raw}'; did you mean --${near}?`;
 }
 
 function shownWord(word: string): string {

@@ -25,11 +25,14 @@ export type Reader<T> = (value: string, field: string) => T;
 
 /** A URL scheme short and plain enough to name in a message without revealing anything. */
 const SHOWABLE_SCHEME = /^[a-z][a-z0-9+.-]{0,9}$/;
-/** An API key, or its bare hex, anywhere in an address or a model ID (any case). */
+/**
+ * An API key, or its bare hex, anywhere in a value (any case). Such a value would be printed or
+ * sent somewhere (the base address at start, directories in tool results), so it is refused; a
+ * directory really named with 64 hex digits can be allowed through its parent.
+ */
 const KEY_LIKE = /lgk_|[0-9a-f]{64}/i;
-/** In a directory only a whole key counts: 64 hex digits name many a content-addressed folder. */
-const WHOLE_KEY = /lgk_[0-9a-f]{64}/i;
-const PASTED_KEY = "appears to contain an API key; the key goes in GENERATION_API_KEY";
+const PASTED_KEY =
+  "appears to contain an API key ('lgk_' or 64 hex digits); the key goes in GENERATION_API_KEY";
 
 /** Whether `text`, or its %-decoded form, matches: a key may arrive escaped in a URL. */
 function holds(pattern: RegExp, text: string): boolean {
@@ -110,7 +113,7 @@ export const readDirectories: Reader<string[]> = (value, field) => {
   if (dirs.length === 0) {
     throw new ConfigError(field, `expected one or more directories separated by '${delimiter}'`);
   }
-  const keyed = dirs.findIndex((dir) => WHOLE_KEY.test(dir));
+  const keyed = dirs.findIndex((dir) => KEY_LIKE.test(dir));
   if (keyed !== -1) {
     throw new ConfigError(field, `entry ${keyed + 1} of ${dirs.length} ${PASTED_KEY}`);
   }
@@ -125,7 +128,7 @@ export const readDirectories: Reader<string[]> = (value, field) => {
 };
 
 export const readDirectory: Reader<string> = (value, field) => {
-  if (WHOLE_KEY.test(value)) throw new ConfigError(field, PASTED_KEY);
+  if (KEY_LIKE.test(value)) throw new ConfigError(field, PASTED_KEY);
   if (!isAbsolute(value)) throw new ConfigError(field, "expected an absolute directory (value not shown)");
   return value;
 };

@@ -21,7 +21,7 @@ export type StoreScheme = (typeof STORE_SCHEMES)[number];
 export type Durability = "strict" | "relaxed";
 
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
-const MAX_SQLITE_BUSY_TIMEOUT_MS = 600_000;
+export const MAX_SQLITE_BUSY_TIMEOUT_MS = 600_000;
 /** A scheme longer than this is shown as "an unsupported scheme": it may be a pasted secret. */
 const SHOWN_SCHEME_MAX = 16;
 
