@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "../ledger/uri.js";
 import { LIMITS } from "../service/limits.js";
-import { MAX_WAIT_SECONDS } from "../tooling/fields.js";
+import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
 import {
   type Reader,
   readApiKey,
@@ -67,7 +67,8 @@ export interface Setting<K extends keyof Config = keyof Config> {
 }
 
 const define = <K extends keyof Config>(setting: Setting<K>): Setting<K> => setting;
-const gems = LIMITS.mediaMaxGems.toLocaleString("en-US");
+/** 1,000,000,000: grouped by hand, since loading Intl for one number costs a cold start tens of ms. */
+const gems = String(LIMITS.mediaMaxGems).replace(/\B(?=(\d{3})+$)/g, ",");
 
 /** In reading order: a fallback may use only the settings above it. */
 export const SETTINGS: readonly Setting[] = [

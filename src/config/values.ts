@@ -4,10 +4,9 @@
  * password. Bounds come from the modules that own them, never copied.
  */
 import { delimiter, isAbsolute } from "node:path";
-import { LedgerError } from "../ledger/record.js";
-import { parseStoreUri } from "../ledger/uri.js";
+import { parseStoreUri, StoreUriError } from "../ledger/uri.js";
 import { LIMITS } from "../service/limits.js";
-import { MAX_WAIT_SECONDS } from "../tooling/fields.js";
+import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
 
 /** A configuration the server refuses to start with; `message` is one line, safe to print. */
 export class ConfigError extends Error {
@@ -102,7 +101,7 @@ export const readStore: Reader<string> = (value, field) => {
   try {
     parseStoreUri(value);
   } catch (error) {
-    if (error instanceof LedgerError) throw new ConfigError(field, error.message);
+    if (error instanceof StoreUriError) throw new ConfigError(field, error.message);
     throw error;
   }
   return value;

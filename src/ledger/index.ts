@@ -10,7 +10,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
 import { SqliteStore } from "./sqlite.js";
 import { KeyvStore, type LedgerStore, NAMESPACE } from "./store.js";
 import type { Ledger } from "./types.js";
-import { defaultStoreUri, parseStoreUri } from "./uri.js";
+import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
 export {
   type ErrorSummary,
@@ -24,7 +24,7 @@ export {
 } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
 export type { Ledger, Ref, RunRequest, RunResult, Send } from "./types.js";
-export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation } from "./uri.js";
+export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation, StoreUriError } from "./uri.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -46,7 +46,13 @@ const ADAPTERS = { postgres: "@keyv/postgres", redis: "@keyv/redis" } as const;
 
 /** Opens the store behind a URI. Messages name the scheme only: a URI may carry a password. */
 export async function openStore(uri: string): Promise<LedgerStore> {
-  const location = parseStoreUri(uri);
+  let location: StoreLocation;
+  try {
+    location = parseStoreUri(uri);
+  } catch (cause) {
+    if (cause instanceof StoreUriError) throw new LedgerError("LEDGER_CONFIG", cause.message, { cause });
+    throw cause;
+  }
   if (location.kind === "sqlite") return SqliteStore.open(uri);
   const { scheme } = location;
   const pkg = ADAPTERS[location.kind];

@@ -7,7 +7,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import envPaths from "env-paths";
-import { LedgerError } from "./record.js";
 
 /** The schemes a store URI may use: SQLite built in, PostgreSQL and Redis as shared stores. */
 export const STORE_SCHEMES = ["sqlite", "postgres", "postgresql", "redis", "rediss"] as const;
@@ -35,8 +34,16 @@ export type StoreLocation =
       durability: Durability;
     };
 
+/**
+ * A store URI that cannot be used; `message` is one line, without the URI. Not a LedgerError, whose
+ * module loads node:crypto: configuration reads URIs on every start (openStore converts it).
+ */
+export class StoreUriError extends Error {
+  override readonly name = "StoreUriError";
+}
+
 const refuse = (message: string): never => {
-  throw new LedgerError("LEDGER_CONFIG", message);
+  throw new StoreUriError(message);
 };
 
 /** `sqlite://<user data dir>/ledger.sqlite`. */
@@ -44,7 +51,7 @@ export function defaultStoreUri(): string {
   return `sqlite://${join(envPaths("generation-mcp", { suffix: "" }).data, "ledger.sqlite")}`;
 }
 
-/** Reads a store URI, or throws a `LEDGER_CONFIG` LedgerError saying what is expected. */
+/** Reads a store URI, or throws a StoreUriError saying what is expected. */
 export function parseStoreUri(uri: string): StoreLocation {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(uri);
   if (match === null) {
