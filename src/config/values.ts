@@ -52,6 +52,8 @@ export const readHost: Reader<string> = (value, field) => {
   if (!/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/.test(value)) {
     throw new ConfigError(field, "expected a host name or IP address, such as 127.0.0.1 or ::1");
   }
+  // A bind failure names the host: 64 hex digits would pass as a host name and then be printed.
+  if (KEY_LIKE.test(value)) throw new ConfigError(field, PASTED_KEY);
   // Accept [::1] as people write it in URLs; node's listen wants it bare.
   return value.startsWith("[") ? value.slice(1, -1) : value;
 };

@@ -59,6 +59,7 @@ const CASES: Case[] = [
   ["GENERATION_WAIT_SECONDS", (k) => ({ env: { GENERATION_WAIT_SECONDS: k } })],
   ["--transport", (k) => ({ args: ["--transport", k] })],
   ["--host", (k) => ({ args: ["--host", `${k}/`] })],
+  ["--host as a host name", (k) => ({ args: ["--transport", "http", "--host", `${k}.example`] })],
   ["--port", (k) => ({ args: ["--port", k] })],
   ["sandbox --port", (k) => ({ args: ["sandbox", "--port", k] })],
   ["an unknown flag", (k) => ({ args: [`--${k}`] })],
