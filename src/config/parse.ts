@@ -5,7 +5,14 @@
  */
 import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type Config, DEFAULT_SANDBOX_PORT, SANDBOX_FLAGS, SETTINGS, type Setting } from "./settings.js";
+import {
+  type Config,
+  DEFAULT_HOST,
+  DEFAULT_SANDBOX_PORT,
+  SANDBOX_FLAGS,
+  SETTINGS,
+  type Setting,
+} from "./settings.js";
 import { ConfigError, readHost, readPort } from "./values.js";
 
 /** What the command line asks for: serve MCP, run only the sandbox, or print help/version. */
@@ -48,7 +55,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     const { host, port } = values;
     return {
       name: "sandbox",
-      host: readHost(typeof host === "string" ? host : "127.0.0.1", "--host"),
+      host: typeof host === "string" ? readHost(host, "--host") : DEFAULT_HOST,
       port: typeof port === "string" ? readPort(port, "--port") : DEFAULT_SANDBOX_PORT,
     };
   }
