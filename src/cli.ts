@@ -4,7 +4,7 @@
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
 import { readFileSync } from "node:fs";
-import { type Command, type Config, ConfigError, parseCommand, USAGE } from "./config.js";
+import { type Command, type Config, ConfigError, parseCommand, usage } from "./config.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
   }
   switch (command.name) {
     case "help":
-      process.stdout.write(USAGE);
+      process.stdout.write(usage());
       return;
     case "version":
       process.stdout.write(`${version()}\n`);
@@ -163,6 +163,7 @@ async function main(): Promise<void> {
       return;
     }
     case "serve":
+      for (const warning of command.warnings) process.stderr.write(`generation-mcp: ${warning}\n`);
       return command.config.transport === "http" ? serveHttp(command.config) : serveStdio(command.config);
   }
 }

@@ -3,8 +3,6 @@
  * charged twice and a result is never lost across retries, cancellations and crashes.
  * It knows nothing of HTTP or MCP: callers hand it the bytes and a `send` function.
  */
-import { join } from "node:path";
-import envPaths from "env-paths";
 import Keyv from "keyv";
 import { LedgerImpl } from "./ledger.js";
 import { LedgerError } from "./record.js";
@@ -12,6 +10,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
 import { SqliteStore } from "./sqlite.js";
 import { KeyvStore, type LedgerStore, NAMESPACE } from "./store.js";
 import type { Ledger } from "./types.js";
+import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
 export {
   type ErrorSummary,
@@ -25,6 +24,7 @@ export {
 } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
 export type { Ledger, Ref, RunRequest, RunResult, Send } from "./types.js";
+export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation, StoreUriError } from "./uri.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -41,35 +41,21 @@ export interface OpenLedgerOptions {
   sweepIntervalMs?: number;
 }
 
-/** `sqlite://<user data dir>/ledger.sqlite`. */
-export function defaultStoreUri(): string {
-  return `sqlite://${join(envPaths("generation-mcp", { suffix: "" }).data, "ledger.sqlite")}`;
-}
-
-/** keyv adapters by URI scheme; they are optional packages, installed by whoever wants them. */
-const ADAPTERS: Record<string, string> = {
-  redis: "@keyv/redis",
-  rediss: "@keyv/redis",
-  valkey: "@keyv/valkey",
-  mongodb: "@keyv/mongo",
-  "mongodb+srv": "@keyv/mongo",
-  postgres: "@keyv/postgres",
-  postgresql: "@keyv/postgres",
-  mysql: "@keyv/mysql",
-  etcd: "@keyv/etcd",
-};
+/** keyv adapters of the shared stores; optional packages, installed by whoever wants them. */
+const ADAPTERS = { postgres: "@keyv/postgres", redis: "@keyv/redis" } as const;
 
 /** Opens the store behind a URI. Messages name the scheme only: a URI may carry a password. */
 export async function openStore(uri: string): Promise<LedgerStore> {
-  if (uri.startsWith("sqlite://")) return SqliteStore.open(uri);
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
-  const pkg = scheme === undefined ? undefined : ADAPTERS[scheme];
-  if (scheme === undefined || pkg === undefined) {
-    throw new LedgerError(
-      "LEDGER_CONFIG",
-      `store URI: unsupported store ${scheme === undefined ? "(no scheme)" : `${scheme}://`}; use sqlite://PATH or one of ${Object.keys(ADAPTERS).join(", ")}`,
-    );
+  let location: StoreLocation;
+  try {
+    location = parseStoreUri(uri);
+  } catch (cause) {
+    if (cause instanceof StoreUriError) throw new LedgerError("LEDGER_CONFIG", cause.message, { cause });
+    throw cause;
   }
+  if (location.kind === "sqlite") return SqliteStore.open(uri);
+  const { scheme } = location;
+  const pkg = ADAPTERS[location.kind];
   let mod: { default?: unknown; [k: string]: unknown };
   try {
     mod = (await import(pkg)) as typeof mod;
@@ -89,7 +75,7 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   }
   let adapter: object;
   try {
-    adapter = new Adapter(uri);
+    adapter = new Adapter(location.connection);
   } catch (cause) {
     // The adapter's own message may quote the URI, password included: keep it only as the cause.
     throw new LedgerError("LEDGER_CONFIG", `store URI: ${pkg} refused the ${scheme}:// URI`, {

@@ -2,8 +2,9 @@
 import { z } from "zod";
 import { LIMITS } from "../service/limits.js";
 import { IdempotencyKeySchema } from "../service/schemas.js";
+import { MAX_WAIT_SECONDS } from "./bounds.js";
 
-export const MAX_WAIT_SECONDS = 600;
+export { MAX_WAIT_SECONDS };
 
 // ---------- argument fields shared by several tools ----------
 

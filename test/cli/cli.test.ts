@@ -3,12 +3,12 @@
  * stdout must carry nothing but JSON-RPC.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "./spawn.js";
+import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "../server/spawn.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 const iso = isolatedEnv();
@@ -43,6 +43,13 @@ describe("CLI commands", () => {
     expect(r.stderr).toMatch(/GENERATION_API_KEY/);
     expect(r.stderr).not.toContain(secret);
     expect(r.stderr).not.toContain("C0FFEE");
+  });
+
+  it("names an unknown flag in one plain line that points to --help", async () => {
+    const r = await runCli(["--sandbox", "--verbose"], iso.env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("generation-mcp: command line: unknown option '--verbose' (see --help)\n");
   });
 
   it.each([
@@ -145,6 +152,31 @@ describe("stdio", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("warns once at start about a GENERATION_FILES directory that is not there, and serves", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "--sandbox"],
+      env: { ...iso.env, GENERATION_FILES: [iso.dir, join(iso.dir, "Pictres")].join(delimiter) },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const models = await client.callTool({ name: "list_models", arguments: {} });
+      expect(models.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toContain(
+      "generation-mcp: GENERATION_FILES: entry 2 of 2 does not exist; tools will not read or save there\n",
+    );
+    expect(stderr.match(/GENERATION_FILES/g)).toHaveLength(1);
   });
 
   it("reads messages past the SDK's 10 MB default (base64 uploads over stdio)", async () => {

@@ -144,7 +144,7 @@ describe("loadConfig", () => {
       { ...BASE, GENERATION_API_KEY: "lgk_abc" },
       /^GENERATION_API_KEY: expected/,
     ],
-    ["transport", ["--transport", "ws"], BASE, /^--transport: expected 'stdio' or 'http', got 'ws'/],
+    ["transport", ["--transport", "ws"], BASE, /^--transport: expected 'stdio' or 'http'$/],
     ["port text", ["--port", "http"], BASE, /^--port: expected an integer from 0 to 65535/],
     ["port too big", ["--port", "70000"], BASE, /^--port: expected an integer from 0 to 65535/],
     ["host", ["--host", "a b/c"], BASE, /^--host: expected a host name or IP address/],
@@ -152,13 +152,13 @@ describe("loadConfig", () => {
       "store",
       [],
       { ...BASE, GENERATION_STORE: "/var/ledger.sqlite" },
-      /^GENERATION_STORE: expected a keyv URI/,
+      /^GENERATION_STORE: expected a store URI/,
     ],
     [
       "store scheme",
       [],
       { ...BASE, GENERATION_STORE: "foo://x" },
-      /^GENERATION_STORE: unsupported scheme 'foo'/,
+      /^GENERATION_STORE: unsupported store foo:\/\//,
     ],
     [
       "store relative",
@@ -166,7 +166,7 @@ describe("loadConfig", () => {
       { ...BASE, GENERATION_STORE: "sqlite://ledger.sqlite" },
       /^GENERATION_STORE: expected an absolute SQLite path/,
     ],
-    ["store flag", ["--store", "memory"], BASE, /^--store: expected a keyv URI/],
+    ["store flag", ["--store", "memory"], BASE, /^--store: expected a store URI/],
     [
       "files relative",
       [],

@@ -1,0 +1,212 @@
+/**
+ * Every setting, once: its variable, its flag, how its value is read, its default, and the text
+ * that explains it. The command-line options, the variable-to-flag mapping, `--help` and the
+ * README's tables are all made from this list.
+ */
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "../ledger/uri.js";
+import { LIMITS } from "../service/limits.js";
+import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
+import {
+  type Reader,
+  readApiKey,
+  readBaseUrl,
+  readDirectories,
+  readDirectory,
+  readGems,
+  readHost,
+  readModelId,
+  readPort,
+  readStore,
+  readTransport,
+  readWaitSeconds,
+} from "./values.js";
+
+export interface Config {
+  transport: "stdio" | "http";
+  host: string;
+  port: number;
+  sandbox: boolean;
+  baseUrl?: string;
+  apiKey?: string;
+  store: string;
+  files: string[];
+  outputDir: string;
+  maxGems?: number;
+  extractionModel: string;
+  defaultWaitSeconds: number;
+  confirmAboveGems?: number;
+}
+
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 3333;
+export const DEFAULT_SANDBOX_PORT = 3334;
+export const DEFAULT_WAIT_SECONDS = 45;
+/** Same value as the sandbox's SANDBOX_EXTRACTION_MODEL (a test pins them together); not imported, to keep the sandbox out of cold start. */
+export const DEFAULT_EXTRACTION_MODEL = "service-video-extract";
+
+export interface Setting<K extends keyof Config = keyof Config> {
+  /** The Config field it fills. */
+  readonly key: K;
+  readonly env?: `GENERATION_${string}`;
+  /** The long flag, without its dashes. */
+  readonly flag?: string;
+  /** How a flag's value is written in `--help`; a flag without one is a switch. */
+  readonly placeholder?: string;
+  readonly read?: Reader<Config[K]>;
+  /** The value when the setting is not given, worked out from the settings read before it. */
+  readonly fallback?: (config: Readonly<Partial<Config>>) => Config[K];
+  /** Only for the real service: with --sandbox it is neither read nor checked. */
+  readonly serviceOnly?: boolean;
+  /** One line for `--help`, plain text. */
+  readonly help: string;
+  /** The README's "meaning" and "default" cells, Markdown. */
+  readonly doc: string;
+  readonly defaultDoc: string;
+}
+
+const define = <K extends keyof Config>(setting: Setting<K>): Setting<K> => setting;
+/** 1,000,000,000: grouped by hand, since loading Intl for one number costs a cold start tens of ms. */
+const gems = String(LIMITS.mediaMaxGems).replace(/\B(?=(\d{3})+$)/g, ",");
+
+/** In reading order: a fallback may use only the settings above it. */
+export const SETTINGS: readonly Setting[] = [
+  define({
+    key: "transport",
+    flag: "transport",
+    placeholder: "stdio|http",
+    read: readTransport,
+    fallback: () => "stdio" as const,
+    help: "transport (default stdio); HTTP serves /mcp",
+    doc: "transport; HTTP serves the path `/mcp`",
+    defaultDoc: "`stdio`",
+  }),
+  define({
+    key: "host",
+    flag: "host",
+    placeholder: "H",
+    read: readHost,
+    fallback: () => DEFAULT_HOST,
+    help: `HTTP bind address (default ${DEFAULT_HOST})`,
+    doc: "HTTP bind address",
+    defaultDoc: `\`${DEFAULT_HOST}\``,
+  }),
+  define({
+    key: "port",
+    flag: "port",
+    placeholder: "P",
+    read: readPort,
+    fallback: () => DEFAULT_PORT,
+    help: `HTTP port (default ${DEFAULT_PORT}; 0 picks a free one and prints it)`,
+    doc: "HTTP port; `0` picks a free one and prints it",
+    defaultDoc: `\`${DEFAULT_PORT}\``,
+  }),
+  define({
+    key: "sandbox",
+    flag: "sandbox",
+    fallback: () => false,
+    help: "use the embedded simulated service; no key needed",
+    doc: "use the embedded simulated service instead of `GENERATION_BASE_URL`; no key needed",
+    defaultDoc: "off",
+  }),
+  define({
+    key: "baseUrl",
+    env: "GENERATION_BASE_URL",
+    flag: "base-url",
+    placeholder: "URL",
+    read: readBaseUrl,
+    serviceOnly: true,
+    help: "the service's base address, http(s)://… (required unless --sandbox)",
+    doc: "the service's base address, `http(s)://…` without credentials, query or fragment",
+    defaultDoc: "required unless `--sandbox`",
+  }),
+  define({
+    key: "apiKey",
+    env: "GENERATION_API_KEY",
+    read: readApiKey,
+    serviceOnly: true,
+    help: "lgk_ + 64 lowercase hex (required on stdio unless --sandbox; on HTTP each session may bring its own Bearer key)",
+    doc: "bearer key, `lgk_` + 64 lowercase hex; no flag: keys do not belong in process lists",
+    defaultDoc: "required on stdio unless `--sandbox`; on HTTP each session may bring its own",
+  }),
+  define({
+    key: "store",
+    env: "GENERATION_STORE",
+    flag: "store",
+    placeholder: "URI",
+    read: readStore,
+    fallback: () => defaultStoreUri(),
+    help: "the idempotency ledger: sqlite:///absolute/path (or sqlite://~/path), postgres://…, redis://… (default: SQLite in the user's data directory)",
+    doc: `URI of the idempotency ledger: \`sqlite:///absolute/path\` (\`sqlite://~/path\` is under the home directory; \`?busyTimeoutMs=N\` up to ${MAX_SQLITE_BUSY_TIMEOUT_MS}), \`postgres://…\` (\`postgresql://\`) or \`redis://…\` (\`rediss://\`) through the keyv adapter \`@keyv/postgres\` or \`@keyv/redis\`, installed beside this package; any other scheme is refused at start, naming the scheme but never the URI; the query parameter \`durability=strict|relaxed\` is the ledger's own and never reaches the driver`,
+    defaultDoc:
+      "`ledger.sqlite` in the user's data directory (`~/.local/share/generation-mcp` on Linux, `~/Library/Application Support/generation-mcp` on macOS, `%LOCALAPPDATA%\\generation-mcp\\Data` on Windows)",
+  }),
+  define({
+    key: "files",
+    env: "GENERATION_FILES",
+    flag: "files",
+    placeholder: "DIRS",
+    read: readDirectories,
+    fallback: () => [homedir()],
+    help: `directories tools may read and write, separated by '${delimiter}' (default: home)`,
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further; one that does not exist is reported at start and skipped",
+    defaultDoc: "the user's home directory",
+  }),
+  define({
+    key: "outputDir",
+    env: "GENERATION_OUTPUT_DIR",
+    flag: "output-dir",
+    placeholder: "DIR",
+    read: readDirectory,
+    fallback: (config) => join(config.files?.[0] ?? homedir(), "generated"),
+    help: "where saved outputs go (default: generated/ under the first of GENERATION_FILES)",
+    doc: "absolute directory where saved outputs go",
+    defaultDoc: "`generated/` under the first of `GENERATION_FILES`",
+  }),
+  define({
+    key: "maxGems",
+    env: "GENERATION_MAX_GEMS",
+    flag: "max-gems",
+    placeholder: "N",
+    read: readGems,
+    help: `maxGems sent with every submission that names none (0 to ${LIMITS.mediaMaxGems})`,
+    doc: `\`maxGems\` (integer, 0 to ${gems}) sent with every submission that names none`,
+    defaultDoc: "unset",
+  }),
+  define({
+    key: "confirmAboveGems",
+    env: "GENERATION_CONFIRM_ABOVE_GEMS",
+    flag: "confirm-above-gems",
+    placeholder: "N",
+    read: readGems,
+    help: "ask the user (elicitation) before spending more than this; where it cannot ask, sent as maxGems",
+    doc: `when the client supports elicitation, ask the user before a submission that may spend more than this (integer, 0 to ${gems}); where the client cannot ask, and where the estimate is under it, it is sent as \`maxGems\`, so a higher real quote is refused (\`PRICE_CHANGED\`), never spent unasked`,
+    defaultDoc: "unset",
+  }),
+  define({
+    key: "extractionModel",
+    env: "GENERATION_EXTRACTION_MODEL",
+    flag: "extraction-model",
+    placeholder: "ID",
+    read: readModelId,
+    fallback: () => DEFAULT_EXTRACTION_MODEL,
+    help: `model for extract_video when the call names none (default ${DEFAULT_EXTRACTION_MODEL})`,
+    doc: "model used by `extract_video` when the call names none",
+    defaultDoc: `\`${DEFAULT_EXTRACTION_MODEL}\``,
+  }),
+  define({
+    key: "defaultWaitSeconds",
+    env: "GENERATION_WAIT_SECONDS",
+    flag: "wait-seconds",
+    placeholder: "S",
+    read: readWaitSeconds,
+    fallback: () => DEFAULT_WAIT_SECONDS,
+    help: `default wait of generation tools, 0 to ${MAX_WAIT_SECONDS} seconds (default ${DEFAULT_WAIT_SECONDS})`,
+    doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds)`,
+    defaultDoc: `\`${DEFAULT_WAIT_SECONDS}\``,
+  }),
+];
+
+/** The settings the `sandbox` command takes (it serves no MCP: the rest would mean nothing). */
+export const SANDBOX_FLAGS: ReadonlySet<string> = new Set(["host", "port"]);

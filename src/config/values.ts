@@ -1,0 +1,159 @@
+/**
+ * Readers of single setting values. A refusal names the variable or flag and what is expected,
+ * and never the value: a key is easily pasted into the wrong variable, and a URL may carry a
+ * password. Bounds come from the modules that own them, never copied.
+ */
+import { delimiter, isAbsolute } from "node:path";
+import { parseStoreUri, StoreUriError } from "../ledger/uri.js";
+import { LIMITS } from "../service/limits.js";
+import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
+
+/** A configuration the server refuses to start with; `message` is one line, safe to print. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+/** What a value is read into, given the name it came under (`GENERATION_X` or `--x`). */
+export type Reader<T> = (value: string, field: string) => T;
+
+/** A URL scheme short and plain enough to name in a message without revealing anything. */
+const SHOWABLE_SCHEME = /^[a-z][a-z0-9+.-]{0,9}$/;
+/**
+ * An API key, or its bare hex, anywhere in a value (any case). Such a value would be printed or
+ * sent somewhere (the base address at start, directories in tool results), so it is refused; a
+ * directory really named with 64 hex digits can be allowed through its parent.
+ */
+const KEY_LIKE = /lgk_|[0-9a-f]{64}/i;
+const PASTED_KEY =
+  "appears to contain an API key ('lgk_' or 64 hex digits); the key goes in GENERATION_API_KEY";
+
+/** Whether `text`, or its %-decoded form, matches: a key may arrive escaped in a URL. */
+function holds(pattern: RegExp, text: string): boolean {
+  if (pattern.test(text)) return true;
+  try {
+    return pattern.test(decodeURIComponent(text));
+  } catch {
+    return false;
+  }
+}
+
+export const readTransport: Reader<"stdio" | "http"> = (value, field) => {
+  if (value !== "stdio" && value !== "http") throw new ConfigError(field, "expected 'stdio' or 'http'");
+  return value;
+};
+
+export const readHost: Reader<string> = (value, field) => {
+  if (!/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/.test(value)) {
+    throw new ConfigError(field, "expected a host name or IP address, such as 127.0.0.1 or ::1");
+  }
+  // A bind failure names the host: 64 hex digits would pass as a host name and then be printed.
+  if (KEY_LIKE.test(value)) throw new ConfigError(field, PASTED_KEY);
+  // Accept [::1] as people write it in URLs; node's listen wants it bare.
+  return value.startsWith("[") ? value.slice(1, -1) : value;
+};
+
+export const readPort: Reader<number> = (value, field) => {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+    throw new ConfigError(field, "expected an integer from 0 to 65535 (0 picks a free port)");
+  }
+  return Number(value);
+};
+
+export const readBaseUrl: Reader<string> = (value, field) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // The URL parser's message quotes the input; say what a valid one looks like instead.
+    throw new ConfigError(
+      field,
+      "expected an http(s) URL such as https://api.example.com (check the scheme, host and port)",
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    const scheme = url.protocol.slice(0, -1).toLowerCase();
+    const named = SHOWABLE_SCHEME.test(scheme) ? `, not scheme '${scheme}'` : "";
+    throw new ConfigError(field, `expected an http(s) URL${named}`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ConfigError(field, "must not carry credentials; the key goes in GENERATION_API_KEY");
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new ConfigError(field, "expected a base address without query or fragment");
+  }
+  // The base address is printed at start and sent in every request line: no key may ride in it.
+  if (holds(KEY_LIKE, url.href)) throw new ConfigError(field, PASTED_KEY);
+  return url.href.replace(/\/+$/, "");
+};
+
+export const readApiKey: Reader<string> = (value, field) => {
+  if (!LIMITS.apiKeyPattern.test(value)) {
+    throw new ConfigError(field, "expected 'lgk_' followed by 64 lowercase hex characters (value not shown)");
+  }
+  return value;
+};
+
+export const readStore: Reader<string> = (value, field) => {
+  try {
+    parseStoreUri(value);
+  } catch (error) {
+    if (error instanceof StoreUriError) throw new ConfigError(field, error.message);
+    throw error;
+  }
+  return value;
+};
+
+export const readDirectories: Reader<string[]> = (value, field) => {
+  const dirs = value.split(delimiter).filter((d) => d !== "");
+  if (dirs.length === 0) {
+    throw new ConfigError(field, `expected one or more directories separated by '${delimiter}'`);
+  }
+  const keyed = dirs.findIndex((dir) => KEY_LIKE.test(dir));
+  if (keyed !== -1) {
+    throw new ConfigError(field, `entry ${keyed + 1} of ${dirs.length} ${PASTED_KEY}`);
+  }
+  const relative = dirs.findIndex((dir) => !isAbsolute(dir));
+  if (relative !== -1) {
+    throw new ConfigError(
+      field,
+      `expected absolute directories separated by '${delimiter}'; entry ${relative + 1} of ${dirs.length} is relative`,
+    );
+  }
+  return dirs;
+};
+
+export const readDirectory: Reader<string> = (value, field) => {
+  if (KEY_LIKE.test(value)) throw new ConfigError(field, PASTED_KEY);
+  if (!isAbsolute(value)) throw new ConfigError(field, "expected an absolute directory (value not shown)");
+  return value;
+};
+
+export const readGems: Reader<number> = (value, field) => {
+  const max = LIMITS.mediaMaxGems;
+  if (!/^\d+$/.test(value) || Number(value) > max) {
+    throw new ConfigError(field, `expected an integer from 0 to ${max} (value not shown)`);
+  }
+  return Number(value);
+};
+
+export const readModelId: Reader<string> = (value, field) => {
+  const { min, max } = LIMITS.modelId;
+  if (value.length < min || value.length > max || /\s/.test(value)) {
+    throw new ConfigError(field, `expected a model ID of ${min} to ${max} characters without spaces`);
+  }
+  if (KEY_LIKE.test(value)) throw new ConfigError(field, PASTED_KEY);
+  return value;
+};
+
+export const readWaitSeconds: Reader<number> = (value, field) => {
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_WAIT_SECONDS) {
+    throw new ConfigError(field, `expected seconds from 0 to ${MAX_WAIT_SECONDS} (value not shown)`);
+  }
+  return Number(value);
+};
