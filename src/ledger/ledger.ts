@@ -9,6 +9,7 @@ import {
   IdempotencyConflictError,
   isExpired,
   isOpen,
+  isRetained,
   isUnresolved,
   LedgerError,
   type LedgerRecord,
@@ -96,7 +97,8 @@ export class LedgerImpl implements Ledger {
         ...(req.idempotencyKey === undefined ? {} : { identity: req.idempotencyKey }),
         now,
         newIdentity: () => newIdentity(now),
-        reusable: (rec) => isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered),
+        reusable: (rec) =>
+          isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered),
         fresh: (identity) => ({
           v: 1,
           identity,
@@ -157,11 +159,12 @@ export class LedgerImpl implements Ledger {
         result = await send(identity, rec.bytes, req.signal);
       } catch (err) {
         lastErr = err;
-        if (verdict(err) === "close") {
+        const v = verdict(err);
+        if (v !== "replay") {
           const reason = summarize(err);
-          await this.#save(rec, { state: "closed", closedReason: reason, lastError: reason }, []).catch(
-            () => {},
-          );
+          const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
+          if (v === "retain") patch.retained = true;
+          await this.#save(rec, patch, v === "retain" ? [] : ["retained"]).catch(() => {});
           throw withIdentity(err, identity);
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
