@@ -180,3 +180,22 @@ describe("previews", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
+
+describe("messages", () => {
+  it("voice_clone with a public voice says what is wrong: it needs a private voice from upload_voice", async () => {
+    await open();
+    const voices = structured<{ voices: { id: string }[] }>(
+      await h.call("list_voices", { scope: "explore", page: 1 }),
+    );
+    const r = await h.call("generate_audio", {
+      model: "service-voice",
+      operation: "voice_clone",
+      prompt: "Hello there",
+      parameters: { voiceProfileId: voices.voices[0]?.id },
+      wait: 0,
+    });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^INVALID_REFERENCE: .*Next: voice_clone needs a private voice .*upload_voice/);
+    expect(textOf(r)).not.toMatch(/Upload the media first/);
+  });
+});
