@@ -107,9 +107,12 @@ export async function saveOutputs(
 
 /** The cause of a failed save, without the "call again; nothing was sent" advice of a refusal. */
 function failure(err: unknown): string {
-  const { code } = describeError(err);
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  const described = describeError(err).code;
+  // A file system error is named by its errno (EACCES, ENOSPC), not as a fault of the server.
+  const code = described === "INTERNAL_ERROR" && typeof errno === "string" ? errno : described;
   const message = err instanceof Error ? err.message : String(err);
-  return `${code}: ${message}`;
+  return message.startsWith(`${code}:`) ? message : `${code}: ${message}`;
 }
 
 /** What follows save failures after a charge: the work is done; this is how to get the files. */
