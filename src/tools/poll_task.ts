@@ -1,17 +1,11 @@
 import { z } from "zod";
 import { isTerminal } from "../service/limits.js";
 import { callBudget } from "../tooling/budget.js";
-import { TaskOut } from "../tooling/fields.js";
+import { TaskOut, taskIdField } from "../tooling/fields.js";
 import { presentTask } from "../tooling/present.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
 import { waitWithProgress } from "../tooling/waiting.js";
-
-export const taskIdField = z
-  .string()
-  .min(1)
-  .max(256)
-  .describe("Task ID returned by a generate tool (1 to 256 characters).");
 
 export default defineTool({
   name: "poll_task",

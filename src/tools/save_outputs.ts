@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { Questions } from "../tooling/ask.js";
-import { TaskOut } from "../tooling/fields.js";
+import { TaskOut, taskIdField } from "../tooling/fields.js";
 import { okResult } from "../tooling/results.js";
 import { saveOutputs, saveTarget } from "../tooling/saving.js";
 import { defineTool } from "../tooling/tool.js";
-import { taskIdField } from "./poll_task.js";
 
 export default defineTool({
   name: "save_outputs",
