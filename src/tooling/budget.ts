@@ -21,11 +21,14 @@ export interface Budget {
    * aborts with a TimeoutError of a submission: the outcome is unknown, the identity replays.
    */
   signal(caller: AbortSignal, reserveMs?: number, kind?: RequestKind): AbortSignal;
+  /** Clears the timers of every signal handed out: call it once their work has settled. */
+  release(): void;
 }
 
 export function budgetOf(totalMs: number, now: () => number = Date.now): Budget {
   const endsAt = now() + totalMs;
   const seconds = Math.round(totalMs / 1000);
+  const timers = new Set<NodeJS.Timeout>();
   return {
     totalMs,
     remainingMs: () => Math.max(0, endsAt - now()),
@@ -42,8 +45,13 @@ export function budgetOf(totalMs: number, now: () => number = Date.now): Budget 
         Math.max(0, endsAt - reserveMs - now()),
       );
       timer.unref?.();
+      timers.add(timer);
       caller.addEventListener("abort", () => clearTimeout(timer), { once: true });
       return AbortSignal.any([caller, own.signal]);
+    },
+    release() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
     },
   };
 }

@@ -78,6 +78,8 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
       return { kind: "answered", result: withNote(errorResult(err), thresholdNote(engine, ceiling.maxGems)) };
     }
     throw err;
+  } finally {
+    call.budget.release();
   }
 }
 

@@ -80,7 +80,7 @@ export async function confirmSpending(
   const unasked = (): Ceiling =>
     fallback !== undefined && fallback < capped
       ? { maxGems: fallback, fromThreshold: false }
-      : { maxGems: capped, fromThreshold: true };
+      : { maxGems: capped, fromThreshold: capped === threshold };
   if (!ctx.canElicit) return unasked();
   const estimate = o.given === undefined ? await o.estimate?.() : undefined;
   if (estimate !== undefined && estimate <= threshold) return unasked();

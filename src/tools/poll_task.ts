@@ -30,9 +30,9 @@ export default defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {
     const budget = callBudget(args.wait ?? 0, 0);
-    const first = await engine.client.getTask(args.taskId, {
-      signal: budget.signal(ctx.signal, 1_000, "read"),
-    });
+    const first = await engine.client
+      .getTask(args.taskId, { signal: budget.signal(ctx.signal, 1_000, "read") })
+      .finally(() => budget.release());
     const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0, budget);
     const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [], budget });
     return okResult(shown.text, { task, terminal: isTerminal(task.status) }, shown.content);
