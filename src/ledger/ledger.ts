@@ -12,6 +12,7 @@ import {
   IdentifiedError,
   isExpired,
   isOpen,
+  isRetained,
   isUnresolved,
   LedgerError,
   type LedgerRecord,
@@ -98,7 +99,8 @@ export class LedgerImpl implements Ledger {
         ...(req.idempotencyKey === undefined ? {} : { identity: req.idempotencyKey }),
         now,
         newIdentity: () => newIdentity(now),
-        reusable: (rec) => isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered),
+        reusable: (rec) =>
+          isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered),
         fresh: (identity) => ({
           v: 1,
           identity,
@@ -164,11 +166,12 @@ export class LedgerImpl implements Ledger {
         result = await send(identity, rec.bytes, req.signal);
       } catch (err) {
         lastErr = err;
-        if (verdict(err) === "close") {
+        const v = verdict(err);
+        if (v !== "replay") {
           const reason = summarize(err);
-          await this.#save(rec, { state: "closed", closedReason: reason, lastError: reason }, []).catch(
-            () => {},
-          );
+          const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
+          if (v === "retain") patch.retained = true;
+          await this.#save(rec, patch, v === "retain" ? [] : ["retained"]).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
         // If even this write fails the record stays `sent`, which resumes the same way.

@@ -31,6 +31,8 @@ export interface StoredRecord {
   bodyHash: string;
   state: RecordState;
   closedReason?: ErrorSummary;
+  /** Closed with an answer the service retains for replay (ANALYSIS_FAILED): identical calls reuse it. */
+  retained?: boolean;
   taskId?: string;
   responseId?: string;
   /** Whether the result reached the client; a success that never did is reused, not repeated. */
@@ -81,6 +83,11 @@ export function newIdentity(now: number): string {
 /** Outcome unknown: the next identical call must resume it, never start another. */
 export function isUnresolved(rec: StoredRecord): boolean {
   return rec.state === "prepared" || rec.state === "sent" || rec.state === "uncertain";
+}
+
+/** Closed with an outcome the service keeps for replay: an identical call replays the identity. */
+export function isRetained(rec: StoredRecord): boolean {
+  return rec.state === "closed" && rec.retained === true;
 }
 
 /** Open = must not expire: unresolved, or succeeded without the result reaching the client. */

@@ -22,15 +22,26 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 export const DEFAULT_MAX_ATTEMPTS = 4;
 export const DEFAULT_MAX_ELAPSED_MS = 30_000;
 
-export type Verdict = "close" | "replay";
+export type Verdict = "close" | "retain" | "replay";
+
+/**
+ * Final answers the service keeps for replay under the same identity: a billed but unparseable
+ * analysis (service interface, "POST /api/generate/extract/video").
+ */
+const RETAINED_CODES = new Set(["ANALYSIS_FAILED"]);
 
 /**
  * `close`: the service (or a local check) refused for good; the record closes with the reason.
+ * `retain`: final, but the service retains it: the record closes and stays replayable, so an
+ * identical call gets the same identity (and the same answer, with no new charge).
  * `replay`: the outcome is unknown; keep the identity and the bytes. Anything we cannot classify
  * counts as unknown, because guessing "not sent" is how requests get charged twice.
  */
 export function verdict(err: unknown): Verdict {
-  if (err instanceof ServiceError) return err.outcome === "definitive" ? "close" : "replay";
+  if (err instanceof ServiceError) {
+    if (RETAINED_CODES.has(err.code)) return "retain";
+    return err.outcome === "definitive" ? "close" : "replay";
+  }
   if (err instanceof ArgumentError) return "close";
   return "replay";
 }

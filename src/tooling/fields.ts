@@ -70,3 +70,9 @@ export const TaskOut = z
   })
   .describe("The service's task as it stands.");
 export const savedOut = z.array(z.string()).optional().describe("Paths written when save was true.");
+
+export const taskIdField = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe("Task ID returned by a generate tool (1 to 256 characters).");

@@ -42,6 +42,10 @@ export interface DescribedError {
 /** What an identity's caller may do: replay it while it is open, or start anew once closed. */
 function identityNote(err: IdentifiedError): string {
   const id = err.identity;
+  // The service retains this outcome (service interface, "POST /api/generate/extract/video").
+  if (err.cause instanceof ServiceError && err.cause.code === "ANALYSIS_FAILED") {
+    return `Identity (idempotencyKey): ${id}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
+  }
   return err.state === "closed"
     ? `Identity (idempotencyKey): ${id}, now closed; a corrected call gets a new identity.`
     : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;
@@ -77,6 +81,18 @@ export function describeError(err: unknown): DescribedError {
     code: "INTERNAL_ERROR",
     text: `INTERNAL_ERROR: ${sentence(message)} Next: this is a fault of the MCP server; report it. If it followed a submission, call list_requests to find its identity.`,
   };
+}
+
+/** What the identity of a failed submission is good for now. */
+function identityAdvice(err: ServiceError, identity: string): string {
+  // The service retains this outcome (service interface, "POST /api/generate/extract/video").
+  if (err.code === "ANALYSIS_FAILED") {
+    return `Identity (idempotencyKey): ${identity}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
+  }
+  // Only an open outcome replays; a definitive refusal closed the identity for good.
+  return err.outcome === "definitive"
+    ? `Identity (idempotencyKey): ${identity}, now closed; a corrected call gets a new identity.`
+    : `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`;
 }
 
 export function errorResult(err: unknown): CallToolResult {

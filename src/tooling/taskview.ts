@@ -1,19 +1,19 @@
 /**
  * How a task reads to an assistant: status, IDs, Gems, signed URLs and the next step in
  * text; a resource_link per output asset; an inline preview only for finished images
- * small enough for hosts' 1 MB result limit; and, on request, outputs saved to disk.
+ * small enough for hosts' 1 MB result limit, fetched within a few seconds at most.
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import { isTerminal } from "../service/limits.js";
 import type { Task } from "../service/schemas.js";
+import { capped } from "./budget.js";
 import type { Engine } from "./context.js";
-import { saveInside } from "./files.js";
 import { describeError } from "./results.js";
 
 /** Raw bytes of all previews together: base64 grows them by a third, still well under 1 MB. */
 export const PREVIEW_BUDGET_BYTES = 512 * 1024;
-/** Largest single output saved to disk (it is held in memory while written). */
-export const SAVE_MAX_BYTES = 256 * 1024 * 1024;
+/** All previews of one result together get at most this long: they never delay the task's answer. */
+export const PREVIEW_CAP_MS = 3_000;
 
 export const outputUri = (taskId: string, index: number): string =>
   `generation://tasks/${encodeURIComponent(taskId)}/outputs/${index}`;
@@ -49,8 +49,11 @@ export function resourceLinks(task: Task): ContentBlock[] {
     }));
 }
 
-function nextStep(task: Task, wait: number): string {
+function nextStep(task: Task, wait: number, saved: boolean): string {
   const id = JSON.stringify(task.id);
+  if (saved && (task.status === "succeeded" || task.status === "partial")) {
+    return `Next: tell the user where the saved files are (listed above)${task.status === "partial" ? " and which outputs failed" : ""}; nothing else is needed.`;
+  }
   switch (task.status) {
     case "succeeded":
       return "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory.";
@@ -71,6 +74,8 @@ export interface TaskTextOptions {
   /** Seconds to suggest for the next poll_task wait. */
   wait: number;
   notes?: string[];
+  /** Paths the outputs were saved to in this call. */
+  saved?: string[];
 }
 
 export function taskText(task: Task, o: TaskTextOptions): string {
@@ -101,19 +106,25 @@ export function taskText(task: Task, o: TaskTextOptions): string {
   }
   if (task.error) lines.push(`Error: ${task.error.code}: ${task.error.message}`);
   for (const note of o.notes ?? []) lines.push(note);
-  lines.push(nextStep(task, o.wait));
+  lines.push(nextStep(task, o.wait, (o.saved?.length ?? 0) > 0));
   return lines.join("\n");
 }
 
-/** Inline previews of finished images within the budget; notes for those left out. */
+/**
+ * Inline previews of finished images within the byte budget and a total time cap (one deadline
+ * for all of them, not re-armed per chunk); notes for those left out.
+ */
 export async function imagePreviews(
   engine: Engine,
   task: Task,
-  signal: AbortSignal,
+  caller: AbortSignal,
+  capMs = PREVIEW_CAP_MS,
 ): Promise<{ blocks: ContentBlock[]; notes: string[] }> {
   const blocks: ContentBlock[] = [];
   const notes: string[] = [];
   if (!isTerminal(task.status)) return { blocks, notes };
+  const cap = capped(caller, capMs);
+  const signal = cap.signal;
   let budget = PREVIEW_BUDGET_BYTES;
   for (const out of task.outputs) {
     const asset = out.asset;
@@ -129,34 +140,16 @@ export async function imagePreviews(
       budget -= bytes.byteLength;
       blocks.push({ type: "image", data: Buffer.from(bytes).toString("base64"), mimeType });
     } catch (err) {
+      if (cap.expired()) {
+        notes.push(
+          `Preview of #${out.index} left out: not fetched within ${capMs / 1000} s; use its URL or resource.`,
+        );
+        continue;
+      }
       notes.push(
         `Preview of #${out.index} left out (${describeError(err).code}): larger than the ${budget}-byte inline budget or unreadable; use its URL or resource.`,
       );
     }
   }
   return { blocks, notes };
-}
-
-/** Saves every output with an asset into `outputDir`, from a freshly read task. */
-export async function saveOutputs(
-  engine: Engine,
-  taskId: string,
-  dirs: string[],
-  signal: AbortSignal,
-): Promise<{ saved: string[]; notes: string[] }> {
-  const task = await engine.client.getTask(taskId, { signal });
-  const saved: string[] = [];
-  const notes: string[] = [];
-  for (const out of task.outputs) {
-    if (!out.asset) continue;
-    try {
-      const { bytes } = await engine.client.fetchOutput(out.asset.url, { signal, maxBytes: SAVE_MAX_BYTES });
-      const name = outputName(task.id, out.index, out.asset.mimeType);
-      saved.push(await saveInside(engine.config.outputDir, name, bytes, dirs));
-    } catch (err) {
-      notes.push(`Output #${out.index} not saved: ${describeError(err).text}`);
-    }
-  }
-  if (saved.length > 0) notes.push(`Saved: ${saved.join(", ")}`);
-  return { saved, notes };
 }

@@ -256,7 +256,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt (text-to-video) or from an uploaded first frame (image-to-video) with a video model from list_models. Videos take minutes: It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again.",
+      "Generates a video from a prompt (text-to-video) or from an uploaded first frame (image-to-video) with a video model from list_models. Videos take minutes. It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again.",
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",

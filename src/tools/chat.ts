@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { endpointOf } from "../service/endpoints.js";
 import { LIMITS } from "../service/limits.js";
-import { Questions } from "../tooling/ask.js";
+import { defaultBudget } from "../tooling/budget.js";
+import { chargedText } from "../tooling/charged.js";
 import { idempotencyKeyField, modelField, textMaxGemsField } from "../tooling/fields.js";
-import { confirmSpending, deliver, replayProgress, textMaxGems } from "../tooling/generate.js";
+import { paidCall } from "../tooling/paid.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
 
@@ -59,31 +60,20 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
-    const { idempotencyKey, ...request } = args;
-    const maxGems = textMaxGems(engine, request.maxGems);
+    const { idempotencyKey, maxGems, ...request } = args;
     // Always streamed, so progress can follow the text as it arrives.
     const { buildChatBody } = await import("../service/requests.js");
-    const { body, bytes } = buildChatBody({
-      ...request,
-      stream: true,
-      ...(maxGems === undefined ? {} : { maxGems }),
-    });
-    const q = new Questions(ctx);
-    await confirmSpending(engine, ctx, q, { tool: "chat", model: body.model, maxGems: body.maxGems });
-    if (q.pending) return q.result();
-
     let lastReport = 0;
-    const run = await engine.ledger.run(
-      {
-        keyHash: engine.keyHash,
-        tool: "chat",
-        endpoint: endpointOf("chat"),
-        bytes,
-        signal: ctx.signal,
-        onAttempt: replayProgress(ctx),
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      },
-      (identity, sent, signal) =>
+    const paid = await paidCall(engine, ctx, {
+      tool: "chat",
+      endpoint: endpointOf("chat"),
+      build: (ceiling) =>
+        buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) }),
+      maxGems,
+      maxGemsLimit: LIMITS.textMaxGems,
+      idempotencyKey,
+      budget: defaultBudget(),
+      send: (identity, sent, signal) =>
         engine.client.chat(sent, identity, {
           ...(signal ? { signal } : {}),
           onDelta: (_delta, soFar) => {
@@ -93,8 +83,10 @@ export default defineTool({
             void ctx.progress(`Received ${soFar.length} characters`);
           },
         }),
-      (r) => ({ responseId: r.id }),
-    );
+      ref: (r) => ({ responseId: r.id }),
+    });
+    if (paid.kind === "answered") return paid.result;
+    const { run, ceiling } = paid;
     const r = run.result;
     const structured = {
       idempotencyKey: run.identity,
@@ -112,9 +104,9 @@ export default defineTool({
     const footer = [
       "",
       `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""})`,
+      chargedText(r, ceiling.maxGems, run.reused),
       r.finishReason === "length" ? "The answer hit max_tokens: raise max_tokens or ask to continue." : "",
     ].filter((l, i) => i === 0 || l);
-    const note = await deliver(engine, ctx, run.identity);
-    return okResult([r.content, ...footer, ...(note ? [note] : [])].join("\n"), structured);
+    return okResult([r.content, ...footer].join("\n"), structured);
   },
 });

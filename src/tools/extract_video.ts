@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { endpointOf } from "../service/endpoints.js";
 import { LIMITS } from "../service/limits.js";
-import { Questions } from "../tooling/ask.js";
+import { defaultBudget } from "../tooling/budget.js";
+import { chargedText } from "../tooling/charged.js";
 import { idempotencyKeyField, textMaxGemsField } from "../tooling/fields.js";
-import { confirmSpending, deliver, replayProgress, textMaxGems } from "../tooling/generate.js";
+import { paidCall } from "../tooling/paid.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
 
@@ -41,35 +42,26 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
-    const { idempotencyKey, ...rest } = args;
-    const maxGems = textMaxGems(engine, rest.maxGems);
+    const { idempotencyKey, maxGems, ...rest } = args;
     const { buildExtractBody } = await import("../service/requests.js");
-    const { body, bytes } = buildExtractBody({
-      ...rest,
-      model: rest.model ?? engine.config.extractionModel,
-      ...(maxGems === undefined ? {} : { maxGems }),
-    });
-    const q = new Questions(ctx);
-    await confirmSpending(engine, ctx, q, {
+    const paid = await paidCall(engine, ctx, {
       tool: "extract_video",
-      model: body.model,
-      maxGems: body.maxGems,
+      endpoint: endpointOf("extraction"),
+      build: (ceiling) =>
+        buildExtractBody({
+          ...rest,
+          model: rest.model ?? engine.config.extractionModel,
+          ...(ceiling === undefined ? {} : { maxGems: ceiling }),
+        }),
+      maxGems,
+      maxGemsLimit: LIMITS.textMaxGems,
+      idempotencyKey,
+      budget: defaultBudget(),
+      send: (identity, sent, signal) => engine.client.extractVideo(sent, identity, signal ? { signal } : {}),
+      ref: (r) => ({ responseId: r.id }),
     });
-    if (q.pending) return q.result();
-
-    const run = await engine.ledger.run(
-      {
-        keyHash: engine.keyHash,
-        tool: "extract_video",
-        endpoint: endpointOf("extraction"),
-        bytes,
-        signal: ctx.signal,
-        onAttempt: replayProgress(ctx),
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      },
-      (identity, sent, signal) => engine.client.extractVideo(sent, identity, signal ? { signal } : {}),
-      (r) => ({ responseId: r.id }),
-    );
+    if (paid.kind === "answered") return paid.result;
+    const { run, ceiling } = paid;
     const { id, extraction } = run.result;
     const analysis =
       typeof extraction.analysis === "string"
@@ -77,12 +69,11 @@ export default defineTool({
         : JSON.stringify(extraction.analysis, null, 2);
     const text = [
       `Extraction ${id} of a ${extraction.durationSeconds} s video (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
+      chargedText(run.result, ceiling.maxGems, run.reused),
       `Analysis:\n${analysis}`,
       `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
       extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : "",
     ].filter(Boolean);
-    const note = await deliver(engine, ctx, run.identity);
-    if (note) text.push(note);
     return okResult(text.join("\n"), { idempotencyKey: run.identity, id, extraction });
   },
 });

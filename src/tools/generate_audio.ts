@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AUDIO_OPERATIONS } from "../service/limits.js";
-import { submitMedia } from "../tooling/generate.js";
+import { submitMedia } from "../tooling/media.js";
 import { defineTool } from "../tooling/tool.js";
 import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
 

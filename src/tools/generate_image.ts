@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { submitMedia } from "../tooling/generate.js";
+import { submitMedia } from "../tooling/media.js";
 import { defineTool } from "../tooling/tool.js";
 import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
 

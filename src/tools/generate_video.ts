@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { submitMedia } from "../tooling/generate.js";
+import { submitMedia } from "../tooling/media.js";
 import { defineTool } from "../tooling/tool.js";
 import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({
   name: "generate_video",
   title: "Generate a video",
-  description: `Generates a video from a prompt (text-to-video) or from an uploaded first frame (image-to-video) with a video model from list_models. Videos take minutes: ${KEEP_AND_NEXT}`,
+  description: `Generates a video from a prompt (text-to-video) or from an uploaded first frame (image-to-video) with a video model from list_models. Videos take minutes. ${KEEP_AND_NEXT}`,
   inputSchema: z.strictObject(
     mediaFields(
       "video",

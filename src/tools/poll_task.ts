@@ -1,15 +1,11 @@
 import { z } from "zod";
 import { isTerminal } from "../service/limits.js";
-import { TaskOut } from "../tooling/fields.js";
-import { presentTask, waitWithProgress } from "../tooling/generate.js";
+import { callBudget } from "../tooling/budget.js";
+import { TaskOut, taskIdField } from "../tooling/fields.js";
+import { presentTask } from "../tooling/present.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
-
-export const taskIdField = z
-  .string()
-  .min(1)
-  .max(256)
-  .describe("Task ID returned by a generate tool (1 to 256 characters).");
+import { waitWithProgress } from "../tooling/waiting.js";
 
 export default defineTool({
   name: "poll_task",
@@ -33,9 +29,12 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {
-    const first = await engine.client.getTask(args.taskId, { signal: ctx.signal });
-    const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0);
-    const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [] });
+    const budget = callBudget(args.wait ?? 0, 0);
+    const first = await engine.client
+      .getTask(args.taskId, { signal: budget.signal(ctx.signal, 1_000, "read") })
+      .finally(() => budget.release());
+    const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0, budget);
+    const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [], budget });
     return okResult(shown.text, { task, terminal: isTerminal(task.status) }, shown.content);
   },
 });

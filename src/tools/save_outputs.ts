@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { Questions } from "../tooling/ask.js";
-import { TaskOut } from "../tooling/fields.js";
-import { allowedDirs } from "../tooling/files.js";
+import { TaskOut, taskIdField } from "../tooling/fields.js";
 import { okResult } from "../tooling/results.js";
-import { saveOutputs } from "../tooling/taskview.js";
+import { saveOutputs, saveTarget } from "../tooling/saving.js";
 import { defineTool } from "../tooling/tool.js";
-import { taskIdField } from "./poll_task.js";
 
 export default defineTool({
   name: "save_outputs",
@@ -22,7 +20,8 @@ export default defineTool({
     const q = new Questions(ctx);
     const roots = q.roots();
     if (q.pending || roots === "pending") return q.result();
-    const dirs = await allowedDirs(engine.config.files, roots);
+    // Refused up front, naming what is allowed, rather than "no downloadable outputs" later.
+    const dirs = await saveTarget(engine, roots);
     const { saved, notes } = await saveOutputs(engine, args.taskId, dirs, ctx.signal);
     const task = await engine.client.getTask(args.taskId, { signal: ctx.signal });
     const head = saved.length

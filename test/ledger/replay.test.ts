@@ -21,6 +21,10 @@ describe("verdict: acts on the client's classification", () => {
     expect(verdict(new ArgumentError("prompt", "too long"))).toBe("close");
   });
 
+  it("retains ANALYSIS_FAILED, the final answer the service keeps for replay", () => {
+    expect(verdict(serviceError(409, "ANALYSIS_FAILED"))).toBe("retain");
+  });
+
   it("replays uncertain outcomes and anything it cannot classify", () => {
     expect(verdict(serviceError(409, "REQUEST_UNCERTAIN"))).toBe("replay");
     expect(verdict(serviceError(409, "REFERENCES_PROCESSING"))).toBe("replay");

@@ -1,0 +1,47 @@
+/**
+ * Waiting for a task inside a call's budget, with progress at each poll. The wait stops early
+ * enough to present the task (and save it) before the budget ends; running out is not an error:
+ * the task is returned as it stands, with its ID, for poll_task to pick up.
+ */
+import { isTerminal } from "../service/limits.js";
+import type { Task } from "../service/schemas.js";
+import { type Budget, capped } from "./budget.js";
+import type { Engine, ToolContext } from "./context.js";
+import { describeError } from "./results.js";
+
+/** Kept free at the end of a budget for previews, saving and the answer itself. */
+export const PRESENT_RESERVE_MS = 5_000;
+
+/** Waits for a task within `wait` seconds and the budget, reporting progress. Never throws. */
+export async function waitWithProgress(
+  engine: Engine,
+  ctx: ToolContext,
+  task: Task,
+  wait: number,
+  budget: Budget,
+): Promise<{ task: Task; note?: string }> {
+  const room = budget.remainingMs() - PRESENT_RESERVE_MS;
+  const waitMs = Math.min(wait * 1000, room);
+  if (isTerminal(task.status) || waitMs <= 0) return { task };
+  // Each read has its own timeout; this cap makes the whole wait end in time even when a read hangs.
+  const cap = capped(ctx.signal, room);
+  try {
+    // Polling loads on first use: a first tools/list does not need it.
+    const { waitForTask } = await import("../service/poll.js");
+    const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
+      waitSeconds: waitMs / 1000,
+      signal: cap.signal,
+      onProgress: (p) => {
+        void ctx.progress(
+          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s`,
+          p.polls,
+        );
+      },
+    });
+    return { task: result.task };
+  } catch (err) {
+    // The task exists and is paid for: a failed poll must not lose its ID.
+    const why = cap.expired() ? "the service did not answer in time" : describeError(err).code;
+    return { task, note: `Polling stopped early (${why}); the task was submitted.` };
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Every call answers within its budget, through the shipped bundle: `dist/cli.js` on stdio against
+ * the sandbox service listening on loopback (as `generation-mcp sandbox --port 0` runs it, in this
+ * process so faults can be injected). A submission the service never answers comes back within
+ * `wait` plus a few seconds as "uncertain, identity X"; the identical call later replays it.
+ */
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { GRACE_SECONDS } from "../../src/tooling/budget.js";
+import { CLI, isolatedEnv } from "./spawn.js";
+
+const IMAGE = "POST /api/generate/image";
+const iso = isolatedEnv();
+let service: Awaited<ReturnType<typeof runSandboxServer>>;
+let client: Client;
+
+beforeAll(async () => {
+  service = await runSandboxServer({ host: "127.0.0.1", port: 0 });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI],
+    env: { ...iso.env, GENERATION_BASE_URL: service.url, GENERATION_API_KEY: SANDBOX_API_KEY },
+    stderr: "pipe",
+  });
+  client = new Client({ name: "budget-test", version: "1.0.0" });
+  await client.connect(transport);
+});
+
+afterAll(async () => {
+  await client?.close();
+  await service?.close();
+  iso.cleanup();
+});
+
+const textOf = (r: CallToolResult): string =>
+  r.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
+
+describe("the call budget, through the built CLI", () => {
+  it("answers a submission the service never answers within wait + grace, with the identity; the identical call replays it", async () => {
+    service.sandbox.faults.inject(IMAGE, { kind: "hang" });
+    const args = { model: "sandbox-image-fast", prompt: "a heron at dusk", wait: 2 };
+    const started = Date.now();
+    const first = (await client.callTool(
+      { name: "generate_image", arguments: args },
+      { timeout: 60_000 },
+    )) as CallToolResult;
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeLessThan((args.wait + GRACE_SECONDS) * 1000 + 1_500);
+    expect(first.isError).toBe(true);
+    const text = textOf(first);
+    expect(text).toMatch(/^TIMEOUT: .*within this call's budget/);
+    const identity =
+      /Identity \(idempotencyKey\): (\S+)\. Keep it: calling again with the same arguments/.exec(text)?.[1];
+    expect(identity).toMatch(/^[a-zA-Z0-9_.:-]{1,128}$/);
+    expect(service.sandbox.stats.dispatches(IMAGE)).toBe(1);
+
+    const again = (await client.callTool({ name: "generate_image", arguments: args })) as CallToolResult;
+    expect(again.isError ?? false, textOf(again)).toBe(false);
+    const s = again.structuredContent as { idempotencyKey: string; created: boolean };
+    expect(s.idempotencyKey).toBe(identity);
+    expect(s.created).toBe(false);
+    expect(service.sandbox.stats.dispatches(IMAGE)).toBe(1);
+    expect(JSON.stringify([first, again])).not.toContain(SANDBOX_API_KEY);
+  });
+});
