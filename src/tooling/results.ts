@@ -83,18 +83,6 @@ export function describeError(err: unknown): DescribedError {
   };
 }
 
-/** What the identity of a failed submission is good for now. */
-function identityAdvice(err: ServiceError, identity: string): string {
-  // The service retains this outcome (service interface, "POST /api/generate/extract/video").
-  if (err.code === "ANALYSIS_FAILED") {
-    return `Identity (idempotencyKey): ${identity}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
-  }
-  // Only an open outcome replays; a definitive refusal closed the identity for good.
-  return err.outcome === "definitive"
-    ? `Identity (idempotencyKey): ${identity}, now closed; a corrected call gets a new identity.`
-    : `Identity (idempotencyKey): ${identity}. Keep it: calling again with the same arguments, or with idempotencyKey "${identity}", replays this request and never charges twice.`;
-}
-
 export function errorResult(err: unknown): CallToolResult {
   const { code, text, status } = describeError(err);
   const meta: Record<string, unknown> = { code };
