@@ -3,7 +3,7 @@
  * host, so the service key is never attached; the size is bounded before and while reading.
  */
 
-import { failureOf, startDeadline } from "./deadline.js";
+import { type Deadline, failureOf, startDeadline } from "./deadline.js";
 import { ArgumentError, OutputTooLargeError, OutputUnavailableError, ServiceError } from "./errors.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, type RequestSpec } from "./http.js";
 import { errorOf } from "./responses.js";
@@ -64,42 +64,55 @@ export async function downloadOutput(
         void res.body?.cancel().catch(() => {});
         throw tooLarge(`${declared} bytes`);
       }
-      const chunks: Uint8Array[] = [];
-      let total = 0;
-      if (res.body) {
-        const reader = res.body.getReader();
-        const onAbort = () => void reader.cancel().catch(() => {});
-        d.signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          for (;;) {
-            const next = await reader.read();
-            if (d.signal.aborted) throw d.signal.reason;
-            if (next.done) break;
-            d.touch();
-            total += next.value.byteLength;
-            if (total > o.maxBytes) {
-              void reader.cancel().catch(() => {});
-              throw tooLarge(`at least ${total} bytes`);
-            }
-            chunks.push(next.value);
-          }
-        } catch (err) {
-          if (err instanceof ServiceError) throw err;
-          throw failureOf(err, d, o.signal, what, "read");
-        } finally {
-          d.signal.removeEventListener("abort", onAbort);
-        }
-      }
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        bytes.set(c, at);
-        at += c.byteLength;
-      }
+      const bytes = await readBounded(res, d, o.maxBytes, tooLarge).catch((err: unknown) => {
+        throw err instanceof ServiceError ? err : failureOf(err, d, o.signal, what, "read");
+      });
       const mimeType = (res.headers.get("content-type") ?? "application/octet-stream").split(";")[0]?.trim();
       return { bytes, mimeType: mimeType || "application/octet-stream" };
     } finally {
       d.clear();
     }
   });
+}
+
+/**
+ * Reads a body into one buffer, stopping (and cancelling the download) as soon as it passes
+ * `maxBytes`; each chunk re-arms the deadline, so only a stalled download times out.
+ */
+async function readBounded(
+  res: Response,
+  d: Deadline,
+  maxBytes: number,
+  tooLarge: (seen: string) => Error,
+): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (res.body) {
+    const reader = res.body.getReader();
+    const onAbort = () => void reader.cancel().catch(() => {});
+    d.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        const next = await reader.read();
+        if (d.signal.aborted) throw d.signal.reason;
+        if (next.done) break;
+        d.touch();
+        total += next.value.byteLength;
+        if (total > maxBytes) {
+          void reader.cancel().catch(() => {});
+          throw tooLarge(`at least ${total} bytes`);
+        }
+        chunks.push(next.value);
+      }
+    } finally {
+      d.signal.removeEventListener("abort", onAbort);
+    }
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return bytes;
 }

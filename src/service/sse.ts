@@ -39,7 +39,7 @@ export async function readChatStream(
     usage: null,
     streamed: true,
   };
-  const incomplete = (message: string, code?: string, cause?: unknown) =>
+  const incomplete: Incomplete = (message, code, cause) =>
     new IncompleteStreamError(
       { status: 200, code, message, ...(cause === undefined ? {} : { cause }) },
       result.content,
@@ -82,33 +82,8 @@ export async function readChatStream(
         done = true;
         break;
       }
-      let frame: unknown;
-      try {
-        frame = JSON.parse(data);
-      } catch (cause) {
-        throw incomplete("the stream carried a frame that is not JSON", undefined, cause);
-      }
-      const error = (frame as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-      if (error && typeof error === "object") {
-        const code = typeof error.code === "string" ? error.code : undefined;
-        const message = typeof error.message === "string" ? error.message : "the stream carried an error";
-        throw incomplete(`the stream carried an error: ${message}`, code);
-      }
-      const chunk = ChatChunkSchema.safeParse(frame);
-      if (!chunk.success) throw incomplete("the stream carried a chunk of an unexpected shape");
-      const c = chunk.data;
+      applyFrame(data, result, incomplete, o.onDelta);
       chunks++;
-      if (c.id) result.id = c.id;
-      if (c.model) result.model = c.model;
-      if (c.usage) result.usage = c.usage;
-      for (const choice of c.choices) {
-        if (choice.finish_reason) result.finishReason = choice.finish_reason;
-        const delta = choice.delta?.content;
-        if (typeof delta === "string" && delta !== "") {
-          result.content += delta;
-          o.onDelta?.(delta, result.content);
-        }
-      }
     }
   } finally {
     o.signal?.removeEventListener("abort", onAbort);
@@ -118,4 +93,41 @@ export async function readChatStream(
   if (!done) throw incomplete("the stream ended before [DONE]");
   if (chunks === 0) throw incomplete("the stream sent [DONE] without any chunk");
   return result;
+}
+
+type Incomplete = (message: string, code?: string, cause?: unknown) => IncompleteStreamError;
+
+/** Adds one `data:` frame's chunk to the result; an error frame or a malformed one ends the stream. */
+function applyFrame(
+  data: string,
+  result: ChatResult,
+  incomplete: Incomplete,
+  onDelta: ReadStreamOptions["onDelta"],
+): void {
+  let frame: unknown;
+  try {
+    frame = JSON.parse(data);
+  } catch (cause) {
+    throw incomplete("the stream carried a frame that is not JSON", undefined, cause);
+  }
+  const error = (frame as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error && typeof error === "object") {
+    const code = typeof error.code === "string" ? error.code : undefined;
+    const message = typeof error.message === "string" ? error.message : "the stream carried an error";
+    throw incomplete(`the stream carried an error: ${message}`, code);
+  }
+  const chunk = ChatChunkSchema.safeParse(frame);
+  if (!chunk.success) throw incomplete("the stream carried a chunk of an unexpected shape");
+  const c = chunk.data;
+  if (c.id) result.id = c.id;
+  if (c.model) result.model = c.model;
+  if (c.usage) result.usage = c.usage;
+  for (const choice of c.choices) {
+    if (choice.finish_reason) result.finishReason = choice.finish_reason;
+    const delta = choice.delta?.content;
+    if (typeof delta === "string" && delta !== "") {
+      result.content += delta;
+      onDelta?.(delta, result.content);
+    }
+  }
 }

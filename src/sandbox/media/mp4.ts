@@ -4,7 +4,7 @@
  * audio track, as generated videos usually have one. The movie header carries the duration.
  */
 
-import { h264Stream, idrFrame, skipFrame } from "./h264.js";
+import { type H264Stream, h264Stream, idrFrame, skipFrame } from "./h264.js";
 import { drawScene } from "./raster.js";
 
 const FPS = 4;
@@ -103,17 +103,15 @@ export function videoSize(ratio: string): { width: number; height: number } {
     : { width: even((long * w) / h), height: long };
 }
 
-export function renderVideo(
+/** The H.264 samples, length-prefixed: a key frame each second, skip frames between. */
+function videoSamples(
   seed: string,
-  seconds: number,
-  ratio: string,
-  o: { audio?: boolean } = {},
-): Buffer {
-  const withAudio = o.audio ?? true;
-  const secs = Math.max(1, Math.round(seconds));
-  const { width, height } = videoSize(ratio);
+  secs: number,
+  width: number,
+  height: number,
+): { stream: H264Stream; frames: Buffer[]; sync: number[] } {
   const stream = h264Stream(width, height);
-  const frames: Uint8Array[] = [];
+  const frames: Buffer[] = [];
   const sync: number[] = [];
   for (let f = 0; f < secs * FPS; f++) {
     const sec = Math.floor(f / FPS);
@@ -124,23 +122,10 @@ export function renderVideo(
     if (f % FPS === 0) sync.push(f + 1);
     frames.push(Buffer.concat([u32(nalu.length), nalu]));
   }
-  const audio = Buffer.alloc(withAudio ? secs * AUDIO_RATE : 0, 0xff); // mu-law silence
-  const ftyp = box(
-    "ftyp",
-    Buffer.from("isom", "latin1"),
-    u32(512),
-    Buffer.from("isomiso2avc1mp41", "latin1"),
-  );
-  const mdatHeader = 8;
-  let offset = ftyp.length + mdatHeader;
-  const videoOffsets = frames.map((fr) => {
-    const o = offset;
-    offset += fr.length;
-    return o;
-  });
-  const audioOffsets = Array.from({ length: secs }, (_, i) => offset + i * AUDIO_RATE);
-  const mdat = box("mdat", ...frames, audio);
+  return { stream, frames, sync };
+}
 
+function avc1Entry(stream: H264Stream, width: number, height: number): Buffer {
   const avcC = box(
     "avcC",
     Uint8Array.of(1, stream.sps[1] as number, stream.sps[2] as number, stream.sps[3] as number, 0xff, 0xe1),
@@ -151,7 +136,7 @@ export function renderVideo(
     stream.pps,
   );
   const compressor = zeros(32);
-  const avc1 = box(
+  return box(
     "avc1",
     zeros(6),
     u16(1),
@@ -167,7 +152,10 @@ export function renderVideo(
     u16(0xffff),
     avcC,
   );
-  const ulaw = box(
+}
+
+function ulawEntry(): Buffer {
+  return box(
     "ulaw",
     zeros(6),
     u16(1),
@@ -180,13 +168,60 @@ export function renderVideo(
     u16(0),
     u32(AUDIO_RATE << 16),
   );
+}
+
+/** The movie header: where a reader finds the whole movie's duration (see duration.ts). */
+function movieHeader(duration: number, nextTrackId: number): Buffer {
+  return fullBox(
+    "mvhd",
+    0,
+    0,
+    u32(0),
+    u32(0),
+    u32(TIMESCALE),
+    u32(duration),
+    u32(0x00010000),
+    u16(0x0100),
+    zeros(10),
+    MATRIX,
+    zeros(24),
+    u32(nextTrackId),
+  );
+}
+
+export function renderVideo(
+  seed: string,
+  seconds: number,
+  ratio: string,
+  o: { audio?: boolean } = {},
+): Buffer {
+  const withAudio = o.audio ?? true;
+  const secs = Math.max(1, Math.round(seconds));
+  const { width, height } = videoSize(ratio);
+  const { stream, frames, sync } = videoSamples(seed, secs, width, height);
+  const audio = Buffer.alloc(withAudio ? secs * AUDIO_RATE : 0, 0xff); // mu-law silence
+  const ftyp = box(
+    "ftyp",
+    Buffer.from("isom", "latin1"),
+    u32(512),
+    Buffer.from("isomiso2avc1mp41", "latin1"),
+  );
+  const mdatHeader = 8;
+  let offset = ftyp.length + mdatHeader;
+  const videoOffsets = frames.map((fr) => {
+    const at = offset;
+    offset += fr.length;
+    return at;
+  });
+  const audioOffsets = Array.from({ length: secs }, (_, i) => offset + i * AUDIO_RATE);
+  const mdat = box("mdat", ...frames, audio);
   const movieDuration = secs * TIMESCALE;
   const videoTrack: TrackSpec = {
     id: 1,
     handler: "vide",
     timescale: TIMESCALE,
     duration: movieDuration,
-    sampleEntry: avc1,
+    sampleEntry: avc1Entry(stream, width, height),
     sampleSizes: frames.map((f) => f.length),
     sampleDelta: TIMESCALE / FPS,
     chunkOffsets: videoOffsets,
@@ -200,29 +235,18 @@ export function renderVideo(
     handler: "soun",
     timescale: AUDIO_RATE,
     duration: secs * AUDIO_RATE,
-    sampleEntry: ulaw,
+    sampleEntry: ulawEntry(),
     sampleSizes: [1],
     sampleCount: secs * AUDIO_RATE,
     sampleDelta: 1,
     chunkOffsets: audioOffsets,
     samplesPerChunk: AUDIO_RATE,
   };
-  const mvhd = fullBox(
-    "mvhd",
-    0,
-    0,
-    u32(0),
-    u32(0),
-    u32(TIMESCALE),
-    u32(movieDuration),
-    u32(0x00010000),
-    u16(0x0100),
-    zeros(10),
-    MATRIX,
-    zeros(24),
-    u32(withAudio ? 3 : 2),
+  const tracks = withAudio ? [videoTrack, audioTrack] : [videoTrack];
+  const moov = box(
+    "moov",
+    movieHeader(movieDuration, tracks.length + 1),
+    ...tracks.map((t) => trak(t, movieDuration)),
   );
-  const tracks = [trak(videoTrack, movieDuration), ...(withAudio ? [trak(audioTrack, movieDuration)] : [])];
-  const moov = box("moov", mvhd, ...tracks);
   return Buffer.concat([ftyp, mdat, moov]);
 }
