@@ -1,6 +1,7 @@
 /**
- * Tests that spawn the CLI run the built `dist/cli.js`, as hosts do. Rebuild it first when any
- * source is newer than the build, so those tests never exercise stale code.
+ * Tests that spawn the CLI run the built `dist/cli.js`, as hosts do, and they live in several folders.
+ * Rebuild it first whenever any source is newer than the build (esbuild takes a second or two), so
+ * no test ever exercises stale code.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -23,14 +24,7 @@ function newestMtime(path: string): number {
   return newest;
 }
 
-/** `vitest run test/ledger` needs no build: only spawned-CLI tests (test/server) do. */
-function onlyOtherTestsSelected(): boolean {
-  const filters = process.argv.slice(2).filter((a) => !a.startsWith("-") && a !== "run" && a !== "watch");
-  return filters.length > 0 && !filters.some((f) => /server|cli/.test(f));
-}
-
 export default function setup(): void {
-  if (onlyOtherTestsSelected()) return;
   const built = newestMtime(BUILT);
   const sources = Math.max(...SOURCES.map((s) => newestMtime(join(ROOT, s))));
   if (built > sources) return;

@@ -148,13 +148,13 @@ describe("run: outcomes through the state machine", () => {
   it("retains ANALYSIS_FAILED: closed without replaying, and an identical later call reuses the identity", async () => {
     const s = scriptedSend([serviceError(409, "ANALYSIS_FAILED"), serviceError(409, "ANALYSIS_FAILED")]);
     const first = await ledger.run(req, s.send, s.ref).catch((e: unknown) => e);
-    expect(first).toMatchObject({ code: "ANALYSIS_FAILED" });
+    expect(first).toMatchObject({ cause: { code: "ANALYSIS_FAILED" } });
     expect(s.calls).toHaveLength(1);
     const [rec] = await ledger.list(keyHash);
     expect(rec).toMatchObject({ state: "closed", closedReason: { status: 409, code: "ANALYSIS_FAILED" } });
     const again = await ledger.run(req, s.send, s.ref).catch((e: unknown) => e);
     const identity = (first as { identity: string }).identity;
-    expect(again).toMatchObject({ code: "ANALYSIS_FAILED", identity });
+    expect(again).toMatchObject({ cause: { code: "ANALYSIS_FAILED" }, identity });
     expect(s.calls.map((c) => c.identity)).toEqual([identity, identity]);
     expect(s.calls[1]?.bytes).toBe(BODY);
     // A different explicit key is new work.
