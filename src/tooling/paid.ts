@@ -7,7 +7,7 @@
  */
 import type { RunResult } from "../ledger/index.js";
 import { Questions } from "./ask.js";
-import type { Budget } from "./budget.js";
+import { attemptSignal, type Budget } from "./budget.js";
 import type { Engine, ToolContext } from "./context.js";
 import { describeError, errorResult } from "./results.js";
 import { type Ceiling, confirmSpending, thresholdNote } from "./spending.js";
@@ -31,6 +31,11 @@ export interface PaidCall<T> {
   estimate?: (body: Built["body"]) => Promise<number | undefined>;
   idempotencyKey: string | undefined;
   budget: Budget;
+  /**
+   * Longest wait for one attempt's answer before it counts as uncertain and is replayed (media
+   * submissions answer at once; a streamed answer may rightly take as long as the budget).
+   */
+  attemptMs?: number;
   /** Questions of the tool's own (roots), asked in the same round as the spending one. */
   questions?: Questions;
   /** Checks made after every answer is in and before anything is sent (a save target). */
@@ -68,7 +73,7 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
         onAttempt: replayProgress(ctx),
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
       },
-      call.send,
+      call.attemptMs === undefined ? call.send : limitAttempts(call.send, call.attemptMs),
       call.ref,
     );
     markDeliveredLater(engine, ctx, run.identity);
@@ -81,6 +86,17 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
   } finally {
     call.budget.release();
   }
+}
+
+function limitAttempts<T>(send: PaidCall<T>["send"], ms: number): PaidCall<T>["send"] {
+  return async (identity, bytes, signal) => {
+    const attempt = attemptSignal(signal ?? new AbortController().signal, ms);
+    try {
+      return await send(identity, bytes, attempt.signal);
+    } finally {
+      attempt.release();
+    }
+  };
 }
 
 /** Delivery is marked by the transport once the result reached the client, never before. */
