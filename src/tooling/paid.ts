@@ -111,7 +111,7 @@ function markDeliveredLater(engine: Engine, ctx: ToolContext, identity: string):
 }
 
 /** The ledger's replays of an uncertain outcome, made visible as progress (same identity, same bytes). */
-export const replayProgress =
+const replayProgress =
   (ctx: ToolContext) =>
   (attempt: number, err?: unknown): void => {
     if (attempt > 1)
@@ -121,7 +121,7 @@ export const replayProgress =
   };
 
 /** Appends a line to a result's text. */
-export function withNote<R extends ToolOutcome>(result: R, note: string): R {
+function withNote<R extends ToolOutcome>(result: R, note: string): R {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content;
   const first = content?.[0];
   if (first?.type === "text") first.text = `${first.text ?? ""}\n${note}`;
