@@ -33,27 +33,51 @@ export function budgetOf(totalMs: number, now: () => number = Date.now): Budget 
     totalMs,
     remainingMs: () => Math.max(0, endsAt - now()),
     signal(caller, reserveMs = ANSWER_RESERVE_MS, kind = "submission") {
-      const own = new AbortController();
-      const timer = setTimeout(
-        () =>
-          own.abort(
-            new TimeoutError({
-              message: `the service did not answer within this call's budget of ${seconds} s`,
-              requestKind: kind,
-            }),
-          ),
-        Math.max(0, endsAt - reserveMs - now()),
+      const message = `the service did not answer within this call's budget of ${seconds} s`;
+      const t = timeoutSignal(
+        caller,
+        endsAt - reserveMs - now(),
+        () => new TimeoutError({ message, requestKind: kind }),
       );
-      timer.unref?.();
-      timers.add(timer);
-      caller.addEventListener("abort", () => clearTimeout(timer), { once: true });
-      return AbortSignal.any([caller, own.signal]);
+      timers.add(t.timer);
+      return t.signal;
     },
     release() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
     },
   };
+}
+
+/** A signal that aborts with the caller, or after `ms` with the reason `reason()` gives. */
+function timeoutSignal(
+  caller: AbortSignal,
+  ms: number,
+  reason: () => Error,
+): { signal: AbortSignal; timer: NodeJS.Timeout } {
+  const own = new AbortController();
+  const timer = setTimeout(() => own.abort(reason()), Math.max(0, ms));
+  timer.unref?.();
+  caller.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  return { signal: AbortSignal.any([caller, own.signal]), timer };
+}
+
+/**
+ * One submission attempt's limit, inside the budget: an attempt the service leaves unanswered is
+ * given up as uncertain, and the ledger replays the same identity and bytes while time remains
+ * (the service then returns the work the first attempt started, or says it is still pending).
+ */
+export function attemptSignal(caller: AbortSignal, ms: number): { signal: AbortSignal; release(): void } {
+  const t = timeoutSignal(
+    caller,
+    ms,
+    () =>
+      new TimeoutError({
+        message: `no answer to this attempt within ${Math.round(ms / 1000)} s`,
+        requestKind: "submission",
+      }),
+  );
+  return { signal: t.signal, release: () => clearTimeout(t.timer) };
 }
 
 /** The budget of a call with `wait` seconds (or the configured default wait). */

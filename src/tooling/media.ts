@@ -19,6 +19,9 @@ import { taskText } from "./taskview.js";
 import type { ToolOutcome } from "./tool.js";
 import { waitWithProgress } from "./waiting.js";
 
+/** A media submission is answered at once (the work is queued); longer is an uncertain attempt. */
+const SUBMIT_ATTEMPT_MS = 15_000;
+
 export interface MediaArgs {
   model: string;
   prompt: string;
@@ -56,6 +59,7 @@ export async function submitMedia(
       estimate: (body) => estimateGems(engine, body.model, request.parameters ?? {}, ctx.signal),
       idempotencyKey,
       budget,
+      attemptMs: SUBMIT_ATTEMPT_MS,
       questions: q,
       ...(save
         ? {

@@ -7,7 +7,7 @@
  */
 import type { RunResult } from "../ledger/index.js";
 import { Questions } from "./ask.js";
-import type { Budget } from "./budget.js";
+import { attemptSignal, type Budget } from "./budget.js";
 import type { Engine, ToolContext } from "./context.js";
 import { describeError, errorResult } from "./results.js";
 import { type Ceiling, confirmSpending, thresholdNote } from "./spending.js";
@@ -31,6 +31,11 @@ export interface PaidCall<T> {
   estimate?: (body: Built["body"]) => Promise<number | undefined>;
   idempotencyKey: string | undefined;
   budget: Budget;
+  /**
+   * Longest wait for one attempt's answer before it counts as uncertain and is replayed (media
+   * submissions answer at once; a streamed answer may rightly take as long as the budget).
+   */
+  attemptMs?: number;
   /** Questions of the tool's own (roots), asked in the same round as the spending one. */
   questions?: Questions;
   /** Checks made after every answer is in and before anything is sent (a save target). */
@@ -68,7 +73,7 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
         onAttempt: replayProgress(ctx),
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
       },
-      call.send,
+      call.attemptMs === undefined ? call.send : limitAttempts(call.send, call.attemptMs),
       call.ref,
     );
     markDeliveredLater(engine, ctx, run.identity);
@@ -83,6 +88,17 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
   }
 }
 
+function limitAttempts<T>(send: PaidCall<T>["send"], ms: number): PaidCall<T>["send"] {
+  return async (identity, bytes, signal) => {
+    const attempt = attemptSignal(signal ?? new AbortController().signal, ms);
+    try {
+      return await send(identity, bytes, attempt.signal);
+    } finally {
+      attempt.release();
+    }
+  };
+}
+
 /** Delivery is marked by the transport once the result reached the client, never before. */
 function markDeliveredLater(engine: Engine, ctx: ToolContext, identity: string): void {
   ctx.afterDelivery(async () => {
@@ -95,7 +111,7 @@ function markDeliveredLater(engine: Engine, ctx: ToolContext, identity: string):
 }
 
 /** The ledger's replays of an uncertain outcome, made visible as progress (same identity, same bytes). */
-export const replayProgress =
+const replayProgress =
   (ctx: ToolContext) =>
   (attempt: number, err?: unknown): void => {
     if (attempt > 1)
@@ -105,7 +121,7 @@ export const replayProgress =
   };
 
 /** Appends a line to a result's text. */
-export function withNote<R extends ToolOutcome>(result: R, note: string): R {
+function withNote<R extends ToolOutcome>(result: R, note: string): R {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content;
   const first = content?.[0];
   if (first?.type === "text") first.text = `${first.text ?? ""}\n${note}`;

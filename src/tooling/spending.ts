@@ -5,7 +5,6 @@
  * whenever the user was not asked, the threshold travels as `maxGems` and a higher quote is
  * refused with PRICE_CHANGED instead of being spent.
  */
-import { LIMITS } from "../service/limits.js";
 import type { Model } from "../service/schemas.js";
 import type { Questions } from "./ask.js";
 import type { Engine, ToolContext } from "./context.js";
@@ -101,6 +100,3 @@ export async function confirmSpending(
 export function thresholdNote(engine: Engine, maxGems: number | undefined): string {
   return `The ceiling of ${maxGems} Gems was GENERATION_CONFIRM_ABOVE_GEMS (${engine.config.confirmAboveGems}), sent as maxGems because the user was not asked; nothing was charged. To go above it, ask the user, then call again with maxGems set to the amount they agree to, or raise GENERATION_CONFIRM_ABOVE_GEMS.`;
 }
-
-/** The text endpoints' ceiling limit. */
-export const TEXT_MAX_GEMS = LIMITS.textMaxGems;

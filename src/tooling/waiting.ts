@@ -10,7 +10,7 @@ import type { Engine, ToolContext } from "./context.js";
 import { describeError } from "./results.js";
 
 /** Kept free at the end of a budget for previews, saving and the answer itself. */
-export const PRESENT_RESERVE_MS = 5_000;
+const PRESENT_RESERVE_MS = 5_000;
 
 /** Waits for a task within `wait` seconds and the budget, reporting progress. Never throws. */
 export async function waitWithProgress(

@@ -68,4 +68,21 @@ describe("the call budget, through the built CLI", () => {
     expect(service.sandbox.stats.dispatches(IMAGE)).toBe(1);
     expect(JSON.stringify([first, again])).not.toContain(SANDBOX_API_KEY);
   });
+
+  it("gives up one unanswered attempt as uncertain and replays the identity within the budget: the task, not a timeout", async () => {
+    service.sandbox.faults.inject(IMAGE, { kind: "hang" });
+    const before = service.sandbox.stats.dispatches(IMAGE);
+    const started = Date.now();
+    const r = (await client.callTool(
+      { name: "generate_image", arguments: { model: "sandbox-image-fast", prompt: "an egret", wait: 20 } },
+      { timeout: 60_000 },
+    )) as CallToolResult;
+    expect(Date.now() - started).toBeLessThan((20 + GRACE_SECONDS) * 1000);
+    expect(r.isError ?? false, textOf(r)).toBe(false);
+    const s = r.structuredContent as { created: boolean; task: { id: string } };
+    // The first attempt's work was committed before the hang: the replay returns it.
+    expect(s.created).toBe(false);
+    expect(textOf(r)).toContain(s.task.id);
+    expect(service.sandbox.stats.dispatches(IMAGE)).toBe(before + 1);
+  });
 });
