@@ -3,13 +3,18 @@
  *
  * 1. A durable claim: `run()` from the call until `send` is invoked (claim transaction plus the
  *    durable `sent` mark, each one fsync'd SQLite commit), on a temp file, N=500 distinct bodies.
- *    The claim transaction alone is timed too.
+ *    The claim transaction alone is timed too. Both SQLite drivers side by side: sqlite3 here, and
+ *    node:sqlite here when this Node has it, else under the Node 24 that scripts/packaged.ts
+ *    installs into .tmp/ (this file run again there with BENCH_CLAIMS_ONLY=node).
  * 2. A media submission through the ledger against the bare ServiceClient.submitMedia, to the
  *    local sandbox over loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { node24, ROOT } from "../scripts/packaged.js";
+import { loadNodeSqlite } from "../src/ledger/drivers.js";
 import { hashKey, openLedger } from "../src/ledger/index.js";
 import { bodyHash, newIdentity, type StoredRecord } from "../src/ledger/record.js";
 import { SqliteStore } from "../src/ledger/sqlite.js";
@@ -30,8 +35,18 @@ function stats(ms: number[]): { median: number; p99: number; mean: number } {
 const fmt = (x: { median: number; p99: number; mean: number }) =>
   `median ${x.median.toFixed(3)} ms, p99 ${x.p99.toFixed(3)} ms, mean ${x.mean.toFixed(3)} ms`;
 
-async function claimCost(dir: string): Promise<void> {
-  const ledger = await openLedger({ storeUri: `sqlite://${join(dir, "claims.sqlite")}` });
+type Stats = ReturnType<typeof stats>;
+interface ClaimCost {
+  driver: string;
+  node: string;
+  claim: Stats;
+  toSend: Stats;
+}
+
+async function claimCost(dir: string, driver: "node" | "sqlite3"): Promise<ClaimCost> {
+  const ledger = await openLedger({
+    storeUri: `sqlite://${join(dir, `claims-${driver}.sqlite`)}?driver=${driver}`,
+  });
   const toSend: number[] = [];
   for (let i = 0; i < N_CLAIM; i++) {
     const t0 = performance.now();
@@ -48,7 +63,9 @@ async function claimCost(dir: string): Promise<void> {
   }
   await ledger.close();
 
-  const store = await SqliteStore.open(`sqlite://${join(dir, "raw-claims.sqlite")}`);
+  const store = await SqliteStore.open(
+    `sqlite://${join(dir, `raw-claims-${driver}.sqlite`)}?driver=${driver}`,
+  );
   const claim: number[] = [];
   for (let i = 0; i < N_CLAIM; i++) {
     const bytes = `{"prompt":"raw ${i}"}`;
@@ -81,8 +98,30 @@ async function claimCost(dir: string): Promise<void> {
     claim.push(performance.now() - t0);
   }
   await store.close();
-  print(`durable claim, transaction alone (N=${N_CLAIM}):      ${fmt(stats(claim))}`);
-  print(`run() until send, durable claim (sent mark queued) (N=${N_CLAIM}): ${fmt(stats(toSend))}`);
+  return { driver: store.driver, node: process.versions.node, claim: stats(claim), toSend: stats(toSend) };
+}
+
+/** node:sqlite's figures: here when this Node has it, else from the same code under Node 24. */
+async function nodeSqliteCost(dir: string): Promise<ClaimCost> {
+  if (loadNodeSqlite() !== null) return claimCost(dir, "node");
+  const r = spawnSync(node24(), ["--import", "tsx", join(ROOT, "bench", "ledger.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_CLAIMS_ONLY: "node" },
+    encoding: "utf8",
+  });
+  const line = r.stdout.trim().split("\n").pop() ?? "";
+  if (r.status !== 0 || !line.startsWith("{")) throw new Error(`node:sqlite run failed: ${r.stderr}`);
+  return JSON.parse(line) as ClaimCost;
+}
+
+async function claimCosts(dir: string): Promise<void> {
+  const runs = [await claimCost(dir, "sqlite3"), await nodeSqliteCost(dir)];
+  const cell = (x: Stats) => `median ${x.median.toFixed(3)}, p99 ${x.p99.toFixed(3)} ms`.padEnd(34);
+  print(
+    `durable claim (N=${N_CLAIM})              ${runs.map((r) => `${r.driver} (Node ${r.node})`.padEnd(34)).join("")}`,
+  );
+  print(`  transaction alone                 ${runs.map((r) => cell(r.claim)).join("")}`);
+  print(`  run() until send (sent queued)    ${runs.map((r) => cell(r.toSend)).join("")}`);
 }
 
 async function submissionOverhead(dir: string): Promise<void> {
@@ -149,9 +188,14 @@ async function submissionOverhead(dir: string): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), "bench-ledger-"));
 try {
-  print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
-  await claimCost(dir);
-  await submissionOverhead(dir);
+  const only = process.env.BENCH_CLAIMS_ONLY;
+  if (only === "node" || only === "sqlite3") {
+    print(JSON.stringify(await claimCost(dir, only)));
+  } else {
+    print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
+    await claimCosts(dir);
+    await submissionOverhead(dir);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
