@@ -130,6 +130,12 @@ function parseFlags(argv: readonly string[]) {
   }
 }
 
+/**
+ * An MCPB host leaves `${user_config.NAME}` as it is when the user left that optional setting
+ * empty and the manifest gives no default (see manifest.json): that is an unset setting.
+ */
+const UNSET_MCPB_OPTION = /^\$\{user_config\.[A-Za-z0-9_]+\}$/;
+
 function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
   // A flag beats its variable; an empty variable counts as unset (hosts often template them in).
   const setting = (name: Settable): { value: string; field: string } | undefined => {
@@ -137,7 +143,9 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
     const fromFlag = values[flag];
     if (fromFlag !== undefined) return { value: fromFlag, field: `--${flag}` };
     const fromEnv = env[name];
-    return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, field: name };
+    return fromEnv === undefined || fromEnv === "" || UNSET_MCPB_OPTION.test(fromEnv)
+      ? undefined
+      : { value: fromEnv, field: name };
   };
 
   const transport = values.transport ?? "stdio";
