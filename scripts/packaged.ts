@@ -1,8 +1,8 @@
 /**
  * The package as users get it: `npm pack`, installed from the tarball into an empty folder with an
  * empty npm cache, its binary started over stdio with `--sandbox` by a real MCP client, which lists
- * the tools and makes one paid call. Used by CI (`tsx scripts/packaged.ts`, a check) and by
- * `npm run bench:install` (the same steps, timed).
+ * the tools and makes one paid call. Used by CI (`tsx scripts/packaged.ts`, a check; with the
+ * argument `node24` it only prints the cached Node 24's path) and by `npm run bench:install`.
  *
  * Node 24 and npm 12/11 come from the npm registry's own packages (`node`, `npm`), installed once
  * into .tmp/ and reused: that is where today's users are, whatever Node runs the test suite.
@@ -183,5 +183,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await main();
+  // `tsx scripts/packaged.ts node24` only installs (once) and prints the Node 24 binary's path.
+  if (process.argv[2] === "node24") process.stdout.write(`${node24()}\n`);
+  else await main();
 }
