@@ -3,9 +3,9 @@
  *
  * 1. A durable claim: `run()` from the call until `send` is invoked (claim transaction plus the
  *    durable `sent` mark, each one fsync'd SQLite commit), on a temp file, N=500 distinct bodies.
- *    The claim transaction alone is timed too. Both SQLite drivers side by side: sqlite3 here, and
- *    node:sqlite here when this Node has it, else under the Node 24 that scripts/packaged.ts
- *    installs into .tmp/ (this file run again there with BENCH_CLAIMS_ONLY=node).
+ *    The claim transaction alone is timed too. Both SQLite drivers side by side, in alternating
+ *    rounds in one process: this one when its Node has node:sqlite, else this file run again
+ *    under the Node 24 that scripts/packaged.ts keeps in .tmp/tools (BENCH_CLAIMS_ONLY=1).
  * 2. A media submission through the ledger against the bare ServiceClient.submitMedia, to the
  *    local sandbox over loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
  */
@@ -36,24 +36,41 @@ const fmt = (x: { median: number; p99: number; mean: number }) =>
   `median ${x.median.toFixed(3)} ms, p99 ${x.p99.toFixed(3)} ms, mean ${x.mean.toFixed(3)} ms`;
 
 type Stats = ReturnType<typeof stats>;
+type Driver = "node" | "sqlite3";
+interface Samples {
+  claim: number[];
+  toSend: number[];
+}
 interface ClaimCost {
   driver: string;
   node: string;
   claim: Stats;
   toSend: Stats;
 }
+const ROUNDS = 10;
 
-async function claimCost(dir: string, driver: "node" | "sqlite3"): Promise<ClaimCost> {
+/** `n` durable claims on one driver: `run()` until send, then the claim transaction alone. */
+async function claimSamples(
+  dir: string,
+  driver: Driver,
+  n: number,
+  round: number,
+  into: Samples,
+): Promise<void> {
   const ledger = await openLedger({
     storeUri: `sqlite://${join(dir, `claims-${driver}.sqlite`)}?driver=${driver}`,
   });
-  const toSend: number[] = [];
-  for (let i = 0; i < N_CLAIM; i++) {
+  for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const out = await ledger.run(
-      { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: `{"prompt":"claim ${i}"}` },
+      {
+        keyHash,
+        tool: "generate_image",
+        endpoint: "/api/generate/image",
+        bytes: `{"prompt":"claim ${round}.${i}"}`,
+      },
       async () => {
-        toSend.push(performance.now() - t0);
+        into.toSend.push(performance.now() - t0);
         return {};
       },
       () => ({}),
@@ -66,9 +83,8 @@ async function claimCost(dir: string, driver: "node" | "sqlite3"): Promise<Claim
   const store = await SqliteStore.open(
     `sqlite://${join(dir, `raw-claims-${driver}.sqlite`)}?driver=${driver}`,
   );
-  const claim: number[] = [];
-  for (let i = 0; i < N_CLAIM; i++) {
-    const bytes = `{"prompt":"raw ${i}"}`;
+  for (let i = 0; i < n; i++) {
+    const bytes = `{"prompt":"raw ${round}.${i}"}`;
     const now = Date.now();
     const fresh = (identity: string): StoredRecord => ({
       v: 1,
@@ -95,34 +111,53 @@ async function claimCost(dir: string, driver: "node" | "sqlite3"): Promise<Claim
       fresh,
       reusable: () => true,
     });
-    claim.push(performance.now() - t0);
+    into.claim.push(performance.now() - t0);
   }
   await store.close();
-  return { driver: store.driver, node: process.versions.node, claim: stats(claim), toSend: stats(toSend) };
 }
 
-/** node:sqlite's figures: here when this Node has it, else from the same code under Node 24. */
-async function nodeSqliteCost(dir: string): Promise<ClaimCost> {
-  if (loadNodeSqlite() !== null) return claimCost(dir, "node");
-  const r = spawnSync(node24(), ["--import", "tsx", join(ROOT, "bench", "ledger.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_CLAIMS_ONLY: "node" },
-    encoding: "utf8",
+/**
+ * Both drivers in one process, in alternating rounds, so both meet the same disk: an fsync's
+ * latency on a shared machine drifts by an order of magnitude within minutes.
+ */
+async function claimCostsHere(dir: string): Promise<ClaimCost[]> {
+  const drivers: Driver[] = ["sqlite3", "node"];
+  const samples = new Map(drivers.map((d) => [d, { claim: [], toSend: [] } as Samples]));
+  const per = Math.ceil(N_CLAIM / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const d of round % 2 === 0 ? drivers : [...drivers].reverse()) {
+      await claimSamples(dir, d, per, round, samples.get(d) as Samples);
+    }
+  }
+  return drivers.map((d) => {
+    const x = samples.get(d) as Samples;
+    const driver = d === "node" ? "node:sqlite" : "sqlite3";
+    return { driver, node: process.versions.node, claim: stats(x.claim), toSend: stats(x.toSend) };
   });
-  const line = r.stdout.trim().split("\n").pop() ?? "";
-  if (r.status !== 0 || !line.startsWith("{")) throw new Error(`node:sqlite run failed: ${r.stderr}`);
-  return JSON.parse(line) as ClaimCost;
 }
 
+/** Here when this Node has node:sqlite, else the same code under the Node 24 in .tmp/tools. */
 async function claimCosts(dir: string): Promise<void> {
-  const runs = [await claimCost(dir, "sqlite3"), await nodeSqliteCost(dir)];
+  let runs: ClaimCost[];
+  if (loadNodeSqlite() !== null) runs = await claimCostsHere(dir);
+  else {
+    const r = spawnSync(node24(), ["--import", "tsx", join(ROOT, "bench", "ledger.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_CLAIMS_ONLY: "1" },
+      encoding: "utf8",
+    });
+    const line = r.stdout.trim().split("\n").pop() ?? "";
+    if (r.status !== 0 || !line.startsWith("[")) throw new Error(`the Node 24 run failed: ${r.stderr}`);
+    runs = JSON.parse(line) as ClaimCost[];
+  }
   const cell = (x: Stats) => `median ${x.median.toFixed(3)}, p99 ${x.p99.toFixed(3)} ms`.padEnd(34);
   print(
-    `durable claim (N=${N_CLAIM})              ${runs.map((r) => `${r.driver} (Node ${r.node})`.padEnd(34)).join("")}`,
+    `durable claim (N=${per(N_CLAIM)})            ${runs.map((r) => `${r.driver} (Node ${r.node})`.padEnd(34)).join("")}`,
   );
   print(`  transaction alone                 ${runs.map((r) => cell(r.claim)).join("")}`);
   print(`  run() until send (sent queued)    ${runs.map((r) => cell(r.toSend)).join("")}`);
 }
+const per = (n: number): number => Math.ceil(n / ROUNDS) * ROUNDS;
 
 async function submissionOverhead(dir: string): Promise<void> {
   const sandbox = createSandbox({ seed: "bench" });
@@ -188,9 +223,8 @@ async function submissionOverhead(dir: string): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), "bench-ledger-"));
 try {
-  const only = process.env.BENCH_CLAIMS_ONLY;
-  if (only === "node" || only === "sqlite3") {
-    print(JSON.stringify(await claimCost(dir, only)));
+  if (process.env.BENCH_CLAIMS_ONLY === "1") {
+    print(JSON.stringify(await claimCostsHere(dir)));
   } else {
     print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
     await claimCosts(dir);

@@ -23,6 +23,8 @@ export interface Toolchain {
   label: string;
   node: string;
   npmCli: string;
+  /** Extra `npm install` arguments (the benchmark's `--omit=optional` row). */
+  args?: string[];
 }
 
 /** Installs `spec` (e.g. `node@24`) into .tmp/tools/<name> once, with the npm running this script. */
@@ -80,7 +82,16 @@ export function install(tc: Toolchain, tarball: string, parent: string): Install
   const began = performance.now();
   const r = spawnSync(
     tc.node,
-    [tc.npmCli, "install", "--no-audit", "--no-fund", "--cache", join(dir, ".npm-cache"), tarball],
+    [
+      tc.npmCli,
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--cache",
+      join(dir, ".npm-cache"),
+      ...(tc.args ?? []),
+      tarball,
+    ],
     { cwd: dir, encoding: "utf8", env: withNodeFirst(tc.node), timeout: 600_000 },
   );
   const installMs = performance.now() - began;
