@@ -201,7 +201,7 @@ export class SqliteStore implements LedgerStore {
     if (now !== undefined && now.dev === opened.dev && now.ino === opened.ino) return;
     throw new LedgerError(
       "LEDGER_FILE_GONE",
-      `the ledger file ${this.path} was ${now === undefined ? "deleted" : "replaced by another file"} while the server ran, so nothing was sent: requests recorded since it opened could not be found after a restart`,
+      `the ledger file ${this.path} was ${now === undefined ? "deleted" : "replaced by another file"} while the server ran: requests recorded since it opened could not be found after a restart`,
       {
         action:
           "Restart the MCP server so it opens the ledger at GENERATION_STORE afresh. A deleted ledger forgets earlier requests: before repeating paid work, check the tasks you already have (poll_task with their task IDs).",
