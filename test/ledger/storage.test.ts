@@ -201,7 +201,9 @@ describe("the ledger file deleted or replaced while the server runs", () => {
     const err = await ledger.run({ ...req, bytes: "{}" }, s.send, s.ref).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LedgerError);
     expect(err).toMatchObject({ code: "LEDGER_FILE_GONE" });
-    expect((err as Error).message).toMatch(/nothing was sent: the ledger file .* was deleted while the server ran/);
+    expect((err as Error).message).toMatch(
+      /nothing was sent: the ledger file .* was deleted while the server ran/,
+    );
     expect((err as LedgerError).action).toMatch(/Restart the MCP server/);
     // The identical call, too: its record sits in the unlinked file.
     await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_FILE_GONE" });
