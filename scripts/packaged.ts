@@ -116,8 +116,17 @@ export interface Session {
   stderr: string;
 }
 
-/** Starts the installed binary with --sandbox, lists tools, makes one paid call (generate_image). */
-export async function startAndPay(node: string, installed: Installed): Promise<Session> {
+interface Called {
+  toolsListMs: number;
+  tools: number;
+  isError: boolean;
+  text: string;
+  structured: { idempotencyKey?: string; task?: { id?: string } } | undefined;
+  stderr: string;
+}
+
+/** Starts the installed binary on `node` with --sandbox, lists tools, calls generate_image once. */
+async function listAndGenerate(node: string, installed: Installed): Promise<Called> {
   const home = mkdtempSync(join(installed.dir, "home-"));
   const env = {
     ...withNodeFirst(node),
@@ -145,22 +154,54 @@ export async function startAndPay(node: string, installed: Installed): Promise<S
       name: "generate_image",
       arguments: { model: "sandbox-image-fast", prompt: "a lighthouse at dusk", wait: 30 },
     });
-    const text = (result.content as Array<{ type: string; text?: string }>)
-      .map((c) => c.text ?? "")
-      .join("\n");
-    const sc = result.structuredContent as { idempotencyKey?: string; task?: { id?: string } } | undefined;
-    if (result.isError || sc?.idempotencyKey === undefined || sc.task?.id === undefined) {
-      throw new Error(`the paid call failed: ${text}\nstderr: ${stderr}`);
-    }
+    // The ledger opens in the background a second after start; its stderr line comes then.
+    await new Promise((r) => setTimeout(r, 1500));
     return {
       toolsListMs,
       tools: tools.length,
-      paid: { text, identity: sc.idempotencyKey, taskId: sc.task.id },
+      isError: result.isError === true,
+      text: (result.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n"),
+      structured: result.structuredContent as Called["structured"],
       stderr,
     };
   } finally {
     await client.close().catch(() => {});
   }
+}
+
+/** The first paid call must succeed. */
+export async function startAndPay(node: string, installed: Installed): Promise<Session> {
+  const c = await listAndGenerate(node, installed);
+  const identity = c.structured?.idempotencyKey;
+  const taskId = c.structured?.task?.id;
+  if (c.isError || identity === undefined || taskId === undefined) {
+    throw new Error(`the paid call failed: ${c.text}\nstderr: ${c.stderr}`);
+  }
+  return {
+    toolsListMs: c.toolsListMs,
+    tools: c.tools,
+    paid: { text: c.text, identity, taskId },
+    stderr: c.stderr,
+  };
+}
+
+/**
+ * On a Node without node:sqlite, an install whose sqlite3 was never built (npm 12 runs no
+ * dependency install scripts) has no SQLite driver: stderr says so once, and the paid call is
+ * refused with the fix, never "report it".
+ */
+export async function expectNoDriverFix(node: string, installed: Installed): Promise<void> {
+  const c = await listAndGenerate(node, installed);
+  const problems: string[] = [];
+  if (!c.isError || !c.text.startsWith("LEDGER_NO_SQLITE: "))
+    problems.push("the paid call was not LEDGER_NO_SQLITE");
+  if (!/22\.13 or newer/.test(c.text) || !/npm rebuild sqlite3/.test(c.text))
+    problems.push("no fix in the result");
+  if (/report it/.test(c.text)) problems.push("the result says 'report it'");
+  const lines = c.stderr.trimEnd().split("\n");
+  if (lines.length !== 1 || !/no SQLite driver.*To fix: /.test(lines[0] ?? ""))
+    problems.push("not one stderr line with the fix");
+  if (problems.length > 0) throw new Error(`${problems.join("; ")}\nresult: ${c.text}\nstderr: ${c.stderr}`);
 }
 
 /** Bytes under `path`, as `du` counts apparent sizes. */
@@ -170,6 +211,10 @@ export function sizeOf(path: string): number {
   let total = 0;
   for (const entry of readdirSync(path)) total += sizeOf(join(path, entry));
   return total;
+}
+
+function hasNodeSqlite(node: string): boolean {
+  return spawnSync(node, ["-e", "require('node:sqlite')"], { stdio: "ignore" }).status === 0;
 }
 
 export const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
@@ -182,12 +227,20 @@ async function main(): Promise<void> {
     const node = node24();
     const installed = install(npmOf(12, node), tarball, work);
     const s = await startAndPay(node, installed);
-    if (/ExperimentalWarning/.test(s.stderr)) throw new Error(`stderr carries a warning: ${s.stderr}`);
+    // node:sqlite's ExperimentalWarning (Node 22) must not reach stderr; nor any other warning.
+    if (/Warning|ledger/i.test(s.stderr)) throw new Error(`stderr carries a warning: ${s.stderr}`);
     console.error(
       `packaged install (npm 12, Node 24): ${mb(sizeOf(tarball))} tarball, ${mb(sizeOf(join(installed.dir, "node_modules")))} installed, ` +
         `install ${(installed.installMs / 1000).toFixed(1)} s, ${s.tools} tools in ${(s.toolsListMs / 1000).toFixed(1)} s, ` +
         `generate_image ok (task ${s.paid.taskId}, identity ${s.paid.identity})`,
     );
+    // The same install on this Node, when it has no node:sqlite: sqlite3 was never built.
+    if (!hasNodeSqlite(process.execPath)) {
+      await expectNoDriverFix(process.execPath, installed);
+      console.error(
+        `the same install on Node ${process.versions.node}: no SQLite driver, and the result says how to fix it`,
+      );
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
