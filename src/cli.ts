@@ -49,7 +49,13 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   setTimeout(() => {
     engines.warmUp().catch((error: unknown) => {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      console.error(`generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`);
+      const { code, action } = (error ?? {}) as { code?: unknown; action?: unknown };
+      // A missing SQLite driver does not heal by retrying: say how to fix it instead.
+      console.error(
+        code === "LEDGER_NO_SQLITE" && typeof action === "string"
+          ? `generation-mcp: ${message}. To fix: ${action}`
+          : `generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`,
+      );
     });
   }, WARM_UP_DELAY_MS).unref();
 }

@@ -132,6 +132,12 @@ function editDistance(a: string, b: string): number {
   return row[b.length] ?? 0;
 }
 
+/**
+ * An MCPB host leaves `${user_config.NAME}` as it is when the user left that optional setting
+ * empty and the manifest gives no default (see manifest.json): that is an unset setting.
+ */
+const UNSET_MCPB_OPTION = /^\$\{user_config\.[A-Za-z0-9_]+\}$/;
+
 /** Where a setting's value comes from: its flag beats its variable; an empty variable is unset. */
 function sourceOf(
   values: Values,
@@ -144,7 +150,9 @@ function sourceOf(
   if (fromFlag !== undefined) return { value: fromFlag, field: `--${setting.flag}` };
   const fromEnv = setting.env === undefined ? undefined : env[setting.env];
   // Hosts often template variables in, leaving them empty: an empty one counts as unset.
-  return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, field: setting.env ?? "" };
+  return fromEnv === undefined || fromEnv === "" || UNSET_MCPB_OPTION.test(fromEnv)
+    ? undefined
+    : { value: fromEnv, field: setting.env ?? "" };
 }
 
 function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {

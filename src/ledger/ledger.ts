@@ -286,6 +286,8 @@ function checkRequest(req: RunRequest): void {
 function refusal(what: string, cause: unknown): LedgerError {
   const detail = cause instanceof Error ? cause.message : String(cause);
   // A corrupt or misconfigured ledger keeps its own code; anything else is a failed write.
-  const code = cause instanceof LedgerError ? cause.code : "LEDGER_WRITE_FAILED";
-  return new LedgerError(code, `the ledger ${what}: ${detail}`, { cause });
+  if (cause instanceof LedgerError) {
+    return new LedgerError(cause.code, `the ledger ${what}: ${detail}`, { cause, action: cause.action });
+  }
+  return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
 }

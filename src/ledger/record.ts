@@ -159,10 +159,11 @@ export function summarize(err: unknown): ErrorSummary {
 export class LedgerError extends Error {
   override readonly name = "LedgerError";
   readonly code: string;
-  readonly action = "The request ledger could not be read or written, so nothing was sent.";
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly action: string;
+  constructor(code: string, message: string, options?: { cause?: unknown; action?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.action = options?.action ?? "The request ledger could not be read or written, so nothing was sent.";
   }
 }
 

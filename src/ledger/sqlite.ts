@@ -1,16 +1,19 @@
 /**
- * The default ledger store: keyv over @keyv/sqlite, in WAL with synchronous=FULL (checked, not
- * assumed: @keyv/sqlite sets no PRAGMAs), claims in one `BEGIN IMMEDIATE` transaction so two
- * processes on one file cannot both claim an identity.
+ * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
+ * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
+ * where it exists and on the optional `sqlite3` module otherwise (drivers.ts). The file keeps
+ * the layout @keyv/sqlite gave it (one `ledger(key, value)` table, values as `{"value": …}`
+ * JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
+ * and then checked, claims run in one `BEGIN IMMEDIATE` transaction so two processes on one file
+ * cannot both claim an identity, and before each claim the path must still name the file this
+ * store opened: records written into a deleted file would be gone at the next start.
  *
- * One sqlite3 connection serves the whole process, so a statement issued while a transaction is
- * open would join it: every statement goes through one queue.
+ * One connection serves the whole process, so a statement issued while a transaction is open
+ * would join it: every statement goes through one queue.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, resolve } from "node:path";
-import KeyvSqlite from "@keyv/sqlite";
-import Keyv from "keyv";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -18,52 +21,66 @@ import {
   type ClaimTx,
   decideClaim,
   indexKey,
-  KeyvStore,
+  type LedgerStore,
   NAMESPACE,
   recordKey,
+  SerialQueue,
 } from "./store.js";
+import { parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
 const TABLE = "ledger";
-const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+const DRIVERS: Record<string, SqliteDriverName> = { node: "node:sqlite", sqlite3: "sqlite3" };
 
-type Query = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
+export interface SqliteUri {
+  path: string;
+  busyTimeoutMs: number;
+  /** Only when the URI names one (`driver=node` or `driver=sqlite3`); otherwise the best available. */
+  driver?: SqliteDriverName;
+}
 
-/** `sqlite://PATH[?busyTimeoutMs=N]`; `~/` is the home directory. */
-export function parseSqliteUri(uri: string): { path: string; busyTimeoutMs: number } {
-  const rest = uri.slice("sqlite://".length);
-  const q = rest.indexOf("?");
-  let path = q === -1 ? rest : rest.slice(0, q);
-  const params = new URLSearchParams(q === -1 ? "" : rest.slice(q + 1));
-  if (path === "" || path === ":memory:" || path.startsWith("file:")) {
-    throw new LedgerError(
-      "LEDGER_CONFIG",
-      "store URI: sqlite:// needs a file path (an in-memory ledger would not survive a restart)",
-    );
+/** `sqlite://PATH[?busyTimeoutMs=N][&driver=node|sqlite3]`, read by the one store URI reader. */
+export function parseSqliteUri(uri: string): SqliteUri {
+  let location: StoreLocation;
+  try {
+    location = parseStoreUri(uri);
+  } catch (cause) {
+    throw cause instanceof StoreUriError
+      ? new LedgerError("LEDGER_CONFIG", `store URI: ${cause.message}`)
+      : cause;
   }
-  if (path.startsWith("~/")) path = resolve(homedir(), path.slice(2));
-  const raw = params.get("busyTimeoutMs");
-  const busyTimeoutMs = raw === null ? DEFAULT_BUSY_TIMEOUT_MS : Number(raw);
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 600_000) {
-    throw new LedgerError("LEDGER_CONFIG", "store URI: busyTimeoutMs must be an integer from 0 to 600000");
-  }
-  return { path: resolve(path), busyTimeoutMs };
+  if (location.kind !== "sqlite") throw new LedgerError("LEDGER_CONFIG", "store URI: expected sqlite://");
+  const out: SqliteUri = { path: location.path, busyTimeoutMs: location.busyTimeoutMs };
+  if (location.driver !== undefined) out.driver = DRIVERS[location.driver] as SqliteDriverName;
+  return out;
 }
 
 const serialize = (data: unknown): string => JSON.stringify(data);
 const deserialize = <T>(data: string): T => JSON.parse(data) as T;
+const full = (key: string): string => `${NAMESPACE}:${key}`;
 
-export class SqliteStore extends KeyvStore {
+/** Device and inode: what makes "this path still names the file we opened" a cheap check. */
+interface FileId {
+  dev: number;
+  ino: number;
+}
+
+export class SqliteStore implements LedgerStore {
   readonly path: string;
-  readonly #query: Query;
+  readonly description: string;
+  readonly driver: SqliteDriverName;
+  protected readonly queue = new SerialQueue();
+  readonly #conn: SqliteConnection;
+  #file: FileId | undefined;
 
-  private constructor(keyv: Keyv, query: Query, path: string) {
-    super(keyv, `sqlite (WAL, synchronous=FULL, cross-process claims): ${path}`);
-    this.#query = query;
+  private constructor(conn: SqliteConnection, path: string) {
+    this.#conn = conn;
     this.path = path;
+    this.driver = conn.driver;
+    this.description = `sqlite via ${conn.driver} (WAL, synchronous=FULL, cross-process claims): ${path}`;
   }
 
   static async open(uri: string): Promise<SqliteStore> {
-    const { path, busyTimeoutMs } = parseSqliteUri(uri);
+    const { path, busyTimeoutMs, driver } = parseSqliteUri(uri);
     try {
       ensureDir(dirname(path));
     } catch (cause) {
@@ -71,23 +88,23 @@ export class SqliteStore extends KeyvStore {
         cause,
       });
     }
-    const adapter = new KeyvSqlite({ uri: `sqlite://${path}`, table: TABLE, busyTimeout: busyTimeoutMs });
-    const keyv = new Keyv({
-      store: adapter,
-      namespace: NAMESPACE,
-      serialize,
-      deserialize,
-      throwOnErrors: true,
-    });
-    // Errors are thrown to callers (throwOnErrors); the listener only keeps an emitter from crashing.
-    keyv.on("error", () => {});
-    const query = adapter.query as Query;
-    const store = new SqliteStore(keyv, query, path);
+    let conn: SqliteConnection;
+    try {
+      conn = await connect(path, driver);
+    } catch (cause) {
+      if (cause instanceof LedgerError) throw cause;
+      throw new LedgerError("LEDGER_UNAVAILABLE", `cannot open the ledger at ${path}: ${errText(cause)}`, {
+        cause,
+      });
+    }
+    const store = new SqliteStore(conn, path);
     try {
       await store.#checkDurability(busyTimeoutMs);
+      await conn.query(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
       await store.probe();
+      store.#file = fileId(path);
     } catch (cause) {
-      await adapter.close().catch(() => {});
+      await conn.close().catch(() => {});
       if (cause instanceof LedgerError) throw cause;
       throw new LedgerError("LEDGER_UNAVAILABLE", `cannot open the ledger at ${path}: ${errText(cause)}`, {
         cause,
@@ -97,10 +114,11 @@ export class SqliteStore extends KeyvStore {
   }
 
   async #checkDurability(busyTimeoutMs: number): Promise<void> {
-    const q = this.#query;
+    const q = this.#q;
+    // The busy timeout first: switching to WAL takes a lock another process may hold.
+    await q(`PRAGMA busy_timeout=${busyTimeoutMs}`);
     await q("PRAGMA journal_mode=WAL");
     await q("PRAGMA synchronous=FULL");
-    await q(`PRAGMA busy_timeout=${busyTimeoutMs}`);
     const mode = String(Object.values((await q("PRAGMA journal_mode"))[0] ?? {})[0]).toLowerCase();
     const sync = Number(Object.values((await q("PRAGMA synchronous"))[0] ?? {})[0]);
     if (mode !== "wal" || !(sync >= 2)) {
@@ -113,20 +131,71 @@ export class SqliteStore extends KeyvStore {
 
   /** Raw SQL for tests and diagnostics; goes through the same queue as everything else. */
   query(sql: string, ...params: unknown[]): Promise<Array<Record<string, unknown>>> {
-    return this.queue.run(() => this.#query(sql, ...params));
+    return this.queue.run(() => this.#q(sql, ...params));
   }
 
-  protected override tx(): ClaimTx {
-    const q = this.#query;
-    const full = (key: string) => `${NAMESPACE}:${key}`;
-    return {
-      get: async (key) => {
-        const rows = await q(`SELECT value FROM ${TABLE} WHERE key = ?`, full(key));
-        const value = rows[0]?.value;
-        return typeof value === "string"
-          ? (deserialize<{ value: unknown }>(value).value ?? undefined)
-          : undefined;
+  readonly #q = (sql: string, ...params: unknown[]): Promise<Array<Record<string, unknown>>> =>
+    this.#conn.query(sql, ...params);
+
+  async #get(key: string): Promise<unknown> {
+    const rows = await this.#q(`SELECT value FROM ${TABLE} WHERE key = ?`, full(key));
+    const value = rows[0]?.value;
+    return typeof value === "string"
+      ? (deserialize<{ value: unknown }>(value).value ?? undefined)
+      : undefined;
+  }
+
+  async #put(key: string, value: unknown): Promise<void> {
+    await this.#q(
+      `INSERT INTO ${TABLE}(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      full(key),
+      serialize({ value }),
+    );
+  }
+
+  /** A real write at startup: a store we cannot write refuses to open, not later mid-call. */
+  probe(): Promise<void> {
+    return this.queue.run(() => this.#put("meta", { v: 1, schema: 1 }));
+  }
+
+  async get(keyHash: string, identity: string): Promise<StoredRecord | undefined> {
+    const key = recordKey(keyHash, identity);
+    const raw = await this.queue.run(() => this.#get(key));
+    return raw === undefined ? undefined : parseRecord(raw, key);
+  }
+
+  put(rec: StoredRecord): Promise<void> {
+    return this.queue.run(() => this.#put(recordKey(rec.keyHash, rec.identity), rec));
+  }
+
+  async close(): Promise<void> {
+    await this.queue.run(() => this.#conn.close());
+  }
+
+  /**
+   * The path must still name the file this store opened. Deleted (or replaced) under a running
+   * server, the ledger would keep recording into a file no restart can find, and an identical
+   * call after the restart would be charged again. A stat costs microseconds; a claim, a commit.
+   */
+  #checkFile(): void {
+    const opened = this.#file;
+    if (opened === undefined) return;
+    const now = fileId(this.path);
+    if (now !== undefined && now.dev === opened.dev && now.ino === opened.ino) return;
+    throw new LedgerError(
+      "LEDGER_FILE_GONE",
+      `the ledger file ${this.path} was ${now === undefined ? "deleted" : "replaced by another file"} while the server ran: requests recorded since it opened could not be found after a restart`,
+      {
+        action:
+          "Restart the server so it opens its ledger file afresh; requests recorded in the deleted file are forgotten, so check the tasks already submitted before repeating paid work.",
       },
+    );
+  }
+
+  protected tx(): ClaimTx {
+    const q = this.#q;
+    return {
+      get: (key) => this.#get(key),
       insertIfAbsent: async (key, value) => {
         const rows = await q(
           `INSERT INTO ${TABLE}(key, value) VALUES(?, ?) ON CONFLICT(key) DO NOTHING RETURNING key`,
@@ -135,19 +204,14 @@ export class SqliteStore extends KeyvStore {
         );
         return rows.length === 1;
       },
-      put: async (key, value) => {
-        await q(
-          `INSERT INTO ${TABLE}(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-          full(key),
-          serialize({ value }),
-        );
-      },
+      put: (key, value) => this.#put(key, value),
     };
   }
 
-  override claim(req: ClaimRequest): Promise<ClaimResult> {
-    const q = this.#query;
+  claim(req: ClaimRequest): Promise<ClaimResult> {
+    const q = this.#q;
     return this.queue.run(async () => {
+      this.#checkFile();
       const fast = req.identity === undefined ? await this.#claimFresh(req) : undefined;
       if (fast !== undefined) return fast;
       // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process),
@@ -172,7 +236,7 @@ export class SqliteStore extends KeyvStore {
    * transaction.
    */
   async #claimFresh(req: ClaimRequest): Promise<ClaimResult | undefined> {
-    const q = this.#query;
+    const q = this.#q;
     const idx = `${NAMESPACE}:${indexKey(req.keyHash, req.tool, req.bodyHash)}`;
     const rec = req.fresh(req.newIdentity());
     const rows = await q(
@@ -201,15 +265,15 @@ export class SqliteStore extends KeyvStore {
     );
   }
 
-  override list(keyHash: string): Promise<StoredRecord[]> {
+  list(keyHash: string): Promise<StoredRecord[]> {
     return this.#records(`rec:${keyHash}:`);
   }
 
-  override listAll(): Promise<StoredRecord[]> {
+  listAll(): Promise<StoredRecord[]> {
     return this.#records("rec:");
   }
 
-  override async sweep(now: number): Promise<number> {
+  async sweep(now: number): Promise<number> {
     const rec = `${NAMESPACE}:rec:`;
     const idx = `${NAMESPACE}:idx:`;
     const removed = await this.query(
@@ -243,6 +307,11 @@ function ensureDir(dir: string): void {
     if (dirname(d) === d) break;
   }
   for (const d of missing.reverse()) mkdirSync(d);
+}
+
+function fileId(path: string): FileId | undefined {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st === undefined ? undefined : { dev: st.dev, ino: st.ino };
 }
 
 function errText(err: unknown): string {

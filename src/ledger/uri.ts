@@ -25,7 +25,14 @@ export const MAX_SQLITE_BUSY_TIMEOUT_MS = 600_000;
 const SHOWN_SCHEME_MAX = 16;
 
 export type StoreLocation =
-  | { kind: "sqlite"; path: string; busyTimeoutMs: number; durability: Durability }
+  | {
+      kind: "sqlite";
+      path: string;
+      busyTimeoutMs: number;
+      durability: Durability;
+      /** Only when the URI names one (`driver=node` or `driver=sqlite3`); otherwise the best available. */
+      driver?: "node" | "sqlite3";
+    }
   | {
       kind: "postgres" | "redis";
       scheme: StoreScheme;
@@ -82,16 +89,25 @@ function parseSqlite(rest: string): StoreLocation {
     );
   }
   for (const name of params.keys()) {
-    if (name !== "busyTimeoutMs" && name !== "durability") {
-      refuse("sqlite:// takes only the query parameters busyTimeoutMs and durability");
+    if (name !== "busyTimeoutMs" && name !== "durability" && name !== "driver") {
+      refuse("sqlite:// takes only the query parameters busyTimeoutMs, durability and driver");
     }
   }
+  const driver = params.get("driver");
+  if (driver !== null && driver !== "node" && driver !== "sqlite3") refuse("driver must be node or sqlite3");
+  const named = driver as "node" | "sqlite3" | null;
   const raw = params.get("busyTimeoutMs");
   const busyTimeoutMs = raw === null ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : Number(raw);
   if (!/^\d+$/.test(raw ?? "0") || busyTimeoutMs > MAX_SQLITE_BUSY_TIMEOUT_MS) {
     refuse(`busyTimeoutMs must be an integer from 0 to ${MAX_SQLITE_BUSY_TIMEOUT_MS}`);
   }
-  return { kind: "sqlite", path: resolve(path), busyTimeoutMs, durability: durabilityOf(params) };
+  return {
+    kind: "sqlite",
+    path: resolve(path),
+    busyTimeoutMs,
+    durability: durabilityOf(params),
+    ...(named === null ? {} : { driver: named }),
+  };
 }
 
 function parseNetworked(uri: string, scheme: StoreScheme): StoreLocation {

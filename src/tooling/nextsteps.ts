@@ -17,6 +17,8 @@ const NEXT_STEPS: Record<string, string> = {
     "The original claim was released. A new authorized generation needs a new identity (call again without idempotencyKey).",
   INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
   OUTPUT_UNAVAILABLE: "The signed URL was refused (it may have expired). Call poll_task for a fresh URL.",
+  LEDGER_FILE_GONE:
+    "Restart the MCP server so it opens the ledger at GENERATION_STORE afresh. A deleted ledger forgets earlier requests: before repeating paid work, check the tasks you already have (poll_task with their task IDs).",
   OUTPUT_TOO_LARGE:
     "The output is larger than this server reads inline; call save_outputs with the task ID, or download it from its signed URL.",
 };
@@ -39,6 +41,9 @@ export interface Failure {
 
 export function nextStep(f: Failure): string {
   if (f.requestKind === "upload" && f.definitive === false) return AMBIGUOUS_UPLOAD;
-  if (f.code.startsWith("LEDGER_")) return LEDGER;
-  return NEXT_STEPS[f.code] ?? f.action;
+  const listed = NEXT_STEPS[f.code];
+  if (listed !== undefined) return listed;
+  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3).
+  if (f.code.startsWith("LEDGER_") && f.code !== "LEDGER_NO_SQLITE") return LEDGER;
+  return f.action;
 }

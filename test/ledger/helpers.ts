@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SqliteDriverName } from "../../src/ledger/drivers.js";
 import { type Ledger, openLedger } from "../../src/ledger/index.js";
 import { errorFromResponse } from "../../src/service/errors.js";
 
@@ -11,14 +12,32 @@ export const BODY = '{"model":"img-1","prompt":"a lighthouse at dusk"}';
 /** Waits short enough to keep tests fast; the rules are the same as in production. */
 export const FAST = { baseMs: 1, capMs: 4, referencesBaseMs: 2, retryAfterCapMs: 10 };
 
-export function tempDir(): { dir: string; uri: string; cleanup: () => void } {
+/**
+ * The SQLite driver the ledger tests run on: the best this Node has unless LEDGER_TEST_DRIVER
+ * names one (`node` or `sqlite3`), which is how CI runs the same suite on both.
+ */
+const chosen = process.env.LEDGER_TEST_DRIVER;
+export const DRIVER: SqliteDriverName | undefined =
+  chosen === "node" ? "node:sqlite" : chosen === "sqlite3" ? "sqlite3" : undefined;
+const DRIVER_PARAM = chosen === undefined || chosen === "" ? "" : `?driver=${chosen}`;
+
+export function tempDir(): { dir: string; path: string; uri: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "ledger-test-"));
+  const path = join(dir, "ledger.sqlite");
   return {
     dir,
-    uri: `sqlite://${join(dir, "ledger.sqlite")}`,
+    path,
+    uri: `sqlite://${path}${DRIVER_PARAM}`,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** A ledger URI for `path` on the driver the tests run on. */
+export const uriFor = (path: string): string => `sqlite://${path}${DRIVER_PARAM}`;
+
+/** The URI with one more query parameter (`name=value`). */
+export const withParam = (uri: string, param: string): string =>
+  `${uri}${uri.includes("?") ? "&" : "?"}${param}`;
 
 export async function fastLedger(uri: string, extra: Parameters<typeof openLedger>[0] = {}): Promise<Ledger> {
   return openLedger({ storeUri: uri, backoff: FAST, ...extra });

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect } from "../../src/ledger/drivers.js";
 import { hashKey, IdentifiedError, type Ledger, LedgerError, openLedger } from "../../src/ledger/index.js";
 import { ConnectionError, IncompleteStreamError } from "../../src/service/errors.js";
-import { API_KEY, BODY, fastLedger, OTHER_KEY, scriptedSend, serviceError, tempDir } from "./helpers.js";
+import {
+  API_KEY,
+  BODY,
+  DRIVER,
+  fastLedger,
+  OTHER_KEY,
+  scriptedSend,
+  serviceError,
+  tempDir,
+} from "./helpers.js";
 
 const keyHash = hashKey(API_KEY);
 const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };
@@ -209,15 +219,10 @@ describe("retention and recovery", () => {
     expect(later.recovered.map((r) => r.state).sort()).toEqual(["succeeded", "uncertain"]);
     expect(later.recovered.every((r) => r.keyHash === keyHash)).toBe(true);
     // The expired rows are gone from the file, not just hidden.
-    const { default: sqlite3 } = await import("sqlite3");
-    const db = new sqlite3.Database(t.uri.slice("sqlite://".length));
-    const rows = await new Promise<unknown[]>((res, rej) =>
-      db.all("SELECT key FROM ledger WHERE key LIKE 'ledger:rec:%'", (e, r) => (e ? rej(e) : res(r))),
-    );
-    const index = await new Promise<unknown[]>((res, rej) =>
-      db.all("SELECT key FROM ledger WHERE key LIKE 'ledger:idx:%'", (e, r) => (e ? rej(e) : res(r))),
-    );
-    db.close();
+    const db = await connect(t.path, DRIVER);
+    const rows = await db.query("SELECT key FROM ledger WHERE key LIKE 'ledger:rec:%'");
+    const index = await db.query("SELECT key FROM ledger WHERE key LIKE 'ledger:idx:%'");
+    await db.close();
     expect(rows).toHaveLength(2);
     expect(index).toHaveLength(2);
     await later.close();
@@ -226,12 +231,9 @@ describe("retention and recovery", () => {
 
 describe("opening the store", () => {
   it("runs SQLite in WAL with synchronous=FULL", async () => {
-    const { default: sqlite3 } = await import("sqlite3");
-    const db = new sqlite3.Database(t.uri.slice("sqlite://".length));
-    const mode = await new Promise<unknown[]>((res, rej) =>
-      db.all("PRAGMA journal_mode", (e, r) => (e ? rej(e) : res(r))),
-    );
-    db.close();
+    const db = await connect(t.path, DRIVER);
+    const mode = (await db.query("PRAGMA journal_mode")).map((r) => ({ ...r }));
+    await db.close();
     expect(mode).toEqual([{ journal_mode: "wal" }]);
     expect(ledger.description).toContain("synchronous=FULL");
   });

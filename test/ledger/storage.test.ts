@@ -4,17 +4,27 @@
  * a write lock held by another connection past the busy timeout, and paths that cannot be a
  * database. The chmod case runs too when the tests are not root.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Keyv from "keyv";
-import sqlite3 from "sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connect, loadNodeSqlite, NO_DRIVER_ACTION } from "../../src/ledger/drivers.js";
 import { hashKey, LedgerError, openLedger } from "../../src/ledger/index.js";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
 import { SqliteStore } from "../../src/ledger/sqlite.js";
 import { KeyvStore } from "../../src/ledger/store.js";
-import { API_KEY, BODY, FAST, scriptedSend, serviceError, tempDir } from "./helpers.js";
+import {
+  API_KEY,
+  BODY,
+  DRIVER,
+  FAST,
+  scriptedSend,
+  serviceError,
+  tempDir,
+  uriFor,
+  withParam,
+} from "./helpers.js";
 
 const keyHash = hashKey(API_KEY);
 const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };
@@ -31,8 +41,12 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-const run = (db: sqlite3.Database, sql: string) =>
-  new Promise<void>((res, rej) => db.run(sql, (e: Error | null) => (e ? rej(e) : res())));
+/**
+ * A second connection through the same driver as the ledger's: two SQLite libraries in one process
+ * (node:sqlite and sqlite3) do not see each other's file locks, as SQLite's own documentation on
+ * corruption warns, so a lock taken through the other one would prove nothing.
+ */
+const second = () => connect(t.path, DRIVER);
 
 describe("a ledger that cannot write refuses to send", () => {
   it("SQLite in read-only mode: no new claim, no replay of an existing one", async () => {
@@ -54,14 +68,14 @@ describe("a ledger that cannot write refuses to send", () => {
   });
 
   it("a database locked by another writer past the busy timeout", async () => {
-    const ledger = await openLedger({ storeUri: `${t.uri}?busyTimeoutMs=50`, backoff: FAST });
-    const other = new sqlite3.Database(join(t.dir, "ledger.sqlite"));
-    await run(other, "BEGIN EXCLUSIVE");
+    const ledger = await openLedger({ storeUri: withParam(t.uri, "busyTimeoutMs=50"), backoff: FAST });
+    const other = await second();
+    await other.query("BEGIN EXCLUSIVE");
     const s = scriptedSend([{ taskId: "t2" }]);
     await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_WRITE_FAILED" });
     expect(s.calls).toHaveLength(0);
-    await run(other, "ROLLBACK");
-    await new Promise<void>((res) => other.close(() => res()));
+    await other.query("ROLLBACK");
+    await other.close();
     await ledger.run(req, s.send, s.ref);
     expect(s.calls).toHaveLength(1);
     await ledger.close();
@@ -71,12 +85,11 @@ describe("a ledger that cannot write refuses to send", () => {
     const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
     const s = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
     await ledger.run({ ...req, maxAttempts: 1 }, s.send, s.ref).catch(() => {});
-    const db = new sqlite3.Database(join(t.dir, "ledger.sqlite"));
-    await run(
-      db,
+    const db = await second();
+    await db.query(
       'UPDATE ledger SET value = \'{"value":{"v":1,"garbled":true}}\' WHERE key LIKE \'ledger:rec:%\'',
     );
-    await new Promise<void>((res) => db.close(() => res()));
+    await db.close();
     await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_CORRUPT" });
     await expect(ledger.list(keyHash)).rejects.toMatchObject({ code: "LEDGER_CORRUPT" });
     expect(s.calls).toHaveLength(1);
@@ -85,30 +98,28 @@ describe("a ledger that cannot write refuses to send", () => {
 
   it("refuses to open a path that cannot be a database", async () => {
     mkdirSync(join(t.dir, "a-directory"));
-    await expect(openLedger({ storeUri: `sqlite://${join(t.dir, "a-directory")}` })).rejects.toMatchObject({
+    await expect(openLedger({ storeUri: uriFor(join(t.dir, "a-directory")) })).rejects.toMatchObject({
       code: "LEDGER_UNAVAILABLE",
     });
     writeFileSync(join(t.dir, "a-file"), "");
     await expect(
-      openLedger({ storeUri: `sqlite://${join(t.dir, "a-file", "ledger.sqlite")}` }),
+      openLedger({ storeUri: uriFor(join(t.dir, "a-file", "ledger.sqlite")) }),
     ).rejects.toBeInstanceOf(LedgerError);
     // Node's recursive mkdir never returns here; the ledger must fail fast instead.
     if (process.platform === "linux") {
-      await expect(
-        openLedger({ storeUri: "sqlite:///proc/no-such-dir/ledger.sqlite" }),
-      ).rejects.toMatchObject({
-        code: "LEDGER_UNAVAILABLE",
-      });
+      await expect(openLedger({ storeUri: uriFor("/proc/no-such-dir/ledger.sqlite") })).rejects.toMatchObject(
+        {
+          code: "LEDGER_UNAVAILABLE",
+        },
+      );
     }
-    await openLedger({ storeUri: `sqlite://${join(t.dir, "new", "nested", "ledger.sqlite")}` }).then((l) =>
+    await openLedger({ storeUri: uriFor(join(t.dir, "new", "nested", "ledger.sqlite")) }).then((l) =>
       l.close(),
     );
     writeFileSync(join(t.dir, "garbage.sqlite"), "this is not a database ".repeat(100));
-    await expect(openLedger({ storeUri: `sqlite://${join(t.dir, "garbage.sqlite")}` })).rejects.toMatchObject(
-      {
-        code: "LEDGER_UNAVAILABLE",
-      },
-    );
+    await expect(openLedger({ storeUri: uriFor(join(t.dir, "garbage.sqlite")) })).rejects.toMatchObject({
+      code: "LEDGER_UNAVAILABLE",
+    });
   });
 
   it.skipIf(process.getuid?.() === 0)("refuses to open a read-only file (not as root)", async () => {
@@ -177,5 +188,62 @@ describe("other keyv back ends", () => {
     expect(keys.filter((k) => k.includes("rec:"))).toHaveLength(1);
     expect(keys.filter((k) => k.includes("idx:"))).toHaveLength(1);
     expect((await ledger.list(keyHash)).map((r) => r.state)).toEqual(["uncertain"]);
+  });
+});
+
+describe("the ledger file deleted or replaced while the server runs", () => {
+  it("refuses every later claim, so nothing is sent into a file no restart would find", async () => {
+    const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
+    const s = scriptedSend([{ taskId: "t5" }]);
+    await ledger.run(req, s.send, s.ref);
+    for (const suffix of ["", "-wal", "-shm"]) unlinkSync(`${t.path}${suffix}`);
+
+    const err = await ledger.run({ ...req, bytes: "{}" }, s.send, s.ref).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LedgerError);
+    expect(err).toMatchObject({ code: "LEDGER_FILE_GONE" });
+    expect((err as Error).message).toMatch(
+      /nothing was sent: the ledger file .* was deleted while the server ran/,
+    );
+    expect((err as LedgerError).action).toMatch(/Restart the server/);
+    // The identical call, too: its record sits in the unlinked file.
+    await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_FILE_GONE" });
+    expect(s.calls).toHaveLength(1);
+    await ledger.close();
+
+    // A restart opens a fresh file at the same path, and claims work again.
+    const again = await openLedger({ storeUri: t.uri, backoff: FAST });
+    await again.run(req, s.send, s.ref);
+    expect(s.calls).toHaveLength(2);
+    await again.close();
+  });
+
+  it("notices a different file moved onto the path", async () => {
+    const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
+    writeFileSync(join(t.dir, "other.sqlite"), "");
+    renameSync(join(t.dir, "other.sqlite"), t.path);
+    const s = scriptedSend([{ taskId: "t6" }]);
+    await expect(ledger.run(req, s.send, s.ref)).rejects.toThrow(/replaced by another file/);
+    expect(s.calls).toHaveLength(0);
+    await ledger.close();
+  });
+});
+
+describe("the SQLite driver", () => {
+  it("is node:sqlite where Node has it, sqlite3 otherwise, or the one the URI names", async () => {
+    const ledger = await openLedger({ storeUri: t.uri });
+    const expected = DRIVER ?? (loadNodeSqlite() === null ? "sqlite3" : "node:sqlite");
+    expect(ledger.description).toContain(`sqlite via ${expected} (WAL, synchronous=FULL`);
+    await ledger.close();
+    await expect(openLedger({ storeUri: withParam(t.uri, "driver=mysql") })).rejects.toMatchObject({
+      code: "LEDGER_CONFIG",
+    });
+  });
+
+  it.skipIf(loadNodeSqlite() !== null)("without node:sqlite, says how to get a driver", async () => {
+    const err = await openLedger({ storeUri: `sqlite://${t.path}?driver=node` }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "LEDGER_NO_SQLITE", action: NO_DRIVER_ACTION });
+    expect((err as Error).message).toContain(`Node ${process.versions.node}`);
+    expect(NO_DRIVER_ACTION).toMatch(/22\.13 or newer.*npm rebuild sqlite3/);
+    expect(NO_DRIVER_ACTION).not.toMatch(/report/i);
   });
 });

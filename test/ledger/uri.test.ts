@@ -58,7 +58,7 @@ describe("parseStoreUri", () => {
     ["sqlite://:memory:", /would not survive a restart/],
     ["sqlite:///x?busyTimeoutMs=-1", /busyTimeoutMs must be an integer from 0 to 600000/],
     ["sqlite:///x?busyTimeoutMs=600001", /busyTimeoutMs/],
-    ["sqlite:///x?journal=off", /only the query parameters busyTimeoutMs and durability/],
+    ["sqlite:///x?journal=off", /only the query parameters busyTimeoutMs, durability and driver/],
     ["redis://:pw@cache/0?durability=sometimes", /durability must be 'strict' or 'relaxed'/],
     ["mysql://u:hunter2@db/x", /^unsupported store mysql:\/\/; expected one of sqlite:\/\/, postgres:\/\//],
     ["mongodb+srv://u:hunter2@db/x", /unsupported store mongodb\+srv:\/\//],

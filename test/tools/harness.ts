@@ -11,6 +11,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { type CallToolResult, createMcpHandler, InMemoryTransport } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
 import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
+import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server/assemble.js";
 import { ServiceClient } from "../../src/service/client.js";
@@ -48,6 +49,11 @@ export interface Harness {
     args: Record<string, unknown>,
     o?: Parameters<Client["callTool"]>[1],
   ): Promise<CallToolResult>;
+  /**
+   * Uploads through `upload_asset` and returns once the asset is ready: the sandbox clock is moved
+   * past its processing time, so no test depends on retries outlasting it under load.
+   */
+  uploadReady(args: Record<string, unknown>): Promise<{ id: string }>;
   close(): Promise<void>;
 }
 
@@ -115,6 +121,13 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
       const result = (await mcp.callTool({ name, arguments: args }, opts)) as CallToolResult;
       expect(JSON.stringify(result)).not.toContain(apiKey);
       return result;
+    },
+    async uploadReady(args) {
+      const result = (await mcp.callTool({ name: "upload_asset", arguments: args })) as CallToolResult;
+      expect(JSON.stringify(result)).not.toContain(apiKey);
+      const { asset } = structured<{ asset: { id: string; state: string } }>(result);
+      if (asset.state !== "ready") sandbox.advance(UPLOAD_PROCESSING_MS);
+      return asset;
     },
     async close() {
       await mcp.close();

@@ -85,9 +85,7 @@ describe("extract_video", () => {
   it("analyses an uploaded video and returns the extraction with its identity", async () => {
     h = await harness();
     const data = renderVideo("clip", 3, "16:9").toString("base64");
-    const { asset } = structured<{ asset: { id: string } }>(
-      await h.call("upload_asset", { data, mimeType: "video/mp4" }),
-    );
+    const asset = await h.uploadReady({ data, mimeType: "video/mp4" });
     const r = await h.call("extract_video", { videoAssetId: asset.id, prompt: "What happens?" });
     const s = structured<{
       idempotencyKey: string;

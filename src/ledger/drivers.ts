@@ -1,0 +1,130 @@
+/**
+ * The two ways this process can reach a SQLite file, behind one small connection face:
+ * Node's built-in `node:sqlite` (Node 22.13 and newer: nothing to install or compile) and the
+ * `sqlite3` native module (an optional dependency, for Node 20.19 to 22.12). Both write the same
+ * file format, so a ledger moves between them unchanged.
+ */
+import { createRequire } from "node:module";
+import { LedgerError } from "./record.js";
+
+export type SqliteDriverName = "node:sqlite" | "sqlite3";
+export type Row = Record<string, unknown>;
+
+export interface SqliteConnection {
+  readonly driver: SqliteDriverName;
+  /** Runs one statement; resolves to its rows (none for statements that return none). */
+  query(sql: string, ...params: unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** What to do when neither driver loads; shown at start and in every paid tool's refusal. */
+export const NO_DRIVER_ACTION =
+  "Upgrade Node.js to 22.13 or newer (its built-in node:sqlite needs nothing installed), or on this Node rebuild the optional sqlite3 module with `npm rebuild sqlite3` in the folder generation-mcp is installed in (npm 12 skips its build unless allowed), then restart the MCP server.";
+
+/** Neither `node:sqlite` nor `sqlite3` could be loaded: nothing can be recorded, so nothing is sent. */
+export class NoSqliteDriverError extends LedgerError {
+  constructor(detail: string, cause?: unknown) {
+    super(
+      "LEDGER_NO_SQLITE",
+      `no SQLite driver is available on Node ${process.versions.node} (${detail}), so the request ledger cannot open and paid tools send nothing`,
+      { cause, action: NO_DRIVER_ACTION },
+    );
+  }
+}
+
+interface NodeSqlite {
+  DatabaseSync: new (
+    path: string,
+  ) => {
+    prepare(sql: string): { all(...params: unknown[]): Row[] };
+    close(): void;
+  };
+}
+
+let nodeSqlite: NodeSqlite | null | undefined;
+
+/**
+ * `node:sqlite`, or null where this Node has none (before 22.13 it needs a flag). Node 22 prints
+ * an ExperimentalWarning when the module loads; only that one warning is held back, and only
+ * during the load, so every other warning still reaches stderr.
+ */
+export function loadNodeSqlite(): NodeSqlite | null {
+  if (nodeSqlite !== undefined) return nodeSqlite;
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === "string" ? warning : warning.message;
+    if (/sqlite/i.test(text)) return;
+    (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    nodeSqlite = require("node:sqlite") as NodeSqlite;
+  } catch {
+    nodeSqlite = null;
+  } finally {
+    process.emitWarning = emit;
+  }
+  return nodeSqlite;
+}
+
+/** Opens `path` with the driver asked for, or the best one this Node has. */
+export async function connect(path: string, driver?: SqliteDriverName): Promise<SqliteConnection> {
+  if (driver !== "sqlite3") {
+    const mod = loadNodeSqlite();
+    if (mod !== null) return openNodeSqlite(mod, path);
+    if (driver === "node:sqlite") {
+      throw new NoSqliteDriverError("node:sqlite needs Node 22.13 or newer");
+    }
+  }
+  return openSqlite3(path, driver === "sqlite3");
+}
+
+function openNodeSqlite(mod: NodeSqlite, path: string): SqliteConnection {
+  const db = new mod.DatabaseSync(path);
+  // Statements are few and fixed (the ledger's own SQL): keep them prepared.
+  const prepared = new Map<string, ReturnType<typeof db.prepare>>();
+  return {
+    driver: "node:sqlite",
+    query: async (sql, ...params) => {
+      let stmt = prepared.get(sql);
+      if (stmt === undefined) {
+        stmt = db.prepare(sql);
+        prepared.set(sql, stmt);
+      }
+      return stmt.all(...params);
+    },
+    close: async () => db.close(),
+  };
+}
+
+interface Sqlite3Database {
+  all(sql: string, params: unknown[], cb: (err: Error | null, rows: Row[]) => void): void;
+  close(cb: (err: Error | null) => void): void;
+}
+
+async function openSqlite3(path: string, asked: boolean): Promise<SqliteConnection> {
+  let sqlite3: { Database: new (path: string, cb: (err: Error | null) => void) => Sqlite3Database };
+  try {
+    const mod = (await import("sqlite3")) as { default?: typeof sqlite3 } & typeof sqlite3;
+    sqlite3 = mod.default ?? mod;
+  } catch (cause) {
+    const why = asked
+      ? "the sqlite3 module asked for did not load"
+      : "node:sqlite needs Node 22.13 or newer, and the optional sqlite3 module did not load";
+    throw new NoSqliteDriverError(why, cause);
+  }
+  const db = await new Promise<Sqlite3Database>((resolve, reject) => {
+    const opened: Sqlite3Database = new sqlite3.Database(path, (err) =>
+      err ? reject(err) : resolve(opened),
+    );
+  });
+  return {
+    driver: "sqlite3",
+    query: (sql, ...params) =>
+      new Promise((resolve, reject) =>
+        db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows))),
+      ),
+    close: () => new Promise((resolve, reject) => db.close((err) => (err ? reject(err) : resolve()))),
+  };
+}
