@@ -4,8 +4,9 @@
  * the tools and makes one paid call. Used by CI (`tsx scripts/packaged.ts`, a check; with the
  * argument `node24` it only prints the cached Node 24's path) and by `npm run bench:install`.
  *
- * Node 24 and npm 12/11 come from the npm registry's own packages (`node`, `npm`), installed once
- * into .tmp/ and reused: that is where today's users are, whatever Node runs the test suite.
+ * Node 24 and 22 and npm 12/11 come from the npm registry's own packages (`node`, `npm`),
+ * installed once into .tmp/tools and reused: that is where today's users are, whatever Node runs
+ * the test suite.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -42,12 +43,14 @@ function cachedInstall(name: string, spec: string): string {
   return dir;
 }
 
-/** Node 24 from the registry's `node` package. */
-export function node24(): string {
-  const bin = join(cachedInstall("node24", "node@24"), "node_modules", "node", "bin", "node");
-  if (!existsSync(bin)) throw new Error(`node@24 installed no binary at ${bin}`);
+/** Node `major` from the registry's `node` package. */
+function nodeOf(major: number): string {
+  const bin = join(cachedInstall(`node${major}`, `node@${major}`), "node_modules", "node", "bin", "node");
+  if (!existsSync(bin)) throw new Error(`node@${major} installed no binary at ${bin}`);
   return bin;
 }
+
+export const node24 = (): string => nodeOf(24);
 
 /** npm `major` from the registry, run by `node`. */
 export function npmOf(major: number, node: string): Toolchain {
@@ -234,6 +237,10 @@ async function main(): Promise<void> {
         `install ${(installed.installMs / 1000).toFixed(1)} s, ${s.tools} tools in ${(s.toolsListMs / 1000).toFixed(1)} s, ` +
         `generate_image ok (task ${s.paid.taskId}, identity ${s.paid.identity})`,
     );
+    // Node 22 prints an ExperimentalWarning when node:sqlite loads: the server must hold it back.
+    const on22 = await startAndPay(nodeOf(22), installed);
+    if (/Warning|ledger/i.test(on22.stderr)) throw new Error(`stderr on Node 22: ${on22.stderr}`);
+    console.error(`the same install on Node 22: generate_image ok, nothing on stderr`);
     // The same install on this Node, when it has no node:sqlite: sqlite3 was never built.
     if (!hasNodeSqlite(process.execPath)) {
       await expectNoDriverFix(process.execPath, installed);
