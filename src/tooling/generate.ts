@@ -94,19 +94,18 @@ export const replayProgress =
       );
   };
 
-/** Records delivery once the result is built; a cancelled call stays undelivered. */
+/**
+ * Marks the identity delivered once the transport has written the result to a live client
+ * (ToolContext.afterDelivery); a cancelled or undelivered call stays replayable. A failed mark
+ * leaves the record undelivered, so an identical call replays it (no second charge).
+ */
 export async function deliver(
   engine: Engine,
   ctx: ToolContext,
   identity: string,
 ): Promise<string | undefined> {
-  if (ctx.signal.aborted) return undefined;
-  try {
-    await engine.ledger.markDelivered(engine.keyHash, identity, true);
-    return undefined;
-  } catch (err) {
-    return `Note: the ledger could not record delivery (${describeError(err).code}); an identical call will replay this same request.`;
-  }
+  ctx.afterDelivery(() => engine.ledger.markDelivered(engine.keyHash, identity, true).catch(() => {}));
+  return undefined;
 }
 
 // ---------- presenting a task ----------
