@@ -57,6 +57,8 @@ export function serveOverStdio(o: StdioOptions): void {
     void handle
       .close()
       .catch(() => {})
+      // Delivery marks of answers already written go to the ledger before it closes.
+      .then(() => channel.idle())
       .then(() => o.onClose?.())
       .catch((error: unknown) => console.error(`generation-mcp: while closing: ${String(error)}`))
       .finally(() => process.exit(0));

@@ -20,6 +20,8 @@ export interface DeliveryChannel {
   readonly hurry: AbortSignal;
   /** Takes a finished call's callbacks, to run once its response is written to a live client. */
   expect(requestId: RequestId, callbacks: readonly DeliveryCallback[]): void;
+  /** A tool call on this channel answered without an error (its key is one the service accepts). */
+  succeeded(): void;
 }
 
 const channels = new WeakMap<object, DeliveryChannel>();
@@ -37,7 +39,9 @@ export class Channel implements DeliveryChannel {
   readonly #hurry = new AbortController();
   readonly #waiting = new Map<RequestId, DeliveryCallback[]>();
   readonly #onError: (error: unknown) => void;
+  readonly #running = new Set<Promise<void>>();
   #gone = false;
+  #succeeded = false;
 
   constructor(onError: (error: unknown) => void = () => {}) {
     this.#onError = onError;
@@ -52,6 +56,15 @@ export class Channel implements DeliveryChannel {
     return this.#waiting.size;
   }
 
+  /** Whether a tool call on this channel answered without an error. */
+  get anySucceeded(): boolean {
+    return this.#succeeded;
+  }
+
+  succeeded(): void {
+    this.#succeeded = true;
+  }
+
   expect(requestId: RequestId, callbacks: readonly DeliveryCallback[]): void {
     if (this.#gone || callbacks.length === 0) return;
     this.#waiting.set(requestId, [...(this.#waiting.get(requestId) ?? []), ...callbacks]);
@@ -62,7 +75,16 @@ export class Channel implements DeliveryChannel {
     const callbacks = this.#waiting.get(requestId);
     if (callbacks === undefined) return;
     this.#waiting.delete(requestId);
-    for (const then of callbacks) then().catch(this.#onError);
+    for (const then of callbacks) {
+      const running = then().catch(this.#onError);
+      this.#running.add(running);
+      void running.finally(() => this.#running.delete(running));
+    }
+  }
+
+  /** Resolves once the callbacks started so far have finished (a shutdown waits for them). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.#running]);
   }
 
   /** Every response of this channel reached a live client (an HTTP exchange that finished). */

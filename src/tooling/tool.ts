@@ -136,6 +136,7 @@ export function registerTool(
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
       if (ctx.mcpReq.signal.aborted) return result;
       if (channel !== undefined) {
+        if (!("isError" in result && result.isError)) channel.succeeded();
         channel.expect(ctx.mcpReq.id, hooks.pending);
       } else {
         // A transport that binds no channel (an in-process pair) hands the result straight to its
