@@ -20,11 +20,12 @@ export {
   identityOf,
   LedgerError,
   type LedgerRecord,
+  listCursor,
   RECORD_STATES,
   type RecordState,
 } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
-export type { Ledger, Ref, RunRequest, RunResult, Send } from "./types.js";
+export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
