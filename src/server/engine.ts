@@ -34,6 +34,11 @@ export interface EngineOptions {
 }
 
 const SANDBOX_PLACEHOLDER_URL = "http://sandbox.invalid";
+/**
+ * Engines kept for reuse, least recently used dropped first: on HTTP anyone can present made-up
+ * keys, and a cache without a bound would grow with each one. Live sessions keep their own engine.
+ */
+export const MAX_CACHED_ENGINES = 256;
 /** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
 export const EMBEDDED_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
 
@@ -102,7 +107,12 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     forKey(apiKey) {
       const keyHash = hashKey(apiKey);
       const known = engines.get(keyHash);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        // Map order is insertion order: re-inserting marks it most recently used.
+        engines.delete(keyHash);
+        engines.set(keyHash, known);
+        return known;
+      }
       const client = new ServiceClient({
         baseUrl: serviceUrl,
         apiKey,
@@ -110,6 +120,10 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       });
       const engine: Engine = { config, client, ledger, keyHash };
       engines.set(keyHash, engine);
+      if (engines.size > MAX_CACHED_ENGINES) {
+        const oldest = engines.keys().next().value;
+        if (oldest !== undefined) engines.delete(oldest);
+      }
       return engine;
     },
     byHash(keyHash) {
