@@ -26,6 +26,13 @@ function whoamiServer(keyHash: string): McpServer {
       return { content: [{ type: "text", text: keyHash }] };
     },
   );
+  server.registerTool(
+    "channel",
+    { description: "whether delivery is tracked", inputSchema: z.object({}) },
+    async (_args, ctx) => ({
+      content: [{ type: "text", text: channelOf(ctx.http?.req) === undefined ? "none" : "bound" }],
+    }),
+  );
   return server;
 }
 
@@ -239,8 +246,17 @@ describe("HTTP sessions and keys", () => {
     expect(a.transport.sessionId).toBeUndefined();
     expect(await whoami(a.client)).toBe(hash(KEY_A));
     const tools = await a.client.listTools();
-    expect(tools.tools.map((t) => t.name)).toEqual(["whoami"]);
+    expect(tools.tools.map((t) => t.name)).toEqual(["whoami", "channel"]);
     await a.client.close();
+  });
+
+  it("finds the delivery channel of the exchange a call came in, in both eras", async () => {
+    for (const modern of [false, true]) {
+      const a = await connect(KEY_A, modern);
+      const result = await a.client.callTool({ name: "channel", arguments: {} });
+      expect((result.content as { text: string }[])[0]?.text).toBe("bound");
+      await a.client.close();
+    }
   });
 
   it("ends a session on DELETE", async () => {
