@@ -62,8 +62,12 @@ export default defineTool({
       ...(args.taskId === undefined ? {} : { taskId: args.taskId }),
       ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }),
     });
-    const requests = found.slice(0, limit);
-    const last = requests.at(-1);
+    // What tells requests apart and what to do next; the ledger's bookkeeping (endpoint, attempts,
+    // expiry) stays out, to keep pages small.
+    const requests = found
+      .slice(0, limit)
+      .map(({ endpoint: _e, attempts: _a, expiresAt: _x, ...shown }) => shown);
+    const last = found[requests.length - 1];
     const nextCursor = found.length > limit && last !== undefined ? listCursor(last) : undefined;
     const lines = requests.map((r) => {
       const task = r.taskId ? ` task ${r.taskId}` : "";
