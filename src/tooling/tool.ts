@@ -3,7 +3,9 @@
  * validated by us, not by the SDK, so a refusal is an `INVALID_ARGUMENT` result naming
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
  * still advertises the strict JSON schema of the zod definition (precomputed in
- * tools/catalog.ts, which a test keeps equal to the definitions).
+ * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
+ * call's delivery callbacks to the transport's channel (see delivery.ts), which runs them only once
+ * the result was written to a live client.
  */
 import type {
   CallToolResult,
@@ -136,7 +138,9 @@ export function registerTool(
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
       if (ctx.mcpReq.signal.aborted) return result;
       if (channel !== undefined) {
-        if (!("isError" in result && result.isError)) channel.succeeded();
+        // Only a tool that reached the service proves the key (list_requests reads local state).
+        const reachedService = listed.annotations.openWorldHint !== false;
+        if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
         channel.expect(ctx.mcpReq.id, hooks.pending);
       } else {
         // A transport that binds no channel (an in-process pair) hands the result straight to its
