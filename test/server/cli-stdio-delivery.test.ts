@@ -5,6 +5,7 @@
  * ending the server.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
@@ -58,6 +59,25 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
     if (Date.now() > end) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A FIFO's capacity, measured: write to a fresh one without blocking until it refuses. */
+function pipeCapacity(dir: string): number {
+  const path = join(dir, "capacity.fifo");
+  execFileSync("mkfifo", [path]);
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  const page = Buffer.alloc(4096);
+  let size = 0;
+  try {
+    for (;;) size += writeSync(writer, page);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+  } finally {
+    closeSync(writer);
+    closeSync(reader);
+  }
+  return size;
 }
 
 const exited = (child: ChildProcess) =>
@@ -150,9 +170,10 @@ describe("stdio delivery (built CLI)", () => {
       await until(() => cliPid > 0);
       process.kill(relay.pid ?? 0, "SIGSTOP");
       rpc.call(2, "generate_image", ARGS);
-      // Fill the pipe to within 2 KB of its 64 KiB, with answers to pings (41 bytes each), so the
-      // result (several KB) cannot be written whole.
-      for (let id = 10_000; id < 10_000 + 1549; id++) rpc.send({ jsonrpc: "2.0", id, method: "ping" });
+      // Fill the pipe to within 2 KB of its capacity, with answers to pings (41 bytes each), so
+      // the result (several KB) cannot be written whole.
+      const pings = Math.floor((pipeCapacity(iso.dir) - 2_000) / 41);
+      for (let id = 10_000; id < 10_000 + pings; id++) rpc.send({ jsonrpc: "2.0", id, method: "ping" });
       await until(() => sandbox.stats.dispatches(IMAGE) === before + 1);
       // The slow task ends within about 1.2 s; the first poll comes at about 2 s.
       await new Promise((r) => setTimeout(r, 4_000));
