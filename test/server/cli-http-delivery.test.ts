@@ -122,6 +122,39 @@ describe("HTTP delivery (built CLI)", () => {
     await a.client.close();
   });
 
+  it("does the same on 2026-07-28, where each request is served on its own", async () => {
+    // The host's fetch is cut mid-call (the connection closes; no cancel is sent).
+    const cut = new AbortController();
+    const client = new Client(
+      { name: "test", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${svc.key}` } },
+        fetch: ((url: string | URL, init?: RequestInit) =>
+          fetch(
+            url,
+            String(init?.body ?? "").includes("modern drop") ? { ...init, signal: cut.signal } : init,
+          )) as typeof fetch,
+      }),
+    );
+    const args = { model: "sandbox-image-fast", prompt: "[sandbox:slow] a modern drop", wait: 1 };
+    const before = svc.sandbox.stats.dispatches(IMAGE);
+    const first = client.callTool({ name: "generate_image", arguments: args }).catch((e: unknown) => e);
+    await until(() => svc.sandbox.stats.dispatches(IMAGE) === before + 1);
+    cut.abort();
+    expect(await first).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 2_500));
+
+    const plain = await connect(server.url, svc.key);
+    const again = await plain.client.callTool({ name: "generate_image", arguments: { ...args, wait: 0 } });
+    expect(again.isError).toBeFalsy();
+    expect(svc.sandbox.stats.dispatches(IMAGE)).toBe(before + 1);
+    await plain.client.close();
+    await client.close();
+  });
+
   it("serves GET /healthz: 200 with a usable ledger, no secrets in the body", async () => {
     const res = await fetch(new URL("/healthz", server.url));
     expect(res.status).toBe(200);
