@@ -94,6 +94,7 @@ async function serveHttp(config: Config): Promise<void> {
       ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
       keyHash: (apiKey) => engines.forKey(apiKey).keyHash,
       createServer: (keyHash) => createMcpServer(engines.byHash(keyHash)),
+      health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
     });
   } catch (error) {

@@ -19,11 +19,12 @@ export {
   IdentifiedError,
   LedgerError,
   type LedgerRecord,
+  listCursor,
   RECORD_STATES,
   type RecordState,
 } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
-export type { Ledger, Ref, RunRequest, RunResult, Send } from "./types.js";
+export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation, StoreUriError } from "./uri.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;

@@ -16,15 +16,15 @@ import {
   isUnresolved,
   LedgerError,
   type LedgerRecord,
-  matchesState,
   newIdentity,
+  parseListCursor,
   type StoredRecord,
   summarize,
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
-import type { LedgerStore } from "./store.js";
-import type { Ledger, LedgerSettings, Ref, RunRequest, RunResult, Send } from "./types.js";
+import { type LedgerStore, listPage } from "./store.js";
+import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 interface Flight<T> {
   promise: Promise<RunResult<T>>;
@@ -234,13 +234,29 @@ export class LedgerImpl implements Ledger {
     await this.#store.put(next);
   }
 
-  async list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]> {
+  async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
     const now = this.#o.now();
-    const rows = await this.#store.list(keyHash);
-    return rows
-      .filter((r) => r.keyHash === keyHash && !isExpired(r, now) && matchesState(r, o?.state))
-      .sort((a, b) => b.createdAt - a.createdAt || b.updatedAt - a.updatedAt)
-      .map(toListing);
+    const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);
+    if (o.cursor !== undefined && after === undefined) {
+      throw new ArgumentError(
+        "cursor",
+        "is not a cursor this list returned; omit it to start from the newest",
+      );
+    }
+    const q = {
+      keyHash,
+      now,
+      limit: o.limit ?? Number.MAX_SAFE_INTEGER,
+      ...(o.state === undefined ? {} : { state: o.state }),
+      ...(o.taskId === undefined ? {} : { taskId: o.taskId }),
+      ...(after === undefined ? {} : { after }),
+    };
+    if (o.idempotencyKey !== undefined) {
+      // One identity is one record: read it directly, then apply the same filters.
+      const rec = await this.#store.get(keyHash, o.idempotencyKey);
+      return listPage(rec === undefined ? [] : [rec], q).map(toListing);
+    }
+    return (await this.#store.listPage(q)).map(toListing);
   }
 
   async recover(): Promise<void> {

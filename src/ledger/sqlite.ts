@@ -22,6 +22,7 @@ import {
   decideClaim,
   indexKey,
   type LedgerStore,
+  type ListQuery,
   NAMESPACE,
   recordKey,
   SerialQueue,
@@ -267,6 +268,39 @@ export class SqliteStore implements LedgerStore {
 
   list(keyHash: string): Promise<StoredRecord[]> {
     return this.#records(`rec:${keyHash}:`);
+  }
+
+  /** The page in SQL: only `limit` rows leave SQLite, however many records the key has. */
+  async listPage(q: ListQuery): Promise<StoredRecord[]> {
+    const lo = `${NAMESPACE}:rec:${q.keyHash}:`;
+    const field = (name: string) => `json_extract(value, '$.value.${name}')`;
+    const where = [`key >= ? AND key < ?`, `(${field("expiresAt")} IS NULL OR ${field("expiresAt")} > ?)`];
+    const params: unknown[] = [lo, `${lo.slice(0, -1)};`, q.now];
+    if (q.state === "open") {
+      where.push(
+        `(${field("state")} IN ('prepared', 'sent', 'uncertain') OR (${field("state")} = 'succeeded' AND NOT ${field("delivered")}))`,
+      );
+    } else if (q.state !== undefined && q.state !== "all") {
+      where.push(`${field("state")} = ?`);
+      params.push(q.state);
+    }
+    if (q.taskId !== undefined) {
+      where.push(`${field("taskId")} = ?`);
+      params.push(q.taskId);
+    }
+    if (q.after !== undefined) {
+      where.push(`(${field("createdAt")} < ? OR (${field("createdAt")} = ? AND ${field("identity")} < ?))`);
+      params.push(q.after.createdAt, q.after.createdAt, q.after.identity);
+    }
+    const rows = await this.query(
+      `SELECT key, value FROM ${TABLE} WHERE ${where.join(" AND ")}
+         ORDER BY ${field("createdAt")} DESC, ${field("identity")} DESC LIMIT ?`,
+      ...params,
+      q.limit,
+    );
+    return rows.map((row) =>
+      parseRecord(deserialize<{ value: unknown }>(String(row.value)).value, String(row.key)),
+    );
   }
 
   listAll(): Promise<StoredRecord[]> {

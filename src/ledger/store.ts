@@ -5,7 +5,7 @@
  * get in-process atomicity only (said in `description`).
  */
 import type Keyv from "keyv";
-import { isExpired, LedgerError, parseRecord, type StoredRecord } from "./record.js";
+import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
 
 export const NAMESPACE = "ledger";
 
@@ -99,6 +99,43 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
   throw new LedgerError("LEDGER_RACE", "could not generate an unused identity");
 }
 
+/** One page of a key's records, newest first (createdAt, then identity, descending). */
+export interface ListQuery {
+  keyHash: string;
+  /** Records expired at this time are left out. */
+  now: number;
+  /** A state name, or `open` (see matchesState). */
+  state?: string;
+  taskId?: string;
+  limit: number;
+  /** Only records after this one in that order (the last of the previous page). */
+  after?: ListPosition;
+}
+
+export interface ListPosition {
+  createdAt: number;
+  identity: string;
+}
+
+/** The listing order, for stores that cannot sort in their own query language. */
+export function listPage(rows: StoredRecord[], q: ListQuery): StoredRecord[] {
+  const before = (r: StoredRecord, p: ListPosition) =>
+    r.createdAt < p.createdAt || (r.createdAt === p.createdAt && r.identity < p.identity);
+  return rows
+    .filter(
+      (r) =>
+        r.keyHash === q.keyHash &&
+        !isExpired(r, q.now) &&
+        matchesState(r, q.state) &&
+        (q.taskId === undefined || r.taskId === q.taskId) &&
+        (q.after === undefined || before(r, q.after)),
+    )
+    .sort(
+      (a, b) => b.createdAt - a.createdAt || (a.identity < b.identity ? 1 : a.identity > b.identity ? -1 : 0),
+    )
+    .slice(0, q.limit);
+}
+
 export interface LedgerStore {
   /** Back end and its guarantees, for diagnostics; never contains credentials. */
   readonly description: string;
@@ -107,6 +144,8 @@ export interface LedgerStore {
   claim(req: ClaimRequest): Promise<ClaimResult>;
   /** Every record under one key hash (expired ones included; the ledger filters). */
   list(keyHash: string): Promise<StoredRecord[]>;
+  /** One page of a key's live records, filtered and ordered by the store where it can. */
+  listPage(q: ListQuery): Promise<StoredRecord[]>;
   listAll(): Promise<StoredRecord[]>;
   /** Deletes expired records and index entries left pointing at nothing. */
   sweep(now: number): Promise<number>;
@@ -186,6 +225,10 @@ export class KeyvStore implements LedgerStore {
   async list(keyHash: string): Promise<StoredRecord[]> {
     const rows = await this.entries(`rec:${keyHash}:`);
     return rows.map(([key, value]) => parseRecord(value, key));
+  }
+
+  async listPage(q: ListQuery): Promise<StoredRecord[]> {
+    return listPage(await this.list(q.keyHash), q);
   }
 
   async listAll(): Promise<StoredRecord[]> {

@@ -23,12 +23,24 @@ export interface RunResult<T> {
 export interface Ledger {
   run<T>(req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>>;
   markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void>;
-  list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]>;
+  /** A key's records, newest first; a page of them with `limit` and `cursor`. */
+  list(keyHash: string, o?: ListOptions): Promise<LedgerRecord[]>;
   close(): Promise<void>;
   /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
   /** Back end and guarantees, for diagnostics (no credentials). */
   readonly description: string;
+}
+
+export interface ListOptions {
+  /** A state name, `open` (unresolved, or succeeded and never delivered) or `all`. */
+  state?: string;
+  /** At most this many (default: all). */
+  limit?: number;
+  /** Records after this one (listCursor of the last record of the previous page). */
+  cursor?: string;
+  taskId?: string;
+  idempotencyKey?: string;
 }
 
 /** Sends the stored bytes under the stored identity; it owns HTTP, the ledger does not. */

@@ -64,6 +64,12 @@ async function serviceTarget(config: Config, o: EngineOptions): Promise<ServiceT
   };
 }
 
+/**
+ * Engines kept for reuse, least recently used dropped first: on HTTP anyone can present made-up
+ * keys, and a cache without a bound would grow with each one. Live sessions keep their own engine.
+ */
+export const MAX_CACHED_ENGINES = 256;
+
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from record.js, not the ledger's index: the index pulls keyv and SQLite in.
   const [{ ServiceClient }, { hashKey }] = await Promise.all([
@@ -85,7 +91,12 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     forKey(apiKey) {
       const keyHash = hashKey(apiKey);
       const known = engines.get(keyHash);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        // Map order is insertion order: re-inserting marks it most recently used.
+        engines.delete(keyHash);
+        engines.set(keyHash, known);
+        return known;
+      }
       const client = new ServiceClient({
         baseUrl: serviceUrl,
         apiKey,
@@ -93,6 +104,10 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       });
       const engine: Engine = { config, client, ledger, keyHash };
       engines.set(keyHash, engine);
+      if (engines.size > MAX_CACHED_ENGINES) {
+        const oldest = engines.keys().next().value;
+        if (oldest !== undefined) engines.delete(oldest);
+      }
       return engine;
     },
     byHash(keyHash) {

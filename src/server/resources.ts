@@ -2,7 +2,12 @@
  * Resources: the model catalog, a task read afresh, and an output's bytes fetched through
  * a freshly signed URL (signed URLs expire, so links point here rather than at them).
  */
-import { type McpServer, ResourceTemplate, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  type McpServer,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { Engine } from "../tooling/context.js";
 import { describeError, redact } from "../tooling/results.js";
 import { outputName, outputUri } from "../tooling/taskview.js";
@@ -10,12 +15,22 @@ import { outputName, outputUri } from "../tooling/taskview.js";
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
 export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
 
-/** Resource reads fail as protocol errors; their message still starts with the code. */
-async function reading<T>(run: () => Promise<T>): Promise<T> {
+/** Tasks shown by the task listing: the newest, from the local ledger. */
+const LISTED_TASKS = 100;
+
+/**
+ * Resource reads fail as protocol errors; their message still starts with the code. Something that
+ * does not exist (no such task, no such output) is the protocol's resource-not-found error, not an
+ * internal one.
+ */
+async function reading<T>(uri: URL, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    throw new Error(redact(describeError(err).text));
+    if (err instanceof ResourceNotFoundError) throw err;
+    const described = describeError(err);
+    if (described.status === 404) throw new ResourceNotFoundError(uri.href, redact(described.text));
+    throw new Error(redact(described.text));
   }
 }
 
@@ -37,7 +52,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
       mimeType: "application/json",
     },
     (uri, ctx: ServerContext) =>
-      reading(async () => json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal }))),
+      reading(uri, async () => json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal }))),
   );
 
   server.registerResource(
@@ -48,13 +63,14 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
       description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${maxBytes} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
     },
     (uri, vars, ctx: ServerContext) =>
-      reading(async () => {
+      reading(uri, async () => {
         const taskId = decodeURIComponent(one(vars.taskId));
         const index = Number(one(vars.index));
         const task = await engine.client.getTask(taskId, { signal: ctx.mcpReq.signal });
         const out = task.outputs.find((o) => o.index === index);
         if (!out?.asset) {
-          throw new Error(
+          throw new ResourceNotFoundError(
+            uri.href,
             `NOT_FOUND: task ${taskId} has no downloadable output #${one(vars.index)} (status ${task.status}). Next: call poll_task to see its outputs.`,
           );
         }
@@ -89,7 +105,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
       list: async () => {
         // Hosts list resources when they connect: a ledger that cannot be read lists no tasks
         // rather than failing the whole listing.
-        const records = await engine.ledger.list(engine.keyHash).catch(() => []);
+        const records = await engine.ledger.list(engine.keyHash, { limit: LISTED_TASKS }).catch(() => []);
         const resources = records
           .filter((r) => r.taskId)
           .map((r) => ({
@@ -108,7 +124,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
       mimeType: "application/json",
     },
     (uri, vars, ctx: ServerContext) =>
-      reading(async () => {
+      reading(uri, async () => {
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });

@@ -4,7 +4,9 @@
  * before anything else runs, and the server exits when the client closes stdin.
  */
 import type { McpServer } from "@modelcontextprotocol/server";
-import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { bindChannel, Channel } from "../tooling/delivery.js";
+import { DeliveringStdioTransport } from "./stdio-wire.js";
 
 /** Same bound as HTTP: a 30 MiB asset as base64 `data` is about 40 MiB on one line. */
 export const MAX_MESSAGE_BYTES = 48 * 1024 * 1024;
@@ -29,10 +31,23 @@ export interface StdioOptions {
 
 export function serveOverStdio(o: StdioOptions): void {
   keepStdoutForProtocol();
-  const handle = serveStdio(() => o.createServer(), {
-    transport: new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES }),
-    onerror: (error) => console.error(`generation-mcp: ${error.message}`),
-  });
+  // One connection, one request-ID space: every server built for it shares its delivery channel.
+  const channel = new Channel();
+  const handle = serveStdio(
+    async () => {
+      const server = await o.createServer();
+      bindChannel(server, channel);
+      return server;
+    },
+    {
+      transport: new DeliveringStdioTransport(process.stdin, process.stdout, {
+        maxMessageBytes: MAX_MESSAGE_BYTES,
+        onWritten: (id) => channel.written(id),
+        onLost: (id) => channel.lost(id),
+      }),
+      onerror: (error) => console.error(`generation-mcp: ${error.message}`),
+    },
+  );
   let closing = false;
   const shutdown = () => {
     if (closing) return;
@@ -42,6 +57,8 @@ export function serveOverStdio(o: StdioOptions): void {
     void handle
       .close()
       .catch(() => {})
+      // Delivery marks of answers already written go to the ledger before it closes.
+      .then(() => channel.idle())
       .then(() => o.onClose?.())
       .catch((error: unknown) => console.error(`generation-mcp: while closing: ${String(error)}`))
       .finally(() => process.exit(0));

@@ -52,6 +52,8 @@ export interface ToolContext {
 /** The part of a ToolContext only the registering wrapper sees: the callbacks to run on delivery. */
 export interface DeliveryHooks {
   readonly pending: Array<() => Promise<void>>;
+  /** The call's signal when it is not the request's own (the transport may hurry calls along). */
+  readonly signal?: AbortSignal;
 }
 
 /** Builds a ToolContext over one SDK request context. */
@@ -68,7 +70,7 @@ export function toolContext(
   const token = ctx.mcpReq._meta?.progressToken;
   let last = 0;
   return {
-    signal: ctx.mcpReq.signal,
+    signal: hooks.signal ?? ctx.mcpReq.signal,
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,

@@ -3,7 +3,9 @@
  * validated by us, not by the SDK, so a refusal is an `INVALID_ARGUMENT` result naming
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
  * still advertises the strict JSON schema of the zod definition (precomputed in
- * tools/catalog.ts, which a test keeps equal to the definitions).
+ * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
+ * call's delivery callbacks to the transport's channel (see delivery.ts), which runs them only once
+ * the result was written to a live client.
  */
 import type {
   CallToolResult,
@@ -17,6 +19,7 @@ import type { z } from "zod";
 import { ArgumentError } from "../service/errors.js";
 import { parseOrThrow } from "../service/schemas.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
+import { channelOf } from "./delivery.js";
 import { guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
@@ -117,7 +120,11 @@ export function registerTool(
       annotations: listed.annotations,
     },
     (async (raw: unknown, ctx: ServerContext) => {
-      const hooks: DeliveryHooks = { pending: [] };
+      // The channel this call came through (its HTTP request, or the stdio connection's server).
+      const channel = channelOf(ctx.http?.req) ?? channelOf(server);
+      const signal =
+        channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
+      const hooks: DeliveryHooks = { pending: [], signal };
       const result = await guard(async () => {
         if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
           throw new ArgumentError("arguments", "must be an object");
@@ -128,9 +135,18 @@ export function registerTool(
         const parsed = parseOrThrow(def.inputSchema, args);
         return def.handler(parsed, toolContext(server, ctx, hooks), engine);
       });
-      // Interim: delivery is assumed once the handler returns uncancelled. The transports replace
-      // this with a mark made only after the result was written (see src/server).
-      if (!ctx.mcpReq.signal.aborted) for (const then of hooks.pending) await then();
+      // A cancelled call gets no response at all, so nothing of it is ever delivered.
+      if (ctx.mcpReq.signal.aborted) return result;
+      if (channel !== undefined) {
+        // Only a tool that reached the service proves the key (list_requests reads local state).
+        const reachedService = listed.annotations.openWorldHint !== false;
+        if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
+        channel.expect(ctx.mcpReq.id, hooks.pending);
+      } else {
+        // A transport that binds no channel (an in-process pair) hands the result straight to its
+        // client: returning it is the delivery.
+        for (const then of hooks.pending) await then().catch(() => {});
+      }
       return result;
     }) as never,
   );

@@ -1334,15 +1334,38 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video): identity (idempotencyKey), tool, state, task ID, times. Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         state: {
-          description: "Only records in this state: prepared, sent, uncertain, succeeded or closed.",
+          description:
+            "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
           type: "string",
-          enum: ["prepared", "sent", "uncertain", "succeeded", "closed"],
+          enum: ["open", "prepared", "sent", "uncertain", "succeeded", "closed"],
+        },
+        limit: {
+          description: "How many records to return (1 to 100; default 20).",
+          type: "integer",
+          minimum: 1,
+          maximum: 100,
+        },
+        cursor: {
+          description: "The nextCursor of the previous page, to continue after it.",
+          type: "string",
+          maxLength: 512,
+        },
+        taskId: {
+          description: "Only the request that created this task.",
+          type: "string",
+          minLength: 1,
+          maxLength: 128,
+        },
+        idempotencyKey: {
+          description: "Only the request with this identity.",
+          type: "string",
+          pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
       },
       additionalProperties: false,
@@ -1368,6 +1391,9 @@ export const CATALOG: readonly ListedTool[] = [
               taskId: {
                 type: "string",
               },
+              model: {
+                type: "string",
+              },
               createdAt: {
                 type: "string",
               },
@@ -1378,7 +1404,11 @@ export const CATALOG: readonly ListedTool[] = [
             required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
             additionalProperties: {},
           },
-          description: "Records, newest first, with identity, tool, state, taskId and ISO times.",
+          description: "Records, newest first, with identity, tool, state, taskId, model and ISO times.",
+        },
+        nextCursor: {
+          description: "Pass as cursor for the next page; absent on the last page.",
+          type: "string",
         },
       },
       required: ["requests"],

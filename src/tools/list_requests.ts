@@ -1,18 +1,39 @@
 import { z } from "zod";
-import { RECORD_STATES } from "../ledger/record.js";
+import { listCursor, RECORD_STATES } from "../ledger/record.js";
+import { idempotencyKeyField } from "../tooling/fields.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
+
+/** Small by default: hosts cap tool output, and a person looks for one lost request at a time. */
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
 
 export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video): identity (idempotencyKey), tool, state, task ID, times. Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+    "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
   inputSchema: z.strictObject({
     state: z
-      .enum(RECORD_STATES as [string, ...string[]])
+      .enum(["open", ...RECORD_STATES] as [string, ...string[]])
       .optional()
-      .describe("Only records in this state: prepared, sent, uncertain, succeeded or closed."),
+      .describe(
+        "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
+      ),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_LIMIT)
+      .optional()
+      .describe(`How many records to return (1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}).`),
+    cursor: z
+      .string()
+      .max(512)
+      .optional()
+      .describe("The nextCursor of the previous page, to continue after it."),
+    taskId: z.string().min(1).max(128).optional().describe("Only the request that created this task."),
+    idempotencyKey: idempotencyKeyField.describe("Only the request with this identity."),
   }),
   outputSchema: z.object({
     requests: z
@@ -22,25 +43,51 @@ export default defineTool({
           tool: z.string(),
           state: z.string(),
           taskId: z.string().optional(),
+          model: z.string().optional(),
           createdAt: z.string(),
           updatedAt: z.string(),
         }),
       )
-      .describe("Records, newest first, with identity, tool, state, taskId and ISO times."),
+      .describe("Records, newest first, with identity, tool, state, taskId, model and ISO times."),
+    nextCursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(args, _ctx, engine) {
-    const records = await engine.ledger.list(engine.keyHash, args.state ? { state: args.state } : {});
-    const requests = [...records].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    const lines = requests.map(
-      (r) =>
-        `- ${r.idempotencyKey} ${r.tool} ${r.state}${r.taskId ? ` task ${r.taskId}` : ""}${r.state === "succeeded" && !r.delivered ? " (result not delivered: the same call replays it)" : ""} ${r.updatedAt}`,
-    );
+    const limit = args.limit ?? DEFAULT_LIMIT;
+    // One more than asked: whether it exists says if there is a next page.
+    const found = await engine.ledger.list(engine.keyHash, {
+      limit: limit + 1,
+      ...(args.state === undefined ? {} : { state: args.state }),
+      ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+      ...(args.taskId === undefined ? {} : { taskId: args.taskId }),
+      ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }),
+    });
+    // What tells requests apart and what to do next; the ledger's bookkeeping (endpoint, attempts,
+    // expiry) stays out, to keep pages small.
+    const requests = found
+      .slice(0, limit)
+      .map(({ endpoint: _e, attempts: _a, expiresAt: _x, ...shown }) => shown);
+    const last = found[requests.length - 1];
+    const nextCursor = found.length > limit && last !== undefined ? listCursor(last) : undefined;
+    const lines = requests.map((r) => {
+      const task = r.taskId ? ` task ${r.taskId}` : "";
+      const what = [r.model, r.prompt === undefined ? undefined : `"${r.prompt}"`].filter(Boolean).join(" ");
+      const undelivered =
+        r.state === "succeeded" && !r.delivered ? " (result not delivered: the same call replays it)" : "";
+      return `- ${r.idempotencyKey} ${r.tool} ${r.state}${task}${what ? ` — ${what}` : ""}${undelivered} ${r.updatedAt}`;
+    });
+    const filters = [
+      args.state ? `in state ${args.state}` : "",
+      args.taskId ? `for task ${args.taskId}` : "",
+      args.idempotencyKey ? `with identity ${args.idempotencyKey}` : "",
+    ].filter(Boolean);
     const text = [
-      `${requests.length} request${requests.length === 1 ? "" : "s"}${args.state ? ` in state ${args.state}` : ""}.`,
+      `${requests.length} request${requests.length === 1 ? "" : "s"}${filters.length ? ` ${filters.join(" ")}` : ""}${args.cursor ? " (continued)" : ""}, newest first.`,
       ...lines,
-      "Next: poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments.",
+      nextCursor === undefined
+        ? "Next: poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments."
+        : `More: call list_requests with cursor "${nextCursor}" for older requests. Next: poll_task with a taskId to read a task.`,
     ];
-    return okResult(text.join("\n"), { requests });
+    return okResult(text.join("\n"), nextCursor === undefined ? { requests } : { requests, nextCursor });
   },
 });

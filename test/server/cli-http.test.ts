@@ -153,6 +153,57 @@ describe("HTTP CLI", () => {
     expect(res.status).toBe(401);
   });
 
+  it("keeps serving a real key's initialize while a made-up key holds its full share of idle sessions", async () => {
+    const madeUp = `lgk_${"7".repeat(64)}`;
+    const init = (key: string) =>
+      fetch(server.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${key}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "idle", version: "1" },
+          },
+        }),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 110; i++) {
+      const res = await init(madeUp);
+      statuses.push(res.status);
+      await res.body?.cancel();
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.slice(100).every((s) => s === 503)).toBe(true);
+    const real = await connect(keyA);
+    try {
+      expect(await requests(real.client)).toBeInstanceOf(Array);
+    } finally {
+      await real.client.close();
+    }
+  });
+
+  it("answers deeply nested JSON with 400, not 500", async () => {
+    const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+    const res = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${keyA}`,
+      },
+      body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"n":${deep}}}`,
+    });
+    expect(res.status).toBe(400);
+  });
+
   it("never writes a key to stdout or stderr", () => {
     for (const key of [keyA, keyB]) {
       expect(server.stdout()).not.toContain(key.slice(4));

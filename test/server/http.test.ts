@@ -8,6 +8,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http.js";
+import { channelOf } from "../../src/tooling/delivery.js";
 
 const KEY_A = `lgk_${"a".repeat(64)}`;
 const KEY_B = `lgk_${"b".repeat(64)}`;
@@ -16,9 +17,22 @@ const hash = (key: string) => `hash-${key.slice(4, 8)}`;
 
 function whoamiServer(keyHash: string): McpServer {
   const server = new McpServer({ name: "probe", version: "1.0.0" });
-  server.registerTool("whoami", { description: "the key hash", inputSchema: z.object({}) }, async () => ({
-    content: [{ type: "text", text: keyHash }],
-  }));
+  server.registerTool(
+    "whoami",
+    { description: "the key hash", inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      // As the real tools do (src/tooling/tool.ts): a call that worked tells its channel.
+      channelOf(ctx.http?.req)?.succeeded();
+      return { content: [{ type: "text", text: keyHash }] };
+    },
+  );
+  server.registerTool(
+    "channel",
+    { description: "whether delivery is tracked", inputSchema: z.object({}) },
+    async (_args, ctx) => ({
+      content: [{ type: "text", text: channelOf(ctx.http?.req) === undefined ? "none" : "bound" }],
+    }),
+  );
   return server;
 }
 
@@ -134,12 +148,28 @@ describe("HTTP guards", () => {
     expect(JSON.parse(res.body).error.message).toMatch(/Host/);
   });
 
-  it("refuses a malformed Bearer key with 401, without echoing it", async () => {
+  it("refuses a malformed Bearer key with 401 naming the Authorization header, without echoing it or a sign-in challenge", async () => {
     const bad = `lgk_${"Z".repeat(64)}`;
     const res = await post({ authorization: `Bearer ${bad}` });
     expect(res.status).toBe(401);
-    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
-    expect(await res.text()).not.toContain(bad);
+    // mcp-remote takes a Bearer challenge as a cue to sign in (OAuth) and hides the message.
+    expect(res.headers.get("www-authenticate")).toBeNull();
+    const text = await res.text();
+    expect(text).not.toContain(bad);
+    expect(JSON.parse(text).error.message).toMatch(/Authorization header/);
+    expect(text).not.toContain("GENERATION_API_KEY");
+  });
+
+  it("refuses deeply nested JSON with 400, before classifying it", async () => {
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":${deep}}}`;
+    const res = await post({}, body);
+    expect(res.status).toBe(400);
+    const shallow = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":${"[".repeat(70)}${"]".repeat(70)}}}`;
+    const refused = await post({}, shallow);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/64 levels/);
+    expect(errors.filter((e) => /stack/i.test(e.message))).toEqual([]);
   });
 
   it("answers 404 off the /mcp path", async () => {
@@ -216,8 +246,17 @@ describe("HTTP sessions and keys", () => {
     expect(a.transport.sessionId).toBeUndefined();
     expect(await whoami(a.client)).toBe(hash(KEY_A));
     const tools = await a.client.listTools();
-    expect(tools.tools.map((t) => t.name)).toEqual(["whoami"]);
+    expect(tools.tools.map((t) => t.name)).toEqual(["whoami", "channel"]);
     await a.client.close();
+  });
+
+  it("finds the delivery channel of the exchange a call came in, in both eras", async () => {
+    for (const modern of [false, true]) {
+      const a = await connect(KEY_A, modern);
+      const result = await a.client.callTool({ name: "channel", arguments: {} });
+      expect((result.content as { text: string }[])[0]?.text).toBe("bound");
+      await a.client.close();
+    }
   });
 
   it("ends a session on DELETE", async () => {
@@ -250,3 +289,129 @@ describe("HTTP without a usable default key", () => {
     }
   });
 });
+
+describe("HTTP session caps", () => {
+  const MADE_UP = `lgk_${"0".repeat(64)}`;
+
+  function init(url: string, key: string) {
+    return fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+      },
+      body: INIT,
+    });
+  }
+
+  it("caps sessions per key: idle sessions under a made-up key do not block a real key's initialize", async () => {
+    const capped = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      keyHash: hash,
+      createServer: whoamiServer,
+      sessions: { maxPerKey: 5, maxSessions: 8 },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++) statuses.push((await init(capped.url, MADE_UP)).status);
+      expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      expect(statuses.slice(5).every((s) => s === 503)).toBe(true);
+      expect(capped.sessionCount()).toBe(5);
+
+      const real = await connect2(capped.url, KEY_A);
+      expect(await whoami(real.client)).toBe(hash(KEY_A));
+      await real.client.close();
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("makes room by closing a session that never made a successful call, never one that did", async () => {
+    const capped = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      keyHash: hash,
+      createServer: whoamiServer,
+      sessions: { maxPerKey: 2, maxSessions: 3 },
+    });
+    try {
+      const proven = await connect2(capped.url, KEY_A);
+      expect(await whoami(proven.client)).toBe(hash(KEY_A));
+      // Many made-up keys, two idle sessions each: the table stays usable.
+      for (const k of ["1", "2", "3", "4"]) {
+        const key = `lgk_${k.repeat(64)}`;
+        expect((await init(capped.url, key)).status).toBe(200);
+        expect((await init(capped.url, key)).status).toBe(200);
+      }
+      expect(capped.sessionCount()).toBe(3);
+      // The session that made a successful call is still there.
+      expect(await whoami(proven.client)).toBe(hash(KEY_A));
+      const fresh = await connect2(capped.url, KEY_B);
+      expect(await whoami(fresh.client)).toBe(hash(KEY_B));
+      await proven.client.close();
+      await fresh.client.close();
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("idles out sessions that never made a successful call after minutes, the others after an hour", async () => {
+    const h = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      keyHash: hash,
+      createServer: whoamiServer,
+    });
+    try {
+      const proven = await connect2(h.url, KEY_A);
+      await whoami(proven.client);
+      expect((await init(h.url, MADE_UP)).status).toBe(200);
+      expect(h.sessionCount()).toBe(2);
+      h.sweepSessions(Date.now() + 3 * 60 * 1000);
+      expect(h.sessionCount()).toBe(1);
+      expect(await whoami(proven.client)).toBe(hash(KEY_A));
+      h.sweepSessions(Date.now() + 61 * 60 * 1000);
+      expect(h.sessionCount()).toBe(0);
+      await proven.client.close().catch(() => {});
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("HTTP /healthz", () => {
+  it("answers 200 when the ledger is usable and 503 when not, naming no error", async () => {
+    let usable = true;
+    const h = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      keyHash: hash,
+      createServer: whoamiServer,
+      health: async () => {
+        if (!usable) throw new Error("SQLITE_CANTOPEN /secret/path lgk_0000");
+      },
+    });
+    try {
+      const ok = await fetch(new URL("/healthz", h.url));
+      expect(ok.status).toBe(200);
+      usable = false;
+      const down = await fetch(new URL("/healthz", h.url));
+      expect(down.status).toBe(503);
+      const text = await down.text();
+      expect(text).not.toMatch(/secret|lgk_|SQLITE/);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+async function connect2(url: string, key: string) {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return { client, transport };
+}

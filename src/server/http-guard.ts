@@ -1,0 +1,151 @@
+/**
+ * What every HTTP request passes before the MCP layer sees it, from headers first (so a refused
+ * request is answered before its body is read): DNS-rebinding checks (Host, Origin), CORS for
+ * loopback pages, the key it runs under, then a bounded read of the JSON body.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { networkInterfaces } from "node:os";
+import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
+
+/**
+ * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the
+ * envelope. Both our reader and the SDK's own readers get the same bound; larger bodies get 413.
+ */
+export const MAX_BODY_BYTES = 48 * 1024 * 1024;
+/**
+ * Nesting deeper than this is refused with 400 before anything walks the body: no MCP message
+ * comes close, and classifying a deeper one recursively would exhaust the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const BEARER = /^Bearer\s+(lgk_[0-9a-f]{64})\s*$/;
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Host names a browser-independent client may use to reach us; anything else is a rebinding attempt. */
+export function allowedHostnames(host: string): string[] {
+  const names = new Set(LOOPBACK_NAMES);
+  if (host === "0.0.0.0" || host === "::") {
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) names.add(a.family === "IPv6" ? `[${a.address}]` : a.address);
+    }
+  } else {
+    names.add(host.includes(":") ? `[${host}]` : host);
+  }
+  return [...names];
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  error: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: error }, id: null });
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(body);
+}
+
+/**
+ * Host and Origin checks, and CORS for a page on a loopback origin (the Inspector in direct mode).
+ * Returns false once it has answered the request itself (a refusal, or a preflight).
+ */
+export function admit(req: IncomingMessage, res: ServerResponse, hostnames: string[]): boolean {
+  const host = validateHostHeader(req.headers.host, hostnames);
+  if (!host.ok) {
+    sendJson(res, 403, `Forbidden: ${host.message}`);
+    return false;
+  }
+  const origin = validateOriginHeader(req.headers.origin, hostnames);
+  if (!origin.ok) {
+    sendJson(res, 403, `Forbidden: ${origin.message}`);
+    return false;
+  }
+  if (origin.origin === undefined) return true;
+  res.setHeader("access-control-allow-origin", origin.origin);
+  res.setHeader("vary", "Origin");
+  res.setHeader("access-control-expose-headers", "mcp-session-id, mcp-protocol-version");
+  if (req.method !== "OPTIONS") return true;
+  res.writeHead(204, {
+    "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+    "access-control-allow-headers": req.headers["access-control-request-headers"] ?? "*",
+    "access-control-max-age": "600",
+  });
+  res.end();
+  return false;
+}
+
+export type KeyChoice = { ok: true; apiKey: string } | { ok: false; message: string };
+
+/**
+ * The key a request runs under: its own `Authorization: Bearer`, else the fallback (the
+ * configured key, only when bound to loopback). Refusals carry no `WWW-Authenticate` challenge:
+ * there is no sign-in flow here, and bridges such as mcp-remote take a challenge as a cue to
+ * start one, hiding the message. Messages never echo the header: it is someone's secret.
+ */
+export function chooseKey(authorization: string | undefined, fallback: string | undefined): KeyChoice {
+  if (authorization !== undefined) {
+    const apiKey = BEARER.exec(authorization)?.[1];
+    if (apiKey !== undefined) return { ok: true, apiKey };
+    return {
+      ok: false,
+      message: "Unauthorized: the Authorization header must be 'Bearer lgk_' followed by 64 lowercase hex",
+    };
+  }
+  if (fallback !== undefined) return { ok: true, apiKey: fallback };
+  return {
+    ok: false,
+    message:
+      "Unauthorized: send the service key in the Authorization header ('Authorization: Bearer lgk_…'); this server has no key of its own for requests without one",
+  };
+}
+
+export type BodyRead = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+
+/** Reads and parses a JSON body once, within MAX_BODY_BYTES and MAX_JSON_DEPTH. */
+export async function readJson(req: IncomingMessage): Promise<BodyRead> {
+  const tooLarge: BodyRead = {
+    ok: false,
+    status: 413,
+    message: `Payload too large: the limit is ${MAX_BODY_BYTES} bytes`,
+  };
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return tooLarge;
+    chunks.push(chunk);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.concat(chunks, size).toString("utf8")) as unknown;
+  } catch {
+    // A body nested past V8's own limit fails here too (RangeError), with the same answer.
+    return { ok: false, status: 400, message: "Parse error: the body is not valid JSON" };
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      status: 400,
+      message: `Bad Request: the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    };
+  }
+  return { ok: true, value };
+}
+
+/** Whether arrays and objects nest deeper than `max`; iterative, so it cannot overflow the stack. */
+export function depthExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
