@@ -17,9 +17,16 @@ interface Page {
   nextCursor?: string;
 }
 
-/** Records made through the ledger itself, as the paid tools make them (no service call needed). */
+/**
+ * Records made through the ledger itself, as the paid tools make them (no service call needed),
+ * each in a later millisecond than the one before: records of one millisecond have no order among
+ * them, and the page assertions below name exact records.
+ */
 async function records(x: Harness, n: number): Promise<void> {
+  let last = 0;
   for (let i = 0; i < n; i++) {
+    while (Date.now() === last) await new Promise((resolve) => setImmediate(resolve));
+    last = Date.now();
     const bytes = JSON.stringify({
       model: `model-${i % 3}`,
       prompt: `harbour number ${i} at dawn, ${"wide ".repeat(30)}`,
