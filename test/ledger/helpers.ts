@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ledger, openLedger } from "../../src/ledger/index.js";
 import { errorFromResponse } from "../../src/service/errors.js";
+import { tempDir as makeTempDir } from "../helpers/temp.js";
 
 export const API_KEY = `lgk_${"c0ffee42".repeat(8)}`;
 export const OTHER_KEY = `lgk_${"0badcafe".repeat(8)}`;
@@ -12,12 +11,8 @@ export const BODY = '{"model":"img-1","prompt":"a lighthouse at dusk"}';
 export const FAST = { baseMs: 1, capMs: 4, referencesBaseMs: 2, retryAfterCapMs: 10 };
 
 export function tempDir(): { dir: string; uri: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), "ledger-test-"));
-  return {
-    dir,
-    uri: `sqlite://${join(dir, "ledger.sqlite")}`,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  const { dir, cleanup } = makeTempDir("ledger-test-");
+  return { dir, uri: `sqlite://${join(dir, "ledger.sqlite")}`, cleanup };
 }
 
 export async function fastLedger(uri: string, extra: Parameters<typeof openLedger>[0] = {}): Promise<Ledger> {
