@@ -6,13 +6,12 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists the reviewed models this API key can use, with their kind (image, video, audio, text), availability, baseGems cost hint (image models only; a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits). Call it first to pick a `model` ID and valid `parameters` for generate_image, generate_video, generate_audio or chat. Free: it spends no Gems.",
+      "Lists the models this key can use, with kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits), to choose a `model` and its `parameters`. Free.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         kind: {
-          description: "Only models of this kind: image, video, audio or text.",
+          description: "Only models of this kind.",
           type: "string",
           enum: ["image", "video", "audio", "text"],
         },
@@ -20,7 +19,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         models: {
@@ -39,20 +37,18 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
             required: ["id", "name", "kind"],
-            additionalProperties: {},
           },
-          description: "Models with id, name, kind, available, baseGems and capabilities.",
+          description: "id, name, kind, available, baseGems, capabilities.",
         },
         accountingPeriod: {
           type: "string",
-          description: "The period of the key's Gem cap: the UTC calendar month.",
+          description: "The Gem cap's period (UTC calendar month).",
         },
       },
       required: ["models", "accountingPeriod"],
       additionalProperties: false,
     },
     annotations: {
-      title: "List generation models",
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -63,34 +59,28 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt with an image model from list_models (optionally editing or referencing uploaded assets). It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again. Finished images come back as signed URLs, resource links and, when small, an inline preview.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         model: {
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Public image model ID from list_models (1 to 150 characters).",
+          description: "Model ID from list_models (kind image).",
         },
         prompt: {
           type: "string",
           maxLength: 30000,
-          description: "What to generate (up to 30000 characters; some models allow less).",
+          description: "What to generate.",
         },
         parameters: {
           description:
-            "Image options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant. Unknown names are refused by the service.",
+            "Options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
           type: "object",
-          propertyNames: {
-            type: "string",
-          },
-          additionalProperties: {},
         },
         referenceAssetIds: {
-          description:
-            "Owned asset IDs from upload_asset used as references (at most 10, each 1 to 128 characters).",
+          description: "Reference asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -100,28 +90,25 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description:
-            "Most Gems the service may charge (0 to 1,000,000,000); above its quote it refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS when set.",
+          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
           description:
-            "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+            "Replays the earlier request with this identity (no second charge); a new one is new work.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description:
-            "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
+          description: "Seconds to wait for the task to finish; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description:
-            "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
+          description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
         },
       },
@@ -129,112 +116,30 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         idempotencyKey: {
           type: "string",
-          description:
-            "The request's identity: keep it; passing it as idempotencyKey replays this request, never charging twice.",
         },
         created: {
           type: "boolean",
-          description: "True for new work, false when an earlier identical request was replayed.",
+          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
           properties: {
             id: {
               type: "string",
-              description: "Task ID: keep it to poll.",
             },
             status: {
               type: "string",
-              description: "queued, processing, succeeded, partial, failed or cancelled.",
-            },
-            quotedGems: {
-              type: "number",
-              description: "Gems quoted.",
-            },
-            chargedGems: {
-              type: "number",
-              description: "Gems charged.",
-            },
-            releasedGems: {
-              type: "number",
-              description: "Gems released back.",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                  additionalProperties: {},
-                },
-                {
-                  type: "null",
-                },
-              ],
-              description: "Sanitized error or null.",
-            },
-            outputs: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  index: {
-                    type: "number",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                        additionalProperties: {},
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
-                additionalProperties: {},
-              },
-              description: "Outputs; asset.url is a signed URL that expires.",
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          additionalProperties: {},
-          description: "The service's task as it stands.",
+          required: ["id", "status"],
+          description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written when save was true.",
+          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -245,7 +150,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     annotations: {
-      title: "Generate an image",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -256,34 +160,28 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt (text-to-video) or from an uploaded first frame (image-to-video) with a video model from list_models. Videos take minutes: It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         model: {
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Public video model ID from list_models (1 to 150 characters).",
+          description: "Model ID from list_models (kind video).",
         },
         prompt: {
           type: "string",
           maxLength: 30000,
-          description: "What to generate (up to 30000 characters; some models allow less).",
+          description: "What to generate.",
         },
         parameters: {
           description:
-            "Video options from the model's capabilities: mode (text-to-video or image-to-video; set it), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "Options from the model's capabilities: mode (text-to-video, or image-to-video with sourceImage), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
-          propertyNames: {
-            type: "string",
-          },
-          additionalProperties: {},
         },
         referenceAssetIds: {
-          description:
-            "Owned asset IDs from upload_asset used as references (at most 10, each 1 to 128 characters).",
+          description: "Reference asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -293,28 +191,25 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description:
-            "Most Gems the service may charge (0 to 1,000,000,000); above its quote it refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS when set.",
+          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
           description:
-            "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+            "Replays the earlier request with this identity (no second charge); a new one is new work.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description:
-            "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
+          description: "Seconds to wait for the task to finish; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description:
-            "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
+          description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
         },
       },
@@ -322,112 +217,30 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         idempotencyKey: {
           type: "string",
-          description:
-            "The request's identity: keep it; passing it as idempotencyKey replays this request, never charging twice.",
         },
         created: {
           type: "boolean",
-          description: "True for new work, false when an earlier identical request was replayed.",
+          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
           properties: {
             id: {
               type: "string",
-              description: "Task ID: keep it to poll.",
             },
             status: {
               type: "string",
-              description: "queued, processing, succeeded, partial, failed or cancelled.",
-            },
-            quotedGems: {
-              type: "number",
-              description: "Gems quoted.",
-            },
-            chargedGems: {
-              type: "number",
-              description: "Gems charged.",
-            },
-            releasedGems: {
-              type: "number",
-              description: "Gems released back.",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                  additionalProperties: {},
-                },
-                {
-                  type: "null",
-                },
-              ],
-              description: "Sanitized error or null.",
-            },
-            outputs: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  index: {
-                    type: "number",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                        additionalProperties: {},
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
-                additionalProperties: {},
-              },
-              description: "Outputs; asset.url is a signed URL that expires.",
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          additionalProperties: {},
-          description: "The service's task as it stands.",
+          required: ["id", "status"],
+          description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written when save was true.",
+          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -438,7 +251,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     annotations: {
-      title: "Generate a video",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -449,34 +261,29 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates audio: speech or voice_clone with model service-voice and a voiceProfileId from list_voices or upload_voice (prompt up to 2,000 characters), or music with the music model from list_models. It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again.",
+      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         model: {
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Public audio model ID from list_models (1 to 150 characters).",
+          description: "Model ID from list_models (kind audio).",
         },
         prompt: {
           type: "string",
           maxLength: 30000,
-          description: "What to generate (up to 30000 characters; some models allow less).",
+          description:
+            "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
         },
         parameters: {
           description:
-            "Speech/voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple or advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000), title (up to 80), negativeTags, vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (up to 80), negativeTags (up to 200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
           type: "object",
-          propertyNames: {
-            type: "string",
-          },
-          additionalProperties: {},
         },
         referenceAssetIds: {
-          description:
-            "Owned asset IDs from upload_asset used as references (at most 10, each 1 to 128 characters).",
+          description: "Reference asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -486,146 +293,61 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description:
-            "Most Gems the service may charge (0 to 1,000,000,000); above its quote it refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS when set.",
+          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
           description:
-            "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+            "Replays the earlier request with this identity (no second charge); a new one is new work.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description:
-            "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
+          description: "Seconds to wait for the task to finish; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description:
-            "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
+          description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
         },
         operation: {
           type: "string",
           enum: ["speech", "music", "voice_clone"],
-          description: "speech (text to speech), voice_clone (speech in a private uploaded voice) or music.",
+          description: "voice_clone speaks in a private uploaded voice.",
         },
       },
       required: ["model", "prompt", "operation"],
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         idempotencyKey: {
           type: "string",
-          description:
-            "The request's identity: keep it; passing it as idempotencyKey replays this request, never charging twice.",
         },
         created: {
           type: "boolean",
-          description: "True for new work, false when an earlier identical request was replayed.",
+          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
           properties: {
             id: {
               type: "string",
-              description: "Task ID: keep it to poll.",
             },
             status: {
               type: "string",
-              description: "queued, processing, succeeded, partial, failed or cancelled.",
-            },
-            quotedGems: {
-              type: "number",
-              description: "Gems quoted.",
-            },
-            chargedGems: {
-              type: "number",
-              description: "Gems charged.",
-            },
-            releasedGems: {
-              type: "number",
-              description: "Gems released back.",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                  additionalProperties: {},
-                },
-                {
-                  type: "null",
-                },
-              ],
-              description: "Sanitized error or null.",
-            },
-            outputs: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  index: {
-                    type: "number",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                        additionalProperties: {},
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
-                additionalProperties: {},
-              },
-              description: "Outputs; asset.url is a signed URL that expires.",
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          additionalProperties: {},
-          description: "The service's task as it stands.",
+          required: ["id", "status"],
+          description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written when save was true.",
+          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -636,7 +358,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     annotations: {
-      title: "Generate speech or music",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -647,20 +368,18 @@ export const CATALOG: readonly ListedTool[] = [
     name: "poll_task",
     title: "Check a generation task",
     description:
-      "Reads a task from generate_image, generate_video or generate_audio: its status, Gems (quoted, charged, released) and outputs with freshly signed URLs. Use it to follow a task that was not finished, with `wait` to keep polling (with progress) up to that many seconds; a wait that runs out returns the task as it stands. A terminal task says which outputs succeeded and which failed. Free: it spends no Gems and never submits work. To write outputs to disk, call save_outputs.",
+      "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it is finished or the wait runs out. Free: never submits work.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         taskId: {
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID returned by a generate tool (1 to 256 characters).",
+          description: "Task ID from a generate tool or list_requests.",
         },
         wait: {
-          description:
-            "Seconds (0 to 600) to keep polling until the task is terminal; default 0 (read once). Keep it under ~50 where the host cuts calls at 60 s.",
+          description: "Seconds to poll until the task is finished; default 0 (read once).",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -670,7 +389,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         task: {
@@ -678,23 +396,18 @@ export const CATALOG: readonly ListedTool[] = [
           properties: {
             id: {
               type: "string",
-              description: "Task ID: keep it to poll.",
             },
             status: {
               type: "string",
-              description: "queued, processing, succeeded, partial, failed or cancelled.",
             },
             quotedGems: {
               type: "number",
-              description: "Gems quoted.",
             },
             chargedGems: {
               type: "number",
-              description: "Gems charged.",
             },
             releasedGems: {
               type: "number",
-              description: "Gems released back.",
             },
             error: {
               anyOf: [
@@ -709,13 +422,11 @@ export const CATALOG: readonly ListedTool[] = [
                     },
                   },
                   required: ["code", "message"],
-                  additionalProperties: {},
                 },
                 {
                   type: "null",
                 },
               ],
-              description: "Sanitized error or null.",
             },
             outputs: {
               type: "array",
@@ -732,22 +443,7 @@ export const CATALOG: readonly ListedTool[] = [
                     anyOf: [
                       {
                         type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                        additionalProperties: {},
+                        properties: {},
                       },
                       {
                         type: "null",
@@ -756,25 +452,22 @@ export const CATALOG: readonly ListedTool[] = [
                   },
                 },
                 required: ["index", "status", "asset"],
-                additionalProperties: {},
               },
-              description: "Outputs; asset.url is a signed URL that expires.",
             },
           },
           required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          additionalProperties: {},
-          description: "The service's task as it stands.",
+          description:
+            "The task: id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null while waiting; the URL is signed and expires).",
         },
         terminal: {
           type: "boolean",
-          description: "True once the task is succeeded, partial, failed or cancelled.",
+          description: "True once the task is finished (succeeded, partial, failed, cancelled).",
         },
       },
       required: ["task", "terminal"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Check a generation task",
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -785,23 +478,21 @@ export const CATALOG: readonly ListedTool[] = [
     name: "save_outputs",
     title: "Save a task's outputs to disk",
     description:
-      "Writes every output of a finished task into the output directory (GENERATION_OUTPUT_DIR, inside the allowed directories) as {taskId}-{index}.{ext}, downloading through freshly signed URLs, and returns the paths. Use it when the user wants files rather than links. It never overwrites: an existing name gets a numbered suffix. Spends no Gems.",
+      "Writes a finished task's outputs into GENERATION_OUTPUT_DIR as {taskId}-{index}.{ext}, never overwriting, and returns the paths. Free.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         taskId: {
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID returned by a generate tool (1 to 256 characters).",
+          description: "Task ID from a generate tool or list_requests.",
         },
       },
       required: ["taskId"],
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         task: {
@@ -809,106 +500,26 @@ export const CATALOG: readonly ListedTool[] = [
           properties: {
             id: {
               type: "string",
-              description: "Task ID: keep it to poll.",
             },
             status: {
               type: "string",
-              description: "queued, processing, succeeded, partial, failed or cancelled.",
-            },
-            quotedGems: {
-              type: "number",
-              description: "Gems quoted.",
-            },
-            chargedGems: {
-              type: "number",
-              description: "Gems charged.",
-            },
-            releasedGems: {
-              type: "number",
-              description: "Gems released back.",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                  additionalProperties: {},
-                },
-                {
-                  type: "null",
-                },
-              ],
-              description: "Sanitized error or null.",
-            },
-            outputs: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  index: {
-                    type: "number",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                        additionalProperties: {},
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
-                additionalProperties: {},
-              },
-              description: "Outputs; asset.url is a signed URL that expires.",
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          additionalProperties: {},
-          description: "The service's task as it stands.",
+          required: ["id", "status"],
+          description: "The task, with the fields of poll_task's task.",
         },
         saved: {
           type: "array",
           items: {
             type: "string",
           },
-          description: "Absolute paths of the files written.",
+          description: "Absolute paths written.",
         },
       },
       required: ["task", "saved"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Save a task's outputs to disk",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -919,32 +530,29 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload an image, video or audio file",
     description:
-      "Uploads owned media (image, video or audio, up to 30 MiB) and returns its asset ID, for referenceAssetIds, sourceImage, endFrame, coverAudio or extract_video's videoAssetId. Give `path` (a file inside the allowed directories) or, for clients without files, `data` (base64) with `mimeType`. The type is checked from the bytes. It does not spend Gems or start generation. Not idempotent: if an upload's outcome is unclear, check before uploading again.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`, and returns its asset ID for referenceAssetIds, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         path: {
-          description:
-            "File to upload: absolute, ~/…, or relative to the first allowed directory. Give this or data.",
+          description: "The file to upload (or give data).",
           type: "string",
           minLength: 1,
           maxLength: 4096,
         },
         data: {
-          description:
-            "The file's bytes as base64 (at most 30 MiB decoded), with mimeType. Give this or path.",
+          description: "The bytes as base64, with mimeType (or give path).",
           type: "string",
           minLength: 1,
           maxLength: 41943040,
         },
         mimeType: {
-          description: "MIME type of data (image/*, video/* or audio/*); checked against the bytes.",
+          description: "The MIME type of data.",
           type: "string",
           pattern: "^(image|video|audio)\\/[\\w.+-]+$",
         },
         filename: {
-          description: "Name to record with the asset (up to 255 characters).",
+          description: "Name to record with the asset.",
           type: "string",
           minLength: 1,
           maxLength: 255,
@@ -953,7 +561,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         asset: {
@@ -973,15 +580,13 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "kind", "state", "url"],
-          additionalProperties: {},
-          description: "The asset: id (use this, not the URL), kind, state (ready when usable) and url.",
+          description: "id (use it, not the URL), kind, state (usable when ready), url.",
         },
       },
       required: ["asset"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Upload an image, video or audio file",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -992,24 +597,23 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_voices",
     title: "List voices",
     description:
-      "Lists voices for speech: scope mine (the account's private uploaded voices, the default) or explore (approved public voices), 50 per page, optionally by language. Use a voice's id as parameters.voiceProfileId in generate_audio (operation speech, or voice_clone for an uploaded voice). Free: it spends no Gems.",
+      "Lists voices for generate_audio's parameters.voiceProfileId: private uploaded ones (voice_clone) or approved public ones (speech), 50 a page. Free.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         scope: {
-          description: "mine (owned private voices; default) or explore (approved public voices).",
+          description: "mine (private uploaded; default) or explore (approved public).",
           type: "string",
           enum: ["mine", "explore"],
         },
         page: {
-          description: "Page number, 1 to 10,000; 50 voices per page.",
+          description: "Page number.",
           type: "integer",
           minimum: 1,
           maximum: 10000,
         },
         language: {
-          description: "Only voices of this supported language.",
+          description: "Only voices of this language.",
           type: "string",
           minLength: 1,
           maxLength: 64,
@@ -1018,7 +622,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         voices: {
@@ -1034,16 +637,13 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
             required: ["id", "name"],
-            additionalProperties: {},
           },
-          description: "Voices with id and name.",
+          description: "id and name; pagination beside.",
         },
       },
       required: ["voices"],
-      additionalProperties: {},
     },
     annotations: {
-      title: "List voices",
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -1054,26 +654,25 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 seconds) as a private reference voice for zero-shot cloning, and returns its voice ID for generate_audio (operation voice_clone, parameters.voiceProfileId). Only with the speaker's permission: the user is asked to confirm when the client can ask; otherwise pass rightsConfirmed: true only after the user confirmed it. The file must be inside the allowed directories. Spends no Gems; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone and returns its ID. Only with the speaker's permission: the user is asked, or confirms it via rightsConfirmed. Free; not idempotent.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         path: {
           type: "string",
           minLength: 1,
           maxLength: 4096,
-          description: "Audio file: absolute, ~/…, or relative to the first allowed directory.",
+          description: "The audio file to upload.",
         },
         duration: {
-          description: "Length in seconds (15 to 300); read from the audio when left out.",
+          description: "Length in seconds; read from the audio when left out.",
           type: "number",
           minimum: 15,
           maximum: 300,
         },
         rightsConfirmed: {
           description:
-            "True only when the user confirmed permission to clone this voice; required when the client cannot ask the user itself.",
+            "True only once the user confirmed permission to clone this voice; needed where the host cannot ask.",
           type: "boolean",
         },
       },
@@ -1081,7 +680,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         voice: {
@@ -1095,15 +693,13 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "name"],
-          additionalProperties: {},
-          description: "The private draft voice: id and name.",
+          description: "The private draft voice: id, name.",
         },
       },
       required: ["voice"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Upload a reference voice",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -1114,16 +710,15 @@ export const CATALOG: readonly ListedTool[] = [
     name: "chat",
     title: "Chat completion",
     description:
-      "Sends a conversation to a text model from list_models (kind text) and returns the whole answer with finish reason, token usage and identity; progress is reported as text streams in. Text only: no tools, images or remote references. It spends Gems (the service reserves a conservative maximum and settles on usage). Keep the identity (idempotencyKey): if the answer is cut off, calling again with the same arguments replays the saved answer without a second charge.",
+      "Sends a conversation to a text model and returns the whole answer, finish reason, token usage and identity (idempotencyKey). Text only; it spends Gems (a reservation, settled on usage).",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         model: {
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Public text model ID from list_models (1 to 150 characters).",
+          description: "Model ID from list_models (kind text).",
         },
         messages: {
           minItems: 1,
@@ -1135,60 +730,59 @@ export const CATALOG: readonly ListedTool[] = [
               role: {
                 type: "string",
                 enum: ["system", "user", "assistant"],
-                description: "system, user or assistant.",
+                description: "Who speaks.",
               },
               content: {
                 type: "string",
                 maxLength: 30000,
-                description: "Message text, up to 30000 characters.",
+                description: "Message text.",
               },
             },
             required: ["role", "content"],
             additionalProperties: false,
           },
-          description: "The conversation, 1 to 60 messages; at most 128,000 bytes serialized.",
+          description: "The conversation: at most 128,000 bytes as JSON.",
         },
         max_tokens: {
-          description: "Most tokens to generate, 1 to 8192; default 4096.",
+          description: "Most tokens to generate; default 4096.",
           type: "integer",
           minimum: 1,
           maximum: 8192,
         },
         temperature: {
-          description: "Sampling temperature, 0 to 2.",
+          description: "Sampling temperature.",
           type: "number",
           minimum: 0,
           maximum: 2,
         },
         top_p: {
-          description: "Nucleus sampling, 0 to 1.",
+          description: "Nucleus sampling.",
           type: "number",
           minimum: 0,
           maximum: 1,
         },
         response_format: {
-          description: "Ask for plain text or a JSON object.",
+          description: "Plain text or a JSON object.",
           type: "object",
           properties: {
             type: {
               type: "string",
               enum: ["text", "json_object"],
-              description: "text or json_object.",
+              description: "The format.",
             },
           },
           required: ["type"],
           additionalProperties: false,
         },
         maxGems: {
-          description:
-            "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve (a higher quote is refused); default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
         },
         idempotencyKey: {
           description:
-            "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+            "Replays the earlier request with this identity (no second charge); a new one is new work.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -1197,27 +791,24 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         idempotencyKey: {
           type: "string",
-          description: "The request's identity; passing it again replays the saved answer.",
         },
         id: {
           type: "string",
-          description: "The completion's ID.",
         },
         model: {
           type: "string",
-          description: "Model that answered.",
+          description: "The model that answered.",
         },
         content: {
           type: "string",
           description: "The whole answer.",
         },
         finishReason: {
-          description: "Why generation stopped (stop, length, …).",
+          description: "stop, length, …",
           type: ["string", "null"],
         },
         usage: {
@@ -1225,20 +816,18 @@ export const CATALOG: readonly ListedTool[] = [
             {
               type: "object",
               properties: {},
-              additionalProperties: {},
             },
             {
               type: "null",
             },
           ],
-          description: "Token counts, when the service reports them.",
+          description: "Token counts, when reported.",
         },
       },
       required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Chat completion",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -1249,39 +838,36 @@ export const CATALOG: readonly ListedTool[] = [
     name: "extract_video",
     title: "Analyse a video",
     description:
-      "Analyses an uploaded video (an asset from upload_asset: ready, under 25 MiB, shorter than 120 s) and returns an analysis, its duration, suggested frame times and segments. It spends Gems (a reservation sized for a long video, settled on usage). Keep the identity (idempotencyKey): calling again with the same arguments after a failure or cut-off replays the saved result without a second charge.",
+      "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         videoAssetId: {
           type: "string",
           minLength: 1,
           maxLength: 128,
-          description: "Asset ID of an owned, ready video (1 to 128 characters) from upload_asset.",
+          description: "A video's asset ID from upload_asset.",
         },
         prompt: {
-          description: "What to look for, up to 2000 characters.",
+          description: "What to look for.",
           type: "string",
           maxLength: 2000,
         },
         model: {
-          description:
-            "The extraction model; leave it out to use the configured one (GENERATION_EXTRACTION_MODEL).",
+          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
           type: "string",
           minLength: 1,
           maxLength: 150,
         },
         maxGems: {
-          description:
-            "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve (a higher quote is refused); default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
         },
         idempotencyKey: {
           description:
-            "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+            "Replays the earlier request with this identity (no second charge); a new one is new work.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -1290,16 +876,13 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         idempotencyKey: {
           type: "string",
-          description: "The request's identity; passing it again replays the saved result.",
         },
         id: {
           type: "string",
-          description: "The extraction's ID.",
         },
         extraction: {
           type: "object",
@@ -1314,16 +897,13 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          additionalProperties: {},
-          description:
-            "analysis, durationSeconds, frames (suggested times, not images) and optional segments.",
+          description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
         },
       },
       required: ["idempotencyKey", "id", "extraction"],
       additionalProperties: false,
     },
     annotations: {
-      title: "Analyse a video",
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -1336,7 +916,6 @@ export const CATALOG: readonly ListedTool[] = [
     description:
       "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video): identity (idempotencyKey), tool, state, task ID, times. Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
     inputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         state: {
@@ -1348,7 +927,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     outputSchema: {
-      $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
       properties: {
         requests: {
@@ -1376,7 +954,6 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
             required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
-            additionalProperties: {},
           },
           description: "Records, newest first, with identity, tool, state, taskId and ISO times.",
         },
@@ -1385,7 +962,6 @@ export const CATALOG: readonly ListedTool[] = [
       additionalProperties: false,
     },
     annotations: {
-      title: "List this key's requests",
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
