@@ -66,12 +66,14 @@ export const TaskOut = z
       z.looseObject({
         index: z.number(),
         status: z.string(),
-        asset: z.looseObject({}).nullable(),
+        asset: z
+          .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
+          .nullable(),
       }),
     ),
   })
   .describe(
-    "The task: id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null while waiting; the URL is signed and expires).",
+    "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
   );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
@@ -80,4 +82,4 @@ export const TaskOut = z
 export const TaskBriefOut = z
   .looseObject({ id: z.string(), status: z.string() })
   .describe("The task, with the fields of poll_task's task.");
-export const savedOut = z.array(z.string()).optional().describe("Paths written (save: true).");
+export const savedOut = z.array(z.string()).optional();

@@ -4,7 +4,10 @@
  * schemas on every turn, so bytes that carry no rule are left out:
  * - `$schema`: MCP takes JSON Schema 2020-12 as the default dialect, and it is the one zod targets;
  * - `additionalProperties: {}` (any extra property is allowed: the default);
- * - `propertyNames: {type: "string"}` (every JSON property name is a string).
+ * - `propertyNames: {type: "string"}` (every JSON property name is a string);
+ * - `properties: {}` (constrains nothing);
+ * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
+ * accepts the same values (`properties` and `required` constrain objects only).
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
@@ -17,10 +20,25 @@ const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
 
 function says(keyword: string, value: unknown): boolean {
   if (keyword === "$schema") return false;
+  if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
   if (keyword === "additionalProperties" && isObject(value) && Object.keys(value).length === 0) return false;
   if (keyword === "propertyNames" && isObject(value) && Object.keys(value).length === 1)
     return value.type !== "string";
   return true;
+}
+
+const isNull = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 1 && v.type === "null";
+/** Keywords whose values a `null` would have to satisfy too: such a branch is not merged. */
+const VALUE_KEYWORDS = ["enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref"];
+
+function mergeNullable(schema: Json): Json {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || branches.length !== 2) return schema;
+  const other = branches.find((b) => !isNull(b));
+  if (!branches.some(isNull) || !isObject(other) || typeof other.type !== "string") return schema;
+  if (VALUE_KEYWORDS.some((k) => k in other)) return schema;
+  const { anyOf: _, ...rest } = schema;
+  return { ...other, type: [other.type, "null"], ...rest };
 }
 
 /** A schema without the keywords above, at any depth; values that are data (enum, const, default) are kept as they are. */
@@ -40,12 +58,17 @@ export function compactSchema(schema: Json): Json {
       out[keyword] = value;
     }
   }
-  return out;
+  return mergeNullable(out);
+}
+
+/** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
+export function derivedSchema(schema: z.ZodType, io: "input" | "output"): Json {
+  const std = schema["~standard"] as unknown as StandardSchemaWithJSON["~standard"];
+  const json = std.jsonSchema[io]({ target: "draft-2020-12" });
+  return json.type === undefined ? { type: "object", ...json } : json;
 }
 
 /** The advertised JSON Schema of a tool's input or output. */
 export function advertisedSchema(schema: z.ZodType, io: "input" | "output"): Json {
-  const std = schema["~standard"] as unknown as StandardSchemaWithJSON["~standard"];
-  const json = std.jsonSchema[io]({ target: "draft-2020-12" });
-  return compactSchema(json.type === undefined ? { type: "object", ...json } : json);
+  return compactSchema(derivedSchema(schema, io));
 }

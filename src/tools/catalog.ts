@@ -6,7 +6,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists the models this key can use, with kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits), to choose a `model` and its `parameters`. Free.",
+      "Lists the models this key can use, with id, name, kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits) for choosing `parameters`. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -38,11 +38,10 @@ export const CATALOG: readonly ListedTool[] = [
             },
             required: ["id", "name", "kind"],
           },
-          description: "id, name, kind, available, baseGems, capabilities.",
         },
         accountingPeriod: {
           type: "string",
-          description: "The Gem cap's period (UTC calendar month).",
+          description: "The Gem cap's period (a UTC calendar month).",
         },
       },
       required: ["models", "accountingPeriod"],
@@ -59,7 +58,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -139,7 +138,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -160,7 +158,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -240,7 +238,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -261,7 +258,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.",
+      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -347,7 +344,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The task, with the fields of poll_task's task.",
         },
         saved: {
-          description: "Paths written (save: true).",
           type: "array",
           items: {
             type: "string",
@@ -410,23 +406,16 @@ export const CATALOG: readonly ListedTool[] = [
               type: "number",
             },
             error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
+              type: ["object", "null"],
+              properties: {
+                code: {
+                  type: "string",
                 },
-                {
-                  type: "null",
+                message: {
+                  type: "string",
                 },
-              ],
+              },
+              required: ["code", "message"],
             },
             outputs: {
               type: "array",
@@ -440,15 +429,22 @@ export const CATALOG: readonly ListedTool[] = [
                     type: "string",
                   },
                   asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {},
+                    type: ["object", "null"],
+                    properties: {
+                      id: {
+                        type: "string",
                       },
-                      {
-                        type: "null",
+                      kind: {
+                        type: "string",
                       },
-                    ],
+                      mimeType: {
+                        type: "string",
+                      },
+                      url: {
+                        type: "string",
+                      },
+                    },
+                    required: ["id", "kind", "mimeType", "url"],
                   },
                 },
                 required: ["index", "status", "asset"],
@@ -457,11 +453,11 @@ export const CATALOG: readonly ListedTool[] = [
           },
           required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
-            "The task: id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null while waiting; the URL is signed and expires).",
+            "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
         },
         terminal: {
           type: "boolean",
-          description: "True once the task is finished (succeeded, partial, failed, cancelled).",
+          description: "True once finished: succeeded, partial, failed or cancelled.",
         },
       },
       required: ["task", "terminal"],
@@ -513,7 +509,6 @@ export const CATALOG: readonly ListedTool[] = [
           items: {
             type: "string",
           },
-          description: "Absolute paths written.",
         },
       },
       required: ["task", "saved"],
@@ -638,7 +633,6 @@ export const CATALOG: readonly ListedTool[] = [
             },
             required: ["id", "name"],
           },
-          description: "id and name; pagination beside.",
         },
       },
       required: ["voices"],
@@ -654,7 +648,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone and returns its ID. Only with the speaker's permission: the user is asked, or confirms it via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -693,7 +687,6 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "name"],
-          description: "The private draft voice: id, name.",
         },
       },
       required: ["voice"],
@@ -801,27 +794,17 @@ export const CATALOG: readonly ListedTool[] = [
         },
         model: {
           type: "string",
-          description: "The model that answered.",
         },
         content: {
           type: "string",
-          description: "The whole answer.",
         },
         finishReason: {
           description: "stop, length, …",
           type: ["string", "null"],
         },
         usage: {
-          anyOf: [
-            {
-              type: "object",
-              properties: {},
-            },
-            {
-              type: "null",
-            },
-          ],
-          description: "Token counts, when reported.",
+          type: ["object", "null"],
+          description: "Token counts, or null when not reported.",
         },
       },
       required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],

@@ -50,10 +50,10 @@ export default defineTool({
   outputSchema: z.object({
     idempotencyKey: z.string(),
     id: z.string(),
-    model: z.string().describe("The model that answered."),
-    content: z.string().describe("The whole answer."),
+    model: z.string(),
+    content: z.string(),
     finishReason: z.string().nullable().describe("stop, length, …"),
-    usage: z.looseObject({}).nullable().describe("Token counts, when reported."),
+    usage: z.looseObject({}).nullable().describe("Token counts, or null when not reported."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -7,15 +7,13 @@ export default defineTool({
   name: "list_models",
   title: "List generation models",
   description:
-    "Lists the models this key can use, with kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits), to choose a `model` and its `parameters`. Free.",
+    "Lists the models this key can use, with id, name, kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits) for choosing `parameters`. Free.",
   inputSchema: z.strictObject({
     kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind."),
   }),
   outputSchema: z.object({
-    models: z
-      .array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() }))
-      .describe("id, name, kind, available, baseGems, capabilities."),
-    accountingPeriod: z.string().describe("The Gem cap's period (UTC calendar month)."),
+    models: z.array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() })),
+    accountingPeriod: z.string().describe("The Gem cap's period (a UTC calendar month)."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

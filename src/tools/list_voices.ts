@@ -23,9 +23,7 @@ export default defineTool({
     language: z.string().min(1).max(64).optional().describe("Only voices of this language."),
   }),
   outputSchema: z.looseObject({
-    voices: z
-      .array(z.looseObject({ id: z.string(), name: z.string() }))
-      .describe("id and name; pagination beside."),
+    voices: z.array(z.looseObject({ id: z.string(), name: z.string() })),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -48,4 +48,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey); follow up with poll_task, not a new submission.";
+  "It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.";

@@ -21,7 +21,7 @@ export default defineTool({
   }),
   outputSchema: z.object({
     task: TaskOut,
-    terminal: z.boolean().describe("True once the task is finished (succeeded, partial, failed, cancelled)."),
+    terminal: z.boolean().describe("True once finished: succeeded, partial, failed or cancelled."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -14,7 +14,7 @@ export default defineTool({
   inputSchema: z.strictObject({ taskId: taskIdField }),
   outputSchema: z.object({
     task: TaskBriefOut,
-    saved: z.array(z.string()).describe("Absolute paths written."),
+    saved: z.array(z.string()),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -33,7 +33,7 @@ export default defineTool({
   name: "upload_voice",
   title: "Upload a reference voice",
   description:
-    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone and returns its ID. Only with the speaker's permission: the user is asked, or confirms it via rightsConfirmed. Free; not idempotent.",
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).describe("The audio file to upload."),
     duration: z
@@ -50,7 +50,7 @@ export default defineTool({
       ),
   }),
   outputSchema: z.object({
-    voice: z.looseObject({ id: z.string(), name: z.string() }).describe("The private draft voice: id, name."),
+    voice: z.looseObject({ id: z.string(), name: z.string() }),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
