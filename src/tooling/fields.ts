@@ -18,13 +18,13 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe("Seconds to wait for the task to finish; default 45 unless configured.");
+  .describe("Seconds to wait for the task; default 45 unless configured.");
 export const saveField = z
   .boolean()
   .optional()
   .describe("Also save finished outputs to disk (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "Replays the earlier request with this identity (no second charge); a new one is new work.",
+  "An earlier request's identity, to replay it without a second charge.",
 );
 /** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
 export const textMaxGemsField = z
@@ -33,7 +33,7 @@ export const textMaxGemsField = z
   .min(0)
   .max(LIMITS.textMaxGems)
   .optional()
-  .describe("Most Gems to reserve (a higher quote is refused); default GENERATION_MAX_GEMS.");
+  .describe("Most Gems to reserve; default GENERATION_MAX_GEMS.");
 
 export const modelField = (kind: string) =>
   z
@@ -81,5 +81,5 @@ export const TaskOut = z
  */
 export const TaskBriefOut = z
   .looseObject({ id: z.string(), status: z.string() })
-  .describe("The task, with the fields of poll_task's task.");
+  .describe("The task, with the fields poll_task describes.");
 export const savedOut = z.array(z.string()).optional();

@@ -3,7 +3,7 @@
  * target, same object wrapping), less the keywords that say nothing. Every assistant reads these
  * schemas on every turn, so bytes that carry no rule are left out:
  * - `$schema`: MCP takes JSON Schema 2020-12 as the default dialect, and it is the one zod targets;
- * - `additionalProperties: {}` (any extra property is allowed: the default);
+ * - `additionalProperties: {}` and `items: {}` (any extra property, any item: the defaults);
  * - `propertyNames: {type: "string"}` (every JSON property name is a string);
  * - `properties: {}` (constrains nothing);
  * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
@@ -21,7 +21,8 @@ const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
 function says(keyword: string, value: unknown): boolean {
   if (keyword === "$schema") return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
-  if (keyword === "additionalProperties" && isObject(value) && Object.keys(value).length === 0) return false;
+  const empty = isObject(value) && Object.keys(value).length === 0;
+  if ((keyword === "additionalProperties" || keyword === "items") && empty) return false;
   if (keyword === "propertyNames" && isObject(value) && Object.keys(value).length === 1)
     return value.type !== "string";
   return true;

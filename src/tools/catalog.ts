@@ -58,7 +58,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -89,19 +89,18 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description:
-            "Replays the earlier request with this identity (no second charge); a new one is new work.",
+          description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task to finish; default 45 unless configured.",
+          description: "Seconds to wait for the task; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -135,7 +134,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "status"],
-          description: "The task, with the fields of poll_task's task.",
+          description: "The task, with the fields poll_task describes.",
         },
         saved: {
           type: "array",
@@ -158,7 +157,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -189,19 +188,18 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description:
-            "Replays the earlier request with this identity (no second charge); a new one is new work.",
+          description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task to finish; default 45 unless configured.",
+          description: "Seconds to wait for the task; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -235,7 +233,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "status"],
-          description: "The task, with the fields of poll_task's task.",
+          description: "The task, with the fields poll_task describes.",
         },
         saved: {
           type: "array",
@@ -258,7 +256,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.",
+      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -276,7 +274,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (up to 80), negativeTags (up to 200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
           type: "object",
         },
         referenceAssetIds: {
@@ -290,19 +288,18 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description:
-            "Replays the earlier request with this identity (no second charge); a new one is new work.",
+          description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task to finish; default 45 unless configured.",
+          description: "Seconds to wait for the task; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -341,7 +338,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "status"],
-          description: "The task, with the fields of poll_task's task.",
+          description: "The task, with the fields poll_task describes.",
         },
         saved: {
           type: "array",
@@ -364,7 +361,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "poll_task",
     title: "Check a generation task",
     description:
-      "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it is finished or the wait runs out. Free: never submits work.",
+      "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it finishes or the wait runs out. Free; never submits work.",
     inputSchema: {
       type: "object",
       properties: {
@@ -502,7 +499,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "status"],
-          description: "The task, with the fields of poll_task's task.",
+          description: "The task, with the fields poll_task describes.",
         },
         saved: {
           type: "array",
@@ -523,9 +520,9 @@ export const CATALOG: readonly ListedTool[] = [
   },
   {
     name: "upload_asset",
-    title: "Upload an image, video or audio file",
+    title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`, and returns its asset ID for referenceAssetIds, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -768,14 +765,13 @@ export const CATALOG: readonly ListedTool[] = [
           additionalProperties: false,
         },
         maxGems: {
-          description: "Most Gems to reserve (a higher quote is refused); default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
         },
         idempotencyKey: {
-          description:
-            "Replays the earlier request with this identity (no second charge); a new one is new work.",
+          description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -843,14 +839,13 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 150,
         },
         maxGems: {
-          description: "Most Gems to reserve (a higher quote is refused); default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
         },
         idempotencyKey: {
-          description:
-            "Replays the earlier request with this identity (no second charge); a new one is new work.",
+          description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -876,7 +871,6 @@ export const CATALOG: readonly ListedTool[] = [
             },
             frames: {
               type: "array",
-              items: {},
             },
           },
           required: ["analysis", "durationSeconds", "frames"],

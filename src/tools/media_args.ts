@@ -25,7 +25,7 @@ export const mediaFields = (kind: string, parameters: string, prompt = "What to 
     .min(0)
     .max(LIMITS.mediaMaxGems)
     .optional()
-    .describe("Most Gems to spend (a higher quote is refused); default GENERATION_MAX_GEMS."),
+    .describe("Most Gems to spend; default GENERATION_MAX_GEMS."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
   save: saveField,
@@ -48,4 +48,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems and returns within `wait` s with the task and its identity (idempotencyKey): follow up with poll_task.";
+  "It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.";

@@ -9,7 +9,7 @@ export default defineTool({
   name: "poll_task",
   title: "Check a generation task",
   description:
-    "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it is finished or the wait runs out. Free: never submits work.",
+    "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it finishes or the wait runs out. Free; never submits work.",
   inputSchema: z.strictObject({
     taskId: taskIdField,
     wait: z

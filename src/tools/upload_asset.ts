@@ -15,9 +15,9 @@ const notMedia = (t: MediaType | undefined): string | undefined =>
 
 export default defineTool({
   name: "upload_asset",
-  title: "Upload an image, video or audio file",
+  title: "Upload a media file",
   description:
-    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`, and returns its asset ID for referenceAssetIds, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The file to upload (or give data)."),
     data: z
