@@ -10,13 +10,12 @@
  * with either side being measured. Run `npm run build` first.
  */
 import { existsSync } from "node:fs";
-import { Agent, createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/index.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
+import { delayProxy } from "./delay-proxy.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
@@ -40,10 +39,15 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
+interface ListedTool {
+  name: string;
+  _meta?: { ui?: { visibility?: string[] } };
+}
+
 interface ColdStart {
   ms: number;
   /** The tools/list result, parsed. */
-  tools: { name: string }[];
+  tools: ListedTool[];
   /** Bytes of the tools/list result as JSON. */
   bytes: number;
 }
@@ -62,7 +66,7 @@ function coldStart(env: Record<string, string>, args = [CLI, "--sandbox"]): Prom
     let timer = setTimeout(() => server.child.kill(), 20_000);
     server.onMessage((message) => {
       if (message.id !== 2 || answer !== undefined) return;
-      const result = message.result as { tools?: { name: string }[] } | undefined;
+      const result = message.result as { tools?: ListedTool[] } | undefined;
       if (!Array.isArray(result?.tools)) failure = `tools/list failed: ${JSON.stringify(message.error)}`;
       else {
         const bytes = Buffer.byteLength(JSON.stringify(result));
@@ -114,43 +118,6 @@ async function overhead(
   } finally {
     await client.close();
   }
-}
-
-/** A loopback proxy that holds each request DELAY ms before forwarding it: a service some distance away. */
-async function delayProxy(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const agent = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    setTimeout(() => {
-      const out = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-          agent,
-        },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
-      out.on("error", () => res.destroy());
-      req.pipe(out);
-    }, delayMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 async function time(fn: () => Promise<unknown>): Promise<number> {
@@ -207,14 +174,22 @@ async function coldStarts(env: Record<string, string>): Promise<{ ours: ColdStar
   return { ours: last, peers };
 }
 
-/** (d): the tools/list answer our cold starts received, whole and per tool, next to the peers'. */
+/**
+ * (d): the tools/list answer our cold starts received, as the model reads it (MCP Apps hosts hide a
+ * tool whose _meta.ui.visibility leaves out "model"), whole and per tool, next to the peers'.
+ */
 function catalogCost(ours: ColdStart, peers: Runner[]): void {
-  const met = ours.bytes <= CATALOG_TARGET_BYTES ? "met" : "NOT met";
+  const hidden = (t: ListedTool) => t._meta?.ui?.visibility?.includes("model") === false;
+  const seen = ours.tools.filter((t) => !hidden(t));
+  const bytes = Buffer.byteLength(JSON.stringify({ tools: seen }));
+  const met = bytes <= CATALOG_TARGET_BYTES ? "met" : "NOT met";
   print(`(d) tools/list as the model reads it, JSON bytes (stdio, --sandbox)`);
-  print(`    ${ours.bytes} bytes for ${ours.tools.length} tools (target <= ${CATALOG_TARGET_BYTES}: ${met})`);
-  const sizes = ours.tools.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
+  print(`    ${bytes} bytes for ${seen.length} tools (target <= ${CATALOG_TARGET_BYTES}: ${met})`);
+  const sizes = seen.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
   for (const { name, bytes } of sizes.sort((a, b) => b.bytes - a.bytes))
     print(`    ${name.padEnd(16)} ${String(bytes).padStart(6)}`);
+  const left = ours.tools.length - seen.length;
+  if (left > 0) print(`    (${left} tool${left === 1 ? "" : "s"} hidden from the model not counted)`);
   for (const peer of peers) print(`    peer ${peer.label}: ${peer.bytes} bytes for ${peer.tools} tools`);
 }
 
