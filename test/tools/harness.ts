@@ -84,7 +84,10 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const client = new ServiceClient({ baseUrl: BASE_URL, apiKey, fetch: sandbox.handler as typeof fetch });
   const ledger = await openLedger({
     storeUri: `sqlite://${path.join(dir, "ledger.sqlite")}`,
-    backoff: { baseMs: 5, capMs: 20 },
+    // Replays come fast (5 ms base), but the cap leaves REFERENCES_PROCESSING replays (whose base
+    // is long) up to 400 ms each: longer than an upload stays processing in the sandbox at the
+    // default time scale (1 s / 20), so a reference uploaded just before is ready within them.
+    backoff: { baseMs: 5, capMs: 400 },
   });
   const config: EngineConfig = {
     files: [path.join(dir, "files")],
