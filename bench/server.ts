@@ -4,20 +4,19 @@
  *      next to a minimal SDK server and to peer servers (bench/peers, installed there on first run);
  *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means),
  *      on bare loopback and with a service round trip added by a delaying proxy;
- *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency.
+ *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
+ *  (d) what tools/list costs the model's context: bytes of JSON, in all and per tool, next to peers.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { Agent, createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/index.js";
-import { CLI, isolatedEnv, startHttpCli } from "../test/server/spawn.js";
+import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
+import { delayProxy } from "./delay-proxy.js";
+import { preparePeers, type Runner } from "./peer-servers.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -27,6 +26,7 @@ const COLD_TARGET_MS = 350;
 const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
+const CATALOG_TARGET_BYTES = 20_000;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const percentile = (xs: number[], p: number) => {
@@ -39,141 +39,51 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
-function parseMessage(
-  line: string,
-): { id?: unknown; result?: { tools?: unknown[] }; error?: unknown } | null {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return null; // not protocol: ignored here (our stdout purity is a test's business, not the bench's)
-  }
+interface ListedTool {
+  name: string;
+  _meta?: { ui?: { visibility?: string[] } };
+}
+
+interface ColdStart {
+  ms: number;
+  /** The tools/list result, parsed. */
+  tools: ListedTool[];
+  /** Bytes of the tools/list result as JSON. */
+  bytes: number;
 }
 
 /**
- * One cold start: raw JSON-RPC lines, so client-library start-up is not counted. Resolves when the
- * tools/list answer has arrived whole; rejects with the server's last stderr line if it dies first.
+ * One cold start: raw JSON-RPC lines (test/helpers), so client-library start-up is not counted.
+ * Resolves when the tools/list answer has arrived whole; rejects with the server's last stderr
+ * line if it dies first.
  */
-function coldStart(
-  env: Record<string, string>,
-  args = [CLI, "--sandbox"],
-): Promise<{ ms: number; tools: number }> {
+function coldStart(env: Record<string, string>, args = [CLI, "--sandbox"]): Promise<ColdStart> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { env, stdio: ["pipe", "pipe", "pipe"] });
-    let partial = "";
-    let stderr = "";
-    let answer: { ms: number; tools: number } | undefined;
+    const server = rawStdio(env, args, "bench");
+    let answer: ColdStart | undefined;
     let failure = "no tools/list answer within 20 s";
-    let timer = setTimeout(() => child.kill(), 20_000);
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.stdout.on("data", (c: Buffer) => {
-      const lines = (partial + c.toString()).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        const message = parseMessage(line);
-        if (message?.id !== 2 || answer !== undefined) continue;
-        if (!Array.isArray(message.result?.tools))
-          failure = `tools/list failed: ${JSON.stringify(message.error)}`;
-        else answer = { ms: performance.now() - started, tools: message.result.tools.length };
-        child.stdin.end(); // every server here exits when its stdin closes; the timer is the backstop
-        clearTimeout(timer);
-        timer = setTimeout(() => child.kill(), 5_000);
+    let timer = setTimeout(() => server.child.kill(), 20_000);
+    server.onMessage((message) => {
+      if (message.id !== 2 || answer !== undefined) return;
+      const result = message.result as { tools?: ListedTool[] } | undefined;
+      if (!Array.isArray(result?.tools)) failure = `tools/list failed: ${JSON.stringify(message.error)}`;
+      else {
+        const bytes = Buffer.byteLength(JSON.stringify(result));
+        answer = { ms: performance.now() - started, tools: result.tools, bytes };
       }
-    });
-    child.once("error", reject);
-    child.once("exit", (code, signal) => {
+      server.child.stdin.end(); // every server here exits when its stdin closes; the timer is the backstop
       clearTimeout(timer);
-      const last = stderr.trim().split("\n").at(-1) ?? "";
+      timer = setTimeout(() => server.child.kill(), 5_000);
+    });
+    server.child.once("error", reject);
+    server.child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      const last = server.stderr().trim().split("\n").at(-1) ?? "";
       if (answer !== undefined) resolve(answer);
       else reject(new Error(`${failure} (exit ${signal ?? code}${last ? `; stderr: ${last}` : ""})`));
     });
-    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "bench", version: "1" },
-      },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-  });
-}
-
-const PEERS_DIR = fileURLToPath(new URL("./peers/", import.meta.url));
-/**
- * Peer servers, each run as `node <its bin>` (npx would add its own start-up). Both answer tools/list
- * without the network (checked with no network namespace and with strace: no inet connect), so the
- * figure is start-up alone. replicate-mcp refuses to start without a token; a dummy one is never sent.
- */
-const PEERS = [
-  { pkg: "replicate-mcp", args: [], env: { REPLICATE_API_TOKEN: "r8_bench-dummy-never-sent" } },
-  { pkg: "@modelcontextprotocol/server-everything", args: ["stdio"], env: {} },
-];
-
-interface Runner {
-  label: string;
-  args: string[];
-  env: Record<string, string>;
-  tools?: number;
-  times: number[];
-}
-
-/** Peers ready to spawn (installing bench/peers once), and why any are left out. */
-function preparePeers(): { peers: Runner[]; out: string[] } {
-  const manifest = (pkg: string) => join(PEERS_DIR, "node_modules", pkg, "package.json");
-  if (!PEERS.every((p) => existsSync(manifest(p.pkg)))) {
-    print("    installing peers once: npm ci --prefix bench/peers (into bench/peers/node_modules)");
-    const npm = ["ci", "--prefix", PEERS_DIR, "--ignore-scripts", "--no-audit", "--no-fund"];
-    const ran = spawnSync("npm", npm, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
-    if (ran.status !== 0) {
-      const why = ran.error?.message ?? ran.stderr.trim().split("\n").at(-1) ?? `exit ${ran.status}`;
-      return { peers: [], out: [`peers left out: npm ci failed: ${why}`] };
-    }
-  }
-  const peers: Runner[] = [];
-  const out: string[] = [];
-  for (const peer of PEERS) {
-    try {
-      const pkg = JSON.parse(readFileSync(manifest(peer.pkg), "utf8")) as {
-        version: string;
-        bin: string | Record<string, string>;
-      };
-      const bin = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin)[0];
-      if (bin === undefined) throw new Error("its package.json names no bin");
-      const script = join(PEERS_DIR, "node_modules", peer.pkg, bin);
-      peers.push({
-        label: `${peer.pkg} ${pkg.version}`,
-        args: [script, ...peer.args],
-        env: peer.env,
-        times: [],
-      });
-    } catch (error) {
-      out.push(`peer ${peer.pkg} left out: ${(error as Error).message}`);
-    }
-  }
-  return { peers, out };
-}
-
-/** `generation-mcp sandbox --port 0` in its own process; resolves with its base URL. */
-function startSandbox(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0"], {
-      env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      const match = /GENERATION_BASE_URL=(\S+)/.exec(out);
-      if (match?.[1] !== undefined) resolve({ url: match[1], child });
-    });
-    child.once("exit", (code) => reject(new Error(`sandbox exited with ${code}`)));
+    server.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
   });
 }
 
@@ -210,43 +120,6 @@ async function overhead(
   }
 }
 
-/** A loopback proxy that holds each request DELAY ms before forwarding it: a service some distance away. */
-async function delayProxy(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const agent = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    setTimeout(() => {
-      const out = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-          agent,
-        },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        },
-      );
-      out.on("error", () => res.destroy());
-      req.pipe(out);
-    }, delayMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 async function time(fn: () => Promise<unknown>): Promise<number> {
   const t = performance.now();
   await fn();
@@ -254,16 +127,19 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /** (a): ours, the minimal server and each peer in turn, COLD_RUNS rounds, so machine load hits all alike. */
-async function coldStarts(env: Record<string, string>): Promise<void> {
+async function coldStarts(env: Record<string, string>): Promise<{ ours: ColdStart; peers: Runner[] }> {
   print(`(a) cold start, spawn to tools/list answered (stdio, --sandbox), median of ${COLD_RUNS}`);
-  const { peers: ready, out: notes } = preparePeers();
+  const { peers: ready, out: notes } = preparePeers(print);
+  let last: ColdStart | undefined;
   const ours: Runner = { label: "ours", args: [CLI, "--sandbox"], env: {}, times: [] };
   const minimal: Runner = { label: "minimal", args: [MINIMAL], env: {}, times: [] };
   let runners = [ours, minimal, ...ready];
   const run = async (runner: Runner, counted: boolean) => {
     try {
       const started = await coldStart({ ...env, ...runner.env }, runner.args);
-      runner.tools = started.tools;
+      runner.tools = started.tools.length;
+      runner.bytes = started.bytes;
+      if (runner === ours) last = started;
       if (counted) runner.times.push(started.ms);
     } catch (error) {
       if (runner === ours || runner === minimal) throw error;
@@ -285,81 +161,110 @@ async function coldStarts(env: Record<string, string>): Promise<void> {
   const peers = runners.filter((r) => r !== ours && r !== minimal);
   for (const peer of peers)
     print(`    peer ${peer.label} (${peer.tools} tools), same run: ${ms(median(peer.times))}`);
-  const fastest = peers.sort((a, b) => median(a.times) - median(b.times))[0];
+  const fastest = [...peers].sort((a, b) => median(a.times) - median(b.times))[0];
   if (fastest === undefined) {
     print(`    no peer measured: no ratio to the fastest peer (target <= ${PEER_RATIO_TARGET})`);
-    return;
+  } else {
+    const ratio = cold / median(fastest.times);
+    print(
+      `    ours / fastest peer (${fastest.label}): ${ratio.toFixed(2)} (target <= ${PEER_RATIO_TARGET}: ${ratio <= PEER_RATIO_TARGET ? "met" : "NOT met"})`,
+    );
   }
-  const ratio = cold / median(fastest.times);
+  if (last === undefined) throw new Error("no cold start of ours was measured");
+  return { ours: last, peers };
+}
+
+/**
+ * (d): the tools/list answer our cold starts received, as the model reads it (MCP Apps hosts hide a
+ * tool whose _meta.ui.visibility leaves out "model"), whole and per tool, next to the peers'.
+ */
+function catalogCost(ours: ColdStart, peers: Runner[]): void {
+  const hidden = (t: ListedTool) => t._meta?.ui?.visibility?.includes("model") === false;
+  const seen = ours.tools.filter((t) => !hidden(t));
+  const bytes = Buffer.byteLength(JSON.stringify({ tools: seen }));
+  const met = bytes <= CATALOG_TARGET_BYTES ? "met" : "NOT met";
+  print(`(d) tools/list as the model reads it, JSON bytes (stdio, --sandbox)`);
+  print(`    ${bytes} bytes for ${seen.length} tools (target <= ${CATALOG_TARGET_BYTES}: ${met})`);
+  const sizes = seen.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
+  for (const { name, bytes } of sizes.sort((a, b) => b.bytes - a.bytes))
+    print(`    ${name.padEnd(16)} ${String(bytes).padStart(6)}`);
+  const left = ours.tools.length - seen.length;
+  if (left > 0) print(`    (${left} tool${left === 1 ? "" : "s"} hidden from the model not counted)`);
+  for (const peer of peers) print(`    peer ${peer.label}: ${peer.bytes} bytes for ${peer.tools} tools`);
+}
+
+/**
+ * (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback (the
+ * stringent figure: the service answers in about a millisecond), then with a service round trip of
+ * DELAY_MS added by a proxy in front of the sandbox (closer to a real service).
+ */
+async function overheads(sandboxUrl: string, serviceEnv: Record<string, string>): Promise<void> {
+  const line = (label: string, r: { mcp: number; direct: number; ratio: number }) =>
+    print(
+      `    ${label} MCP mean ${ms(r.mcp)}, direct mean ${ms(r.direct)}: ratio ${r.ratio.toFixed(2)} (target <= ${RATIO_TARGET}: ${r.ratio <= RATIO_TARGET ? "met" : "NOT met"}); overhead ${ms(r.mcp - r.direct)} per call`,
+    );
+  const bare = await overhead(sandboxUrl, { ...serviceEnv });
   print(
-    `    ours / fastest peer (${fastest.label}): ${ratio.toFixed(2)} (target <= ${PEER_RATIO_TARGET}: ${ratio <= PEER_RATIO_TARGET ? "met" : "NOT met"})`,
+    `(b) list_models, ${CALLS} calls each, interleaved: MCP over stdio vs direct fetch to the same sandbox`,
   );
+  line("loopback:    ", bare);
+  const proxy = await delayProxy(sandboxUrl, DELAY_MS);
+  try {
+    line(
+      `+${DELAY_MS} ms service:`,
+      await overhead(proxy.url, { ...serviceEnv, GENERATION_BASE_URL: proxy.url }),
+    );
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** (c) SESSIONS concurrent Streamable HTTP sessions calling list_models. */
+async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
+  const http = await startHttpCli([], serviceEnv);
+  try {
+    const clients = await Promise.all(
+      Array.from({ length: SESSIONS }, async () => {
+        const c = new Client({ name: "bench", version: "1.0.0" });
+        await c.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+        return c;
+      }),
+    );
+    await Promise.all(clients.map((c) => c.callTool({ name: "list_models", arguments: {} })));
+    const latencies: number[] = [];
+    const call = async (c: Client) => {
+      const r = await c.callTool({ name: "list_models", arguments: {} });
+      if (r.isError) throw new Error("list_models failed over HTTP");
+    };
+    const started = performance.now();
+    await Promise.all(
+      clients.map(async (c) => {
+        for (let i = 0; i < CALLS_PER_SESSION; i++) latencies.push(await time(() => call(c)));
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    await Promise.all(clients.map((c) => c.close()));
+    print(`(c) ${SESSIONS} concurrent HTTP sessions x ${CALLS_PER_SESSION} list_models calls`);
+    print(
+      `    throughput ${(latencies.length / elapsed).toFixed(0)} calls/s, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
+    );
+  } finally {
+    await http.stop();
+  }
 }
 
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run `npm run build` first");
   const iso = isolatedEnv();
-  const sandbox = await startSandbox(iso.env);
+  const sandbox = await startSandboxCli(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    await coldStarts(iso.env);
-
-    // (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback
-    // (the stringent figure: the service answers in about a millisecond), then with a service round
-    // trip of DELAY_MS added by a proxy in front of the sandbox (closer to a real service).
-    const bare = await overhead(sandbox.url, { ...serviceEnv });
-    print(
-      `(b) list_models, ${CALLS} calls each, interleaved: MCP over stdio vs direct fetch to the same sandbox`,
-    );
-    print(
-      `    loopback:     MCP mean ${ms(bare.mcp)}, direct mean ${ms(bare.direct)}: ratio ${bare.ratio.toFixed(2)} (target <= ${RATIO_TARGET}: ${bare.ratio <= RATIO_TARGET ? "met" : "NOT met"}); overhead ${ms(bare.mcp - bare.direct)} per call`,
-    );
-    const proxy = await delayProxy(sandbox.url, DELAY_MS);
-    try {
-      const far = await overhead(proxy.url, { ...serviceEnv, GENERATION_BASE_URL: proxy.url });
-      print(
-        `    +${DELAY_MS} ms service: MCP mean ${ms(far.mcp)}, direct mean ${ms(far.direct)}: ratio ${far.ratio.toFixed(2)} (target <= ${RATIO_TARGET}: ${far.ratio <= RATIO_TARGET ? "met" : "NOT met"}); overhead ${ms(far.mcp - far.direct)} per call`,
-      );
-    } finally {
-      await proxy.close();
-    }
-
-    // (c) 100 concurrent HTTP sessions
-    const http = await startHttpCli([], serviceEnv);
-    try {
-      const clients = await Promise.all(
-        Array.from({ length: SESSIONS }, async () => {
-          const c = new Client({ name: "bench", version: "1.0.0" });
-          await c.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-          return c;
-        }),
-      );
-      await Promise.all(clients.map((c) => c.callTool({ name: "list_models", arguments: {} })));
-      const latencies: number[] = [];
-      const started = performance.now();
-      await Promise.all(
-        clients.map(async (c) => {
-          for (let i = 0; i < CALLS_PER_SESSION; i++) {
-            latencies.push(
-              await time(async () => {
-                const r = await c.callTool({ name: "list_models", arguments: {} });
-                if (r.isError) throw new Error("list_models failed over HTTP");
-              }),
-            );
-          }
-        }),
-      );
-      const elapsed = (performance.now() - started) / 1000;
-      await Promise.all(clients.map((c) => c.close()));
-      print(`(c) ${SESSIONS} concurrent HTTP sessions x ${CALLS_PER_SESSION} list_models calls`);
-      print(
-        `    throughput ${(latencies.length / elapsed).toFixed(0)} calls/s, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
-      );
-    } finally {
-      await http.stop();
-    }
+    const cold = await coldStarts(iso.env);
+    await overheads(sandbox.url, serviceEnv);
+    await httpSessions(serviceEnv);
+    catalogCost(cold.ours, cold.peers);
   } finally {
-    sandbox.child.kill("SIGTERM");
+    await sandbox.stop();
     iso.cleanup();
   }
 }

@@ -1,4 +1,4 @@
-/** The ledger's public shapes (see the team brief's agreed API). */
+/** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { LedgerRecord } from "./record.js";
 import type { BackoffOptions } from "./replay.js";
 

@@ -12,8 +12,16 @@ import { registerResources } from "./resources.js";
 export const SERVER_NAME = "generation-mcp";
 export const SERVER_VERSION = "0.1.0";
 
-const INSTRUCTIONS = `Generates images, video, speech, music, text and video analyses on a paid service; every generation spends Gems from the user's key.
-Start with list_models. Generation tools wait a bounded time and return the task as it stands: keep its task ID and identity (idempotencyKey), and follow it with poll_task rather than submitting again. A cut-off or failed call is safe to repeat with the same arguments (or idempotencyKey): it replays, never charging twice. list_requests shows this key's requests if a task ID was lost.`;
+/**
+ * Rules every tool shares, said once here rather than in each description (every assistant reads
+ * all descriptions on every turn); each tool's description says what is its own.
+ */
+const INSTRUCTIONS = `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
+Start with list_models (and list_voices for speech). upload_asset and upload_voice give the IDs that generation takes as references or voices.
+Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED). A call that was cut off or failed is safe to repeat with the same arguments (or its identity): it replays and never charges twice. Repeating a call whose result arrived is new work and spends again.
+Generation tools wait up to \`wait\` seconds (default 45 unless configured), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview; save_outputs (or save: true) writes them to disk.
+Files are read from and saved into the allowed directories; a path is absolute, ~/…, or relative to the first of them.
+An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
 
 export function createMcpServer(engine: Engine): McpServer {
   const server = new McpServer(

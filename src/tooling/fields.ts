@@ -1,5 +1,12 @@
-/** Argument and output fields several tools share, described once. */
+/**
+ * Argument and output fields several tools share, described once. Every assistant reads every
+ * description on every turn, so an argument's says what it is and the limits its schema keywords
+ * cannot; an output field is described where its name and the tool's description leave it unsaid.
+ * The rules every paid tool shares (identity, replay, waiting) are said once, in the server's
+ * instructions (src/server/assemble.ts).
+ */
 import { z } from "zod";
+import { TASK_ID_MAX } from "../service/endpoints.js";
 import { LIMITS } from "../service/limits.js";
 import { IdempotencyKeySchema } from "../service/schemas.js";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
@@ -13,17 +20,13 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe(
-    "Seconds (0 to 600) to keep polling before returning; default is the server's (45, under the ~60 s hosts allow a call). A wait that runs out returns the task as it stands, never an error.",
-  );
+  .describe("Seconds to wait for the task; default 45 unless configured.");
 export const saveField = z
   .boolean()
   .optional()
-  .describe(
-    "When true and the task is finished, write its outputs into the output directory (GENERATION_OUTPUT_DIR) as {taskId}-{index}.{ext} and return the paths.",
-  );
+  .describe("Also save finished outputs to disk (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "Optional identity for this request (1 to 128 of letters, digits, _ . : -). Omit it and one is made and returned; reuse it only to replay the same request, never for a different one.",
+  "An earlier request's identity, to replay it without a second charge.",
 );
 /** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
 export const textMaxGemsField = z
@@ -32,47 +35,53 @@ export const textMaxGemsField = z
   .min(0)
   .max(LIMITS.textMaxGems)
   .optional()
-  .describe(
-    "Most Gems to reserve, 0 to 1,000,000; above it the service refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS.",
-  );
+  .describe("Most Gems to reserve; default GENERATION_MAX_GEMS.");
 
 export const modelField = (kind: string) =>
   z
     .string()
     .min(LIMITS.modelId.min)
     .max(LIMITS.modelId.max)
-    .describe(`Public ${kind} model ID from list_models (1 to 150 characters).`);
-
-// ---------- shared output fields ----------
-
-export const TaskOut = z
-  .looseObject({
-    id: z.string().describe("Task ID: keep it to poll."),
-    status: z.string().describe("queued, processing, succeeded, partial, failed or cancelled."),
-    quotedGems: z.number().describe("Gems quoted."),
-    chargedGems: z.number().describe("Gems charged."),
-    releasedGems: z.number().describe("Gems released back."),
-    error: z
-      .looseObject({ code: z.string(), message: z.string() })
-      .nullable()
-      .describe("Sanitized error or null."),
-    outputs: z
-      .array(
-        z.looseObject({
-          index: z.number(),
-          status: z.string(),
-          asset: z
-            .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
-            .nullable(),
-        }),
-      )
-      .describe("Outputs; asset.url is a signed URL that expires."),
-  })
-  .describe("The service's task as it stands.");
-export const savedOut = z.array(z.string()).optional().describe("Paths written when save was true.");
+    .describe(`Model ID from list_models (kind ${kind}).`);
 
 export const taskIdField = z
   .string()
   .min(1)
-  .max(256)
-  .describe("Task ID returned by a generate tool (1 to 256 characters).");
+  .max(TASK_ID_MAX)
+  .describe("Task ID from a generate tool or list_requests.");
+
+// ---------- shared output fields ----------
+
+/**
+ * The interface's Task, typed so a client can check it, described once in prose rather than field
+ * by field: it appears in five tools' output schemas.
+ */
+export const TaskOut = z
+  .looseObject({
+    id: z.string(),
+    status: z.string(),
+    quotedGems: z.number(),
+    chargedGems: z.number(),
+    releasedGems: z.number(),
+    error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
+    outputs: z.array(
+      z.looseObject({
+        index: z.number(),
+        status: z.string(),
+        asset: z
+          .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
+          .nullable(),
+      }),
+    ),
+  })
+  .describe(
+    "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
+  );
+/**
+ * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
+ * only where a caller acts on it, so its fields are described once (in poll_task's schema).
+ */
+export const TaskBriefOut = z
+  .looseObject({ id: z.string(), status: z.string() })
+  .describe("The task, with the fields poll_task describes.");
+export const savedOut = z.array(z.string()).optional();

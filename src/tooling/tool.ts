@@ -20,6 +20,7 @@ import { ArgumentError } from "../service/errors.js";
 import { parseOrThrow } from "../service/schemas.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import { channelOf } from "./delivery.js";
+import { advertisedSchema } from "./json-schema.js";
 import { guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
@@ -55,21 +56,14 @@ export interface ListedTool {
   annotations: ToolAnnotations;
 }
 
-/** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
-function jsonOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  const std = schema["~standard"] as unknown as StandardSchemaWithJSON["~standard"];
-  const json = std.jsonSchema[io]({ target: "draft-2020-12" });
-  return json.type === undefined ? { type: "object", ...json } : json;
-}
-
 export function listing(def: ToolDefinition): ListedTool {
   return {
     name: def.name,
     title: def.title,
     description: def.description,
-    inputSchema: jsonOf(def.inputSchema, "input"),
-    outputSchema: jsonOf(def.outputSchema, "output"),
-    annotations: { title: def.title, ...def.annotations },
+    inputSchema: advertisedSchema(def.inputSchema, "input"),
+    outputSchema: advertisedSchema(def.outputSchema, "output"),
+    annotations: def.annotations,
   };
 }
 

@@ -14,49 +14,47 @@ export default defineTool({
   name: "chat",
   title: "Chat completion",
   description:
-    "Sends a conversation to a text model from list_models (kind text) and returns the whole answer with finish reason, token usage and identity; progress is reported as text streams in. Text only: no tools, images or remote references. It spends Gems (the service reserves a conservative maximum and settles on usage). Keep the identity (idempotencyKey): if the answer is cut off, calling again with the same arguments replays the saved answer without a second charge.",
+    "Sends a conversation to a text model and returns the whole answer, finish reason, token usage and identity (idempotencyKey). Text only; it spends Gems (a reservation, settled on usage).",
   inputSchema: z.strictObject({
     model: modelField("text"),
     messages: z
       .array(
         z.strictObject({
-          role: z.enum(["system", "user", "assistant"]).describe("system, user or assistant."),
-          content: z.string().max(T.content).describe(`Message text, up to ${T.content} characters.`),
+          role: z.enum(["system", "user", "assistant"]).describe("Who speaks."),
+          content: z.string().max(T.content).describe("Message text."),
         }),
       )
       .min(T.messages.min)
       .max(T.messages.max)
-      .describe(`The conversation, 1 to ${T.messages.max} messages; at most 128,000 bytes serialized.`),
+      .describe("The conversation: at most 128,000 bytes as JSON."),
     max_tokens: z
       .number()
       .int()
       .min(T.maxTokens.min)
       .max(T.maxTokens.max)
       .optional()
-      .describe(
-        `Most tokens to generate, ${T.maxTokens.min} to ${T.maxTokens.max}; default ${T.maxTokens.default}.`,
-      ),
+      .describe(`Most tokens to generate; default ${T.maxTokens.default}.`),
     temperature: z
       .number()
       .min(T.temperature.min)
       .max(T.temperature.max)
       .optional()
-      .describe("Sampling temperature, 0 to 2."),
-    top_p: z.number().min(T.topP.min).max(T.topP.max).optional().describe("Nucleus sampling, 0 to 1."),
+      .describe("Sampling temperature."),
+    top_p: z.number().min(T.topP.min).max(T.topP.max).optional().describe("Nucleus sampling."),
     response_format: z
-      .strictObject({ type: z.enum(["text", "json_object"]).describe("text or json_object.") })
+      .strictObject({ type: z.enum(["text", "json_object"]).describe("The format.") })
       .optional()
-      .describe("Ask for plain text or a JSON object."),
+      .describe("Plain text or a JSON object."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),
   outputSchema: z.object({
-    idempotencyKey: z.string().describe("The request's identity; passing it again replays the saved answer."),
-    id: z.string().describe("The completion's ID."),
-    model: z.string().describe("Model that answered."),
-    content: z.string().describe("The whole answer."),
-    finishReason: z.string().nullable().describe("Why generation stopped (stop, length, …)."),
-    usage: z.looseObject({}).nullable().describe("Token counts, when the service reports them."),
+    idempotencyKey: z.string(),
+    id: z.string(),
+    model: z.string(),
+    content: z.string(),
+    finishReason: z.string().nullable().describe("stop, length, …"),
+    usage: z.looseObject({}).nullable().describe("Token counts, or null when not reported."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

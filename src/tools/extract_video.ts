@@ -14,31 +14,29 @@ export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
   description:
-    "Analyses an uploaded video (an asset from upload_asset: ready, under 25 MiB, shorter than 120 s) and returns an analysis, its duration, suggested frame times and segments. It spends Gems (a reservation sized for a long video, settled on usage). Keep the identity (idempotencyKey): calling again with the same arguments after a failure or cut-off replays the saved result without a second charge.",
+    "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
   inputSchema: z.strictObject({
     videoAssetId: z
       .string()
       .min(1)
       .max(LIMITS.referenceAssetIds.idMax)
-      .describe("Asset ID of an owned, ready video (1 to 128 characters) from upload_asset."),
-    prompt: z.string().max(E.prompt).optional().describe(`What to look for, up to ${E.prompt} characters.`),
+      .describe("A video's asset ID from upload_asset."),
+    prompt: z.string().max(E.prompt).optional().describe("What to look for."),
     model: z
       .string()
       .min(LIMITS.modelId.min)
       .max(LIMITS.modelId.max)
       .optional()
-      .describe(
-        "The extraction model; leave it out to use the configured one (GENERATION_EXTRACTION_MODEL).",
-      ),
+      .describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),
   outputSchema: z.object({
-    idempotencyKey: z.string().describe("The request's identity; passing it again replays the saved result."),
-    id: z.string().describe("The extraction's ID."),
+    idempotencyKey: z.string(),
+    id: z.string(),
     extraction: z
       .looseObject({ analysis: z.unknown(), durationSeconds: z.number(), frames: z.array(z.unknown()) })
-      .describe("analysis, durationSeconds, frames (suggested times, not images) and optional segments."),
+      .describe("analysis, durationSeconds, frames (suggested times), segments (optional)."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

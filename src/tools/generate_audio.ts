@@ -2,20 +2,19 @@ import { z } from "zod";
 import { AUDIO_OPERATIONS } from "../service/limits.js";
 import { submitMedia } from "../tooling/media.js";
 import { defineTool } from "../tooling/tool.js";
-import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
+import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({
   name: "generate_audio",
   title: "Generate speech or music",
-  description: `Generates audio: speech or voice_clone with model service-voice and a voiceProfileId from list_voices or upload_voice (prompt up to 2,000 characters), or music with the music model from list_models. ${KEEP_AND_NEXT}`,
+  description: `Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. ${SPENDS_AND_NEXT}`,
   inputSchema: z.strictObject({
     ...mediaFields(
       "audio",
-      "Speech/voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple or advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000), title (up to 80), negativeTags, vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+      "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+      "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
     ),
-    operation: z
-      .enum(AUDIO_OPERATIONS)
-      .describe("speech (text to speech), voice_clone (speech in a private uploaded voice) or music."),
+    operation: z.enum(AUDIO_OPERATIONS).describe("voice_clone speaks in a private uploaded voice."),
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,

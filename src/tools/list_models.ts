@@ -7,15 +7,13 @@ export default defineTool({
   name: "list_models",
   title: "List generation models",
   description:
-    "Lists the reviewed models this API key can use, with their kind (image, video, audio, text), availability, baseGems cost hint (image models only; a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits). Call it first to pick a `model` ID and valid `parameters` for generate_image, generate_video, generate_audio or chat. Free: it spends no Gems.",
+    "Lists the models this key can use, with id, name, kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits) for choosing `parameters`. Free.",
   inputSchema: z.strictObject({
-    kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind: image, video, audio or text."),
+    kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind."),
   }),
   outputSchema: z.object({
-    models: z
-      .array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() }))
-      .describe("Models with id, name, kind, available, baseGems and capabilities."),
-    accountingPeriod: z.string().describe("The period of the key's Gem cap: the UTC calendar month."),
+    models: z.array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() })),
+    accountingPeriod: z.string().describe("The Gem cap's period (a UTC calendar month)."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

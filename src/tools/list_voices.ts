@@ -7,23 +7,23 @@ export default defineTool({
   name: "list_voices",
   title: "List voices",
   description:
-    "Lists voices for speech: scope mine (the account's private uploaded voices, the default) or explore (approved public voices), 50 per page, optionally by language. Use a voice's id as parameters.voiceProfileId in generate_audio (operation speech, or voice_clone for an uploaded voice). Free: it spends no Gems.",
+    "Lists voices for generate_audio's parameters.voiceProfileId: private uploaded ones (voice_clone) or approved public ones (speech), 50 a page. Free.",
   inputSchema: z.strictObject({
     scope: z
       .enum(["mine", "explore"])
       .optional()
-      .describe("mine (owned private voices; default) or explore (approved public voices)."),
+      .describe("mine (private uploaded; default) or explore (approved public)."),
     page: z
       .number()
       .int()
       .min(LIMITS.voice.pageMin)
       .max(LIMITS.voice.pageMax)
       .optional()
-      .describe("Page number, 1 to 10,000; 50 voices per page."),
-    language: z.string().min(1).max(64).optional().describe("Only voices of this supported language."),
+      .describe("Page number."),
+    language: z.string().min(1).max(64).optional().describe("Only voices of this language."),
   }),
   outputSchema: z.looseObject({
-    voices: z.array(z.looseObject({ id: z.string(), name: z.string() })).describe("Voices with id and name."),
+    voices: z.array(z.looseObject({ id: z.string(), name: z.string() })),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

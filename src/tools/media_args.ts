@@ -6,44 +6,35 @@ import {
   modelField,
   savedOut,
   saveField,
-  TaskOut,
+  TaskBriefOut,
   waitField,
 } from "../tooling/fields.js";
 
-export const mediaFields = (kind: string, parameters: string) => ({
+export const mediaFields = (kind: string, parameters: string, prompt = "What to generate.") => ({
   model: modelField(kind),
-  prompt: z
-    .string()
-    .max(LIMITS.mediaPrompt)
-    .describe(`What to generate (up to ${LIMITS.mediaPrompt} characters; some models allow less).`),
+  prompt: z.string().max(LIMITS.mediaPrompt).describe(prompt),
   parameters: z.record(z.string(), z.unknown()).optional().describe(parameters),
   referenceAssetIds: z
     .array(z.string().min(1).max(LIMITS.referenceAssetIds.idMax))
     .max(LIMITS.referenceAssetIds.maxItems)
     .optional()
-    .describe("Owned asset IDs from upload_asset used as references (at most 10, each 1 to 128 characters)."),
+    .describe("Reference asset IDs from upload_asset."),
   maxGems: z
     .number()
     .int()
     .min(0)
     .max(LIMITS.mediaMaxGems)
     .optional()
-    .describe(
-      "Most Gems the service may charge (0 to 1,000,000,000); above its quote it refuses with PRICE_CHANGED. Defaults to GENERATION_MAX_GEMS when set.",
-    ),
+    .describe("Most Gems to spend; default GENERATION_MAX_GEMS."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
   save: saveField,
 });
 
 export const submissionOutput = z.object({
-  idempotencyKey: z
-    .string()
-    .describe(
-      "The request's identity: keep it; passing it as idempotencyKey replays this request, never charging twice.",
-    ),
-  created: z.boolean().describe("True for new work, false when an earlier identical request was replayed."),
-  task: TaskOut,
+  idempotencyKey: z.string(),
+  created: z.boolean().describe("False for a replay (no new charge)."),
+  task: TaskBriefOut,
   saved: savedOut,
 });
 
@@ -55,5 +46,6 @@ export const submissionHints = {
   openWorldHint: true,
 } as const;
 
-export const KEEP_AND_NEXT =
-  "It spends Gems. It waits up to `wait` seconds with progress, then returns the task as it stands: keep the task ID and the identity (idempotencyKey). If the task is not finished, call poll_task with the task ID; never submit again to check on it: a repeat after this result is new work and spends again.";
+/** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
+export const SPENDS_AND_NEXT =
+  "It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.";

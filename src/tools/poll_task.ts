@@ -11,7 +11,7 @@ export default defineTool({
   name: "poll_task",
   title: "Check a generation task",
   description:
-    "Reads a task from generate_image, generate_video or generate_audio: its status, Gems (quoted, charged, released) and outputs with freshly signed URLs. Use it to follow a task that was not finished, with `wait` to keep polling (with progress) up to that many seconds; a wait that runs out returns the task as it stands. A terminal task says which outputs succeeded and which failed. Free: it spends no Gems and never submits work. To write outputs to disk, call save_outputs.",
+    "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it finishes or the wait runs out. Free; never submits work.",
   inputSchema: z.strictObject({
     taskId: taskIdField,
     wait: z
@@ -19,13 +19,11 @@ export default defineTool({
       .min(0)
       .max(600)
       .optional()
-      .describe(
-        "Seconds (0 to 600) to keep polling until the task is terminal; default 0 (read once). Keep it under ~50 where the host cuts calls at 60 s.",
-      ),
+      .describe("Seconds to poll until the task is finished; default 0 (read once)."),
   }),
   outputSchema: z.object({
     task: TaskOut,
-    terminal: z.boolean().describe("True once the task is succeeded, partial, failed or cancelled."),
+    terminal: z.boolean().describe("True once finished: succeeded, partial, failed or cancelled."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Questions } from "../tooling/ask.js";
-import { TaskOut, taskIdField } from "../tooling/fields.js";
+import { TaskBriefOut, taskIdField } from "../tooling/fields.js";
 import { okResult } from "../tooling/results.js";
 import { saveOutputs, saveTarget } from "../tooling/saving.js";
 import { defineTool } from "../tooling/tool.js";
@@ -9,11 +9,11 @@ export default defineTool({
   name: "save_outputs",
   title: "Save a task's outputs to disk",
   description:
-    "Writes every output of a finished task into the output directory (GENERATION_OUTPUT_DIR, inside the allowed directories) as {taskId}-{index}.{ext}, downloading through freshly signed URLs, and returns the paths. Use it when the user wants files rather than links. It never overwrites: an existing name gets a numbered suffix. Spends no Gems.",
+    "Writes a finished task's outputs into GENERATION_OUTPUT_DIR as {taskId}-{index}.{ext}, never overwriting, and returns the paths. Free.",
   inputSchema: z.strictObject({ taskId: taskIdField }),
   outputSchema: z.object({
-    task: TaskOut,
-    saved: z.array(z.string()).describe("Absolute paths of the files written."),
+    task: TaskBriefOut,
+    saved: z.array(z.string()),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -15,40 +15,33 @@ const notMedia = (t: MediaType | undefined): string | undefined =>
 
 export default defineTool({
   name: "upload_asset",
-  title: "Upload an image, video or audio file",
+  title: "Upload a media file",
   description:
-    "Uploads owned media (image, video or audio, up to 30 MiB) and returns its asset ID, for referenceAssetIds, sourceImage, endFrame, coverAudio or extract_video's videoAssetId. Give `path` (a file inside the allowed directories) or, for clients without files, `data` (base64) with `mimeType`. The type is checked from the bytes. It does not spend Gems or start generation. Not idempotent: if an upload's outcome is unclear, check before uploading again.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
   inputSchema: z.strictObject({
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe(
-        "File to upload: absolute, ~/…, or relative to the first allowed directory. Give this or data.",
-      ),
+    path: z.string().min(1).max(4096).optional().describe("The file to upload (or give data)."),
     data: z
       .string()
       .min(1)
       .max(Math.ceil(MAX / 3) * 4)
       .optional()
-      .describe("The file's bytes as base64 (at most 30 MiB decoded), with mimeType. Give this or path."),
+      .describe("The bytes as base64, with mimeType (or give path)."),
     mimeType: z
       .string()
       .regex(/^(image|video|audio)\/[\w.+-]+$/, "must be an image/*, video/* or audio/* type")
       .optional()
-      .describe("MIME type of data (image/*, video/* or audio/*); checked against the bytes."),
+      .describe("The MIME type of data."),
     filename: z
       .string()
       .min(1)
       .max(LIMITS.asset.filename)
       .optional()
-      .describe("Name to record with the asset (up to 255 characters)."),
+      .describe("Name to record with the asset."),
   }),
   outputSchema: z.object({
     asset: z
       .looseObject({ id: z.string(), kind: z.string(), state: z.string(), url: z.string().nullable() })
-      .describe("The asset: id (use this, not the URL), kind, state (ready when usable) and url."),
+      .describe("id (use it, not the URL), kind, state (usable when ready), url."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

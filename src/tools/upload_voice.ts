@@ -33,30 +33,24 @@ export default defineTool({
   name: "upload_voice",
   title: "Upload a reference voice",
   description:
-    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 seconds) as a private reference voice for zero-shot cloning, and returns its voice ID for generate_audio (operation voice_clone, parameters.voiceProfileId). Only with the speaker's permission: the user is asked to confirm when the client can ask; otherwise pass rightsConfirmed: true only after the user confirmed it. The file must be inside the allowed directories. Spends no Gems; not idempotent.",
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
   inputSchema: z.strictObject({
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .describe("Audio file: absolute, ~/…, or relative to the first allowed directory."),
+    path: z.string().min(1).max(4096).describe("The audio file to upload."),
     duration: z
       .number()
       .min(min)
       .max(max)
       .optional()
-      .describe(`Length in seconds (${min} to ${max}); read from the audio when left out.`),
+      .describe("Length in seconds; read from the audio when left out."),
     rightsConfirmed: z
       .boolean()
       .optional()
       .describe(
-        "True only when the user confirmed permission to clone this voice; required when the client cannot ask the user itself.",
+        "True only once the user confirmed permission to clone this voice; needed where the host cannot ask.",
       ),
   }),
   outputSchema: z.object({
-    voice: z
-      .looseObject({ id: z.string(), name: z.string() })
-      .describe("The private draft voice: id and name."),
+    voice: z.looseObject({ id: z.string(), name: z.string() }),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SqliteDriverName } from "../../src/ledger/drivers.js";
 import { type Ledger, openLedger } from "../../src/ledger/index.js";
 import { errorFromResponse } from "../../src/service/errors.js";
+import { tempDir as makeTempDir } from "../helpers/temp.js";
 
 export const API_KEY = `lgk_${"c0ffee42".repeat(8)}`;
 export const OTHER_KEY = `lgk_${"0badcafe".repeat(8)}`;
@@ -22,14 +21,9 @@ export const DRIVER: SqliteDriverName | undefined =
 const DRIVER_PARAM = chosen === undefined || chosen === "" ? "" : `?driver=${chosen}`;
 
 export function tempDir(): { dir: string; path: string; uri: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), "ledger-test-"));
+  const { dir, cleanup } = makeTempDir("ledger-test-");
   const path = join(dir, "ledger.sqlite");
-  return {
-    dir,
-    path,
-    uri: `sqlite://${path}${DRIVER_PARAM}`,
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  return { dir, path, uri: `sqlite://${path}${DRIVER_PARAM}`, cleanup };
 }
 
 /** A ledger URI for `path` on the driver the tests run on. */

@@ -1,21 +1,25 @@
 /**
  * An in-process MCP client linked to createMcpServer over an Engine whose service client
  * talks to an in-process sandbox, with a ledger on a temporary SQLite file. Every tool
- * result passes through `call`, which asserts the API key never appears in it.
+ * result passes through `call`, which asserts the API key never appears in it and parses its
+ * `structuredContent` with the tool's own output schema (see `checkOutput`).
  */
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type CallToolResult, createMcpHandler, InMemoryTransport } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
+import { z } from "zod";
 import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
 import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server/assemble.js";
 import { ServiceClient } from "../../src/service/client.js";
 import type { Engine, EngineConfig } from "../../src/tooling/context.js";
+import type { ToolDefinition } from "../../src/tooling/tool.js";
+import { loadTools } from "../../src/tools/index.js";
+import { tempDir } from "../helpers/temp.js";
 
 export const BASE_URL = "http://sandbox.invalid";
 
@@ -57,15 +61,39 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+let definitions: Promise<Map<string, ToolDefinition>> | undefined;
+
+/**
+ * A successful result's `structuredContent` must parse with the tool's `outputSchema`. A plain
+ * `z.object` root is advertised with `additionalProperties: false`, so here it refuses undeclared
+ * keys too (zod alone would drop them); a loose root keeps its own rule. Errors carry no
+ * structured content to check.
+ */
+export async function checkOutput(name: string, result: CallToolResult): Promise<void> {
+  if (result.isError) return;
+  definitions ??= loadTools().then((defs) => new Map(defs.map((d) => [d.name, d])));
+  const def = (await definitions).get(name);
+  if (!def) return; // an unknown tool's call is an error result, checked by its test
+  expect(result.structuredContent, `${name} returned no structuredContent`).toBeDefined();
+  const root = def.outputSchema;
+  const schema = root.def.catchall === undefined ? z.strictObject(root.shape) : root;
+  const parsed = schema.safeParse(result.structuredContent);
+  expect(parsed.error?.issues ?? [], `${name}'s structuredContent against its outputSchema`).toEqual([]);
+}
+
 export async function harness(o: HarnessOptions = {}): Promise<Harness> {
-  const dir = await realpath(await mkdtemp(path.join(tmpdir(), "gen-mcp-tools-")));
+  const temp = tempDir("gen-mcp-tools-");
+  const dir = temp.dir;
   await mkdir(path.join(dir, "files"));
   const sandbox = createSandbox({ timeScale: o.timeScale ?? 20, publicBaseUrl: BASE_URL });
   const apiKey = o.apiKey ?? SANDBOX_API_KEY;
   const client = new ServiceClient({ baseUrl: BASE_URL, apiKey, fetch: sandbox.handler as typeof fetch });
   const ledger = await openLedger({
     storeUri: `sqlite://${path.join(dir, "ledger.sqlite")}`,
-    backoff: { baseMs: 5, capMs: 20 },
+    // Replays come fast (5 ms base), but the cap leaves REFERENCES_PROCESSING replays (whose base
+    // is long) up to 400 ms each: longer than an upload stays processing in the sandbox at the
+    // default time scale (1 s / 20), so a reference uploaded just before is ready within them.
+    backoff: { baseMs: 5, capMs: 400 },
   });
   const config: EngineConfig = {
     files: [path.join(dir, "files")],
@@ -110,6 +138,9 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
         })
       : a,
   );
+  // With tools/list cached, the SDK client also checks every structuredContent against the
+  // advertised JSON Schema (what hosts check), besides checkOutput's zod parse.
+  await mcp.listTools();
   return {
     sandbox,
     engine,
@@ -120,6 +151,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     async call(name, args, opts) {
       const result = (await mcp.callTool({ name, arguments: args }, opts)) as CallToolResult;
       expect(JSON.stringify(result)).not.toContain(apiKey);
+      await checkOutput(name, result);
       return result;
     },
     async uploadReady(args) {
@@ -135,7 +167,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
       await http?.close();
       await ledger.close();
       await sandbox.close();
-      await rm(dir, { recursive: true, force: true });
+      temp.cleanup();
     },
   };
 }

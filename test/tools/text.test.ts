@@ -6,7 +6,7 @@ import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { createMcpServer } from "../../src/server/assemble.js";
 import { registerResources } from "../../src/server/resources.js";
 import { ServiceClient } from "../../src/service/client.js";
-import { BASE_URL, type Harness, harness, structured, textOf } from "./harness.js";
+import { BASE_URL, checkOutput, type Harness, harness, structured, textOf } from "./harness.js";
 
 const CHAT = "POST /api/generate/text/v1/chat/completions";
 const EXTRACT = "POST /api/generate/extract/video";
@@ -151,6 +151,7 @@ describe("discovery, ledger and resources", () => {
     const other = new Client({ name: "other", version: "1.0.0" });
     await other.connect(a);
     const r = (await other.callTool({ name: "list_requests", arguments: {} })) as CallToolResult;
+    await checkOutput("list_requests", r);
     expect(structured<{ requests: unknown[] }>(r).requests).toEqual([]);
     expect(JSON.stringify(r)).not.toContain(otherKey);
     await other.close();

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,17 +12,20 @@ import {
   safeName,
   saveInside,
 } from "../../src/tooling/files.js";
+import { type TempDir, tempDir } from "../helpers/temp.js";
 
 const media = (t: MediaType | undefined) =>
   t && /^(image|video|audio)\//.test(t.mime) ? undefined : "is not media";
 const rules = { field: "path", maxBytes: 1_000_000, accept: media };
 
 describe("files", () => {
+  let temp: TempDir;
   let root: string;
   let allowed: string;
   let secret: string;
   beforeAll(async () => {
-    root = await realpath(await mkdtemp(path.join(tmpdir(), "gen-mcp-files-")));
+    temp = tempDir("gen-mcp-files-");
+    root = temp.dir;
     allowed = path.join(root, "allowed");
     secret = path.join(root, "allowed-not"); // shares a string prefix with `allowed`
     await mkdir(path.join(allowed, "sub"), { recursive: true });
@@ -35,7 +37,7 @@ describe("files", () => {
     await symlink(secret, path.join(allowed, "escape-dir"));
     await symlink(path.join(allowed, "pic.png"), path.join(allowed, "inside-link.png"));
   });
-  afterAll(() => rm(root, { recursive: true, force: true }));
+  afterAll(() => temp.cleanup());
 
   it("judges containment by path segments, not string prefix", () => {
     expect(isInside("/a/b", "/a/b/c")).toBe(true);

@@ -1,0 +1,75 @@
+/**
+ * The JSON Schema that tools/list advertises for a zod schema: what the SDK would derive (same
+ * target, same object wrapping), less the keywords that say nothing. Every assistant reads these
+ * schemas on every turn, so bytes that carry no rule are left out:
+ * - `$schema`: MCP takes JSON Schema 2020-12 as the default dialect, and it is the one zod targets;
+ * - `additionalProperties: {}` and `items: {}` (any extra property, any item: the defaults);
+ * - `propertyNames: {type: "string"}` (every JSON property name is a string);
+ * - `properties: {}` (constrains nothing);
+ * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
+ * accepts the same values (`properties` and `required` constrain objects only).
+ */
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const SUBSCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
+const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
+
+function says(keyword: string, value: unknown): boolean {
+  if (keyword === "$schema") return false;
+  if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
+  const empty = isObject(value) && Object.keys(value).length === 0;
+  if ((keyword === "additionalProperties" || keyword === "items") && empty) return false;
+  if (keyword === "propertyNames" && isObject(value) && Object.keys(value).length === 1)
+    return value.type !== "string";
+  return true;
+}
+
+const isNull = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 1 && v.type === "null";
+/** Keywords whose values a `null` would have to satisfy too: such a branch is not merged. */
+const VALUE_KEYWORDS = ["enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref"];
+
+function mergeNullable(schema: Json): Json {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || branches.length !== 2) return schema;
+  const other = branches.find((b) => !isNull(b));
+  if (!branches.some(isNull) || !isObject(other) || typeof other.type !== "string") return schema;
+  if (VALUE_KEYWORDS.some((k) => k in other)) return schema;
+  const { anyOf: _, ...rest } = schema;
+  return { ...other, type: [other.type, "null"], ...rest };
+}
+
+/** A schema without the keywords above, at any depth; values that are data (enum, const, default) are kept as they are. */
+export function compactSchema(schema: Json): Json {
+  const out: Json = {};
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (!says(keyword, value)) continue;
+    if (SUBSCHEMA_MAPS.has(keyword) && isObject(value)) {
+      out[keyword] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, isObject(sub) ? compactSchema(sub) : sub]),
+      );
+    } else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) {
+      out[keyword] = value.map((sub) => (isObject(sub) ? compactSchema(sub) : sub));
+    } else if (["items", "additionalProperties", "not", "contains", "propertyNames"].includes(keyword)) {
+      out[keyword] = isObject(value) ? compactSchema(value) : value;
+    } else {
+      out[keyword] = value;
+    }
+  }
+  return mergeNullable(out);
+}
+
+/** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
+export function derivedSchema(schema: z.ZodType, io: "input" | "output"): Json {
+  const std = schema["~standard"] as unknown as StandardSchemaWithJSON["~standard"];
+  const json = std.jsonSchema[io]({ target: "draft-2020-12" });
+  return json.type === undefined ? { type: "object", ...json } : json;
+}
+
+/** The advertised JSON Schema of a tool's input or output. */
+export function advertisedSchema(schema: z.ZodType, io: "input" | "output"): Json {
+  return compactSchema(derivedSchema(schema, io));
+}
