@@ -34,6 +34,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   inputSchema: S;
   outputSchema: z.ZodObject;
   annotations: Hints;
+  /** `_meta` of the tool in tools/list, such as the viewer link (`ui.resourceUri`, MCP Apps). */
+  meta?: Record<string, unknown>;
   handler(args: z.output<S>, ctx: ToolContext, engine: Engine): Promise<ToolOutcome>;
 }
 
@@ -50,6 +52,7 @@ export interface ListedTool {
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
+  _meta?: Record<string, unknown>;
 }
 
 /** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
@@ -67,6 +70,7 @@ export function listing(def: ToolDefinition): ListedTool {
     inputSchema: jsonOf(def.inputSchema, "input"),
     outputSchema: jsonOf(def.outputSchema, "output"),
     annotations: { title: def.title, ...def.annotations },
+    ...(def.meta === undefined ? {} : { _meta: def.meta }),
   };
 }
 
@@ -115,6 +119,7 @@ export function registerTool(
       inputSchema: advertiseOnly(listed.inputSchema),
       outputSchema: advertiseOnly(listed.outputSchema),
       annotations: listed.annotations,
+      ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
     },
     (async (raw: unknown, ctx: ServerContext) => {
       const hooks: DeliveryHooks = { pending: [] };

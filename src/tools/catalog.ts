@@ -251,6 +251,12 @@ export const CATALOG: readonly ListedTool[] = [
       idempotentHint: false,
       openWorldHint: true,
     },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
+    },
   },
   {
     name: "generate_video",
@@ -443,6 +449,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -642,6 +654,12 @@ export const CATALOG: readonly ListedTool[] = [
       idempotentHint: false,
       openWorldHint: true,
     },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
+    },
   },
   {
     name: "poll_task",
@@ -779,6 +797,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: true,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -986,6 +1010,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AUDIO_OPERATIONS } from "../service/limits.js";
 import { submitMedia } from "../tooling/generate.js";
 import { defineTool } from "../tooling/tool.js";
+import { VIEWER_LINK } from "../tooling/viewer-link.js";
 import { KEEP_AND_NEXT, mediaFields, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({
@@ -19,5 +20,6 @@ export default defineTool({
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
+  meta: VIEWER_LINK,
   handler: (args, ctx, engine) => submitMedia("generate_audio", "audio", args, ctx, engine),
 });

@@ -4,6 +4,7 @@ import { TaskOut } from "../tooling/fields.js";
 import { presentTask, waitWithProgress } from "../tooling/generate.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
+import { VIEWER_LINK } from "../tooling/viewer-link.js";
 
 export const taskIdField = z
   .string()
@@ -32,6 +33,7 @@ export default defineTool({
     terminal: z.boolean().describe("True once the task is succeeded, partial, failed or cancelled."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
     const first = await engine.client.getTask(args.taskId, { signal: ctx.signal });
     const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0);

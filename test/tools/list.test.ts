@@ -1,3 +1,4 @@
+import { isToolVisibilityAppOnly } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listing } from "../../src/tooling/tool.js";
 import { CATALOG } from "../../src/tools/catalog.js";
@@ -41,7 +42,8 @@ describe("tools/list", () => {
   let tools: Awaited<ReturnType<Harness["mcp"]["listTools"]>>["tools"];
   beforeAll(async () => {
     h = await harness();
-    tools = (await h.mcp.listTools()).tools;
+    // What the model sees: hosts hide the media viewer's app-only tools (test/viewer covers them).
+    tools = (await h.mcp.listTools()).tools.filter((t) => !isToolVisibilityAppOnly(t));
   });
   afterAll(() => h.close());
 
