@@ -26,7 +26,7 @@ function newestMtime(path: string): number {
 /** `vitest run test/ledger` needs no build: only spawned-CLI tests (test/server) do. */
 function onlyOtherTestsSelected(): boolean {
   const filters = process.argv.slice(2).filter((a) => !a.startsWith("-") && a !== "run" && a !== "watch");
-  return filters.length > 0 && !filters.some((f) => /server|cli/.test(f));
+  return filters.length > 0 && !filters.some((f) => /server|cli|viewer/.test(f));
 }
 
 export default function setup(): void {
