@@ -23,6 +23,8 @@ export interface Config {
   extractionModel: string;
   defaultWaitSeconds: number;
   confirmAboveGems?: number;
+  /** Origins besides the base URL's that serve signed output URLs (a CDN), for the viewer's CSP. */
+  mediaOrigins?: string[];
 }
 
 /** What the command line asks for: serve MCP, run only the sandbox, or print help/version. */
@@ -212,6 +214,10 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
     }
     config.extractionModel = model.value;
   }
+  const media = env.GENERATION_MEDIA_ORIGINS;
+  if (media !== undefined && media !== "")
+    config.mediaOrigins = parseOrigins(media, "GENERATION_MEDIA_ORIGINS");
+
   const wait = setting("GENERATION_WAIT_SECONDS");
   if (wait !== undefined) {
     if (!/^\d+(\.\d+)?$/.test(wait.value) || Number(wait.value) > MAX_WAIT_SECONDS) {
@@ -297,6 +303,23 @@ function parseBaseUrl(value: string, field: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
+function parseOrigins(value: string, field: string): string[] {
+  return value
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "")
+    .map((v) => {
+      const url = URL.canParse(v) ? new URL(v) : undefined;
+      if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.href !== `${url.origin}/`) {
+        throw new ConfigError(
+          field,
+          `expected comma-separated http(s) origins such as https://cdn.example.com, got '${v}'`,
+        );
+      }
+      return url.origin;
+    });
+}
+
 function parseDirectories(value: string, field: string): string[] {
   const dirs = value.split(delimiter).filter((d) => d !== "");
   if (dirs.length === 0)
@@ -352,4 +375,6 @@ Environment:
   GENERATION_CONFIRM_ABOVE_GEMS  ask the user (elicitation) before spending more than this
   GENERATION_EXTRACTION_MODEL    model for extract_video (default ${DEFAULT_EXTRACTION_MODEL})
   GENERATION_WAIT_SECONDS        default wait of generation tools, 0..${MAX_WAIT_SECONDS} (default ${DEFAULT_WAIT_SECONDS})
+  GENERATION_MEDIA_ORIGINS       origins (comma-separated) of signed output URLs besides the base URL's,
+                                 which the media viewer may load from (a CDN)
 `;

@@ -27,6 +27,8 @@ export function createMcpServer(engine: Engine): McpServer {
     registerTool(server, engine, listed, async () => (await load()).default);
   }
   registerResources(server, engine);
-  registerViewer(server, engine, { mediaOrigins: mediaOrigins([engine.client.baseUrl]) });
+  registerViewer(server, engine, {
+    mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
+  });
   return server;
 }

@@ -156,3 +156,32 @@ describe("the viewer costs nothing until a host reads it", () => {
     }
   });
 });
+
+describe("GENERATION_MEDIA_ORIGINS", () => {
+  it("adds a CDN's origin to the view's CSP, and refuses anything but origins", async () => {
+    const { parseCommand, ConfigError } = await import("../../src/config.js");
+    const cmd = parseCommand(["--sandbox"], {
+      GENERATION_MEDIA_ORIGINS: "https://cdn.example.com, http://127.0.0.1:9000",
+    });
+    expect(cmd.name === "serve" && cmd.config.mediaOrigins).toEqual([
+      "https://cdn.example.com",
+      "http://127.0.0.1:9000",
+    ]);
+    expect(() =>
+      parseCommand(["--sandbox"], { GENERATION_MEDIA_ORIGINS: "https://cdn.example.com/media" }),
+    ).toThrow(ConfigError);
+    expect(() => parseCommand(["--sandbox"], { GENERATION_MEDIA_ORIGINS: "ftp://cdn.example.com" })).toThrow(
+      /GENERATION_MEDIA_ORIGINS: expected comma-separated http\(s\) origins/,
+    );
+    const { harness } = await import("../tools/harness.js");
+    const h = await harness({ config: { mediaOrigins: ["https://cdn.example.com"] } });
+    try {
+      const c = (await h.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
+      // The harness's sandbox sits at a placeholder origin, which grants nothing.
+      expect(cspOf(c)).toEqual({ resourceDomains: ["https://cdn.example.com"] });
+      expect(c.text).toContain("<!doctype html>");
+    } finally {
+      await h.close();
+    }
+  });
+});

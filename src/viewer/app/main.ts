@@ -6,7 +6,6 @@
  */
 import { pollDelayMs } from "../../service/poll.js";
 import { h } from "./dom.js";
-import { attachMedia } from "./media.js";
 import { Host, type HostContext, type ToolResult } from "./protocol.js";
 import { renderStatus, renderTask, type Shown } from "./render.js";
 import { type Asset, type CallResult, type Task, TERMINAL, textOf } from "./types.js";
@@ -45,17 +44,23 @@ function showAsset(asset: Asset): void {
     `Asset ${asset.id} (${asset.kind}), ${asset.state ?? "state unknown"}`,
   );
   root.replaceChildren(line);
-  if (!asset.url || !asset.mimeType) return;
-  const kind = asset.mimeType.split("/")[0];
+  if (!asset.url) return;
+  const label = `Uploaded ${asset.kind} ${asset.id}`;
   const el =
-    kind === "image"
-      ? h("img", { alt: `Uploaded ${asset.kind} ${asset.id}` })
-      : h(kind === "audio" ? "audio" : "video", { controls: true, "aria-label": `Uploaded ${asset.kind}` });
-  root.append(h("div", { class: "player" }, el));
-  // An uploaded asset is no task output: only its URL can show it.
-  void attachMedia(host, el, { taskId: "", index: 0, mimeType: asset.mimeType, url: asset.url }).catch(() => {
+    asset.kind === "image"
+      ? h("img", { alt: label })
+      : h(asset.kind === "audio" ? "audio" : "video", {
+          controls: true,
+          preload: "metadata",
+          "aria-label": label,
+        });
+  // An uploaded asset is no task output: only its URL can show it, where the frame's CSP allows.
+  el.addEventListener("error", () => {
+    el.remove();
     line.append(" (its URL cannot be shown here)");
   });
+  el.src = asset.url;
+  root.append(h("div", { class: "player" }, el));
 }
 
 /** Follows a running task until it is terminal; a newer result stops an older follow. */
