@@ -56,7 +56,8 @@ function mediaFor(host: Host, shown: Shown, out: Output, note: HTMLElement): HTM
   let el: MediaElement;
   let wrap: HTMLElement;
   if (kind === "image") {
-    el = h("img", { alt: label, decoding: "async" });
+    // elementtiming lets a host (and bench/viewer.ts) time when the image was painted.
+    el = h("img", { alt: label, decoding: "async", elementtiming: `output-${out.index}` });
     const img = el;
     wrap = h("button", { type: "button", class: "thumb", "aria-label": `${label}. Open full size` }, el);
     wrap.addEventListener("click", () => openFullSize(img, label));

@@ -11,6 +11,17 @@ async function pixels(source: ImageBitmap): Promise<Uint8ClampedArray> {
   return g.getImageData(0, 0, source.width, source.height).data;
 }
 
+/** Element Timing entries of the view's images (buffered from the start of the page). */
+const painted: Array<{ name: string; at: number }> = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries() as Array<
+    PerformanceEntry & { renderTime: number; loadTime: number; identifier: string }
+  >) {
+    // renderTime is the paint; a cross-origin image without Timing-Allow-Origin reports only loadTime.
+    painted.push({ name: e.identifier, at: performance.timeOrigin + (e.renderTime || e.loadTime) });
+  }
+}).observe({ type: "element", buffered: true });
+
 const images = () => [...document.querySelectorAll("img")];
 const audio = () => document.querySelector("audio");
 
@@ -26,6 +37,7 @@ const probes: Probes = {
     })),
   audioDuration: () => audio()?.duration ?? 0,
   audioTime: () => audio()?.currentTime ?? 0,
+  painted: () => painted,
   theme: () => document.documentElement.dataset.theme ?? "",
   async samePixels(index, base64) {
     const img = images()[index];
