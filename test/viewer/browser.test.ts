@@ -109,6 +109,20 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "audio.png") });
   });
 
+  it("shows a video with a poster frame", async () => {
+    const { frame } = await b.show("generate_video", {
+      model: "sandbox-video-lite",
+      prompt: "waves on a shore",
+      parameters: { mode: "text-to-video" },
+      wait: 30,
+    });
+    await expect.poll(() => probe(frame, "video"), { timeout: 15_000 }).toMatchObject({ frame: true });
+    const video = await probe(frame, "video");
+    expect(video.duration).toBeGreaterThan(0);
+    expect(video.width).toBeGreaterThan(0);
+    await b.page.screenshot({ path: join(SHOTS, "video.png") });
+  });
+
   it("follows a slow task from processing to succeeded with no call from the model", async () => {
     const { frame, result } = await b.show("generate_image", {
       model: "sandbox-image-fast",
@@ -158,7 +172,7 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "partial.png") });
   });
 
-  it("follows the host's theme, opens an image full size by keyboard, and offers downloads", async () => {
+  it("follows the host's theme, opens an image full size by keyboard, saves and downloads", async () => {
     const { frame } = await b.show(
       "generate_image",
       { model: "sandbox-image-fast", prompt: "a green field", wait: 30 },
@@ -173,6 +187,10 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "full-size.png") });
     await b.page.keyboard.press("Escape");
     await frame.waitForSelector("dialog.full", { state: "detached" });
+    await frame.getByRole("button", { name: "Save" }).click();
+    await expect
+      .poll(() => frame.locator(".action-status").textContent(), { timeout: 10_000 })
+      .toMatch(/^Saved: \/.*-0\.png$/);
     await frame.getByRole("button", { name: "Download" }).click();
     const downloads = await b.page.evaluate(() => (globalThis as unknown as HostWindow).hostLog.downloads);
     expect(JSON.stringify(downloads)).toMatch(/generation:\/\/tasks\/[^"]+\/outputs\/0/);

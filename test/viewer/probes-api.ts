@@ -16,6 +16,8 @@ export interface Probes {
   audioDuration(): number;
   audioTime(): number;
   theme(): string;
+  /** The first video: its length, decoded width, and whether a frame is shown. */
+  video(): { duration: number; width: number; frame: boolean };
   /** Images painted, by elementtiming name, at epoch milliseconds (Element Timing). */
   painted(): Array<{ name: string; at: number }>;
   /** True when image `index` shows exactly the pixels of the PNG given in base64. */

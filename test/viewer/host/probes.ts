@@ -38,6 +38,11 @@ const probes: Probes = {
   audioDuration: () => audio()?.duration ?? 0,
   audioTime: () => audio()?.currentTime ?? 0,
   painted: () => painted,
+  video: () => {
+    const v = document.querySelector("video");
+    // readyState 2 (HAVE_CURRENT_DATA) or more: a frame is decoded and shown as the poster.
+    return { duration: v?.duration ?? 0, width: v?.videoWidth ?? 0, frame: (v?.readyState ?? 0) >= 2 };
+  },
   theme: () => document.documentElement.dataset.theme ?? "",
   async samePixels(index, base64) {
     const img = images()[index];
