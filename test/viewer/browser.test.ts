@@ -94,6 +94,31 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "images-through-host.png") });
   });
 
+  it("reads an output in chunks through the app-only tool where a host refuses the whole resource", async () => {
+    const { frame, result } = await b.show(
+      "generate_audio",
+      // 120 s of music: a WAV of several 512 KiB chunks.
+      {
+        model: "sandbox-music",
+        operation: "music",
+        prompt: "a tune read in chunks",
+        parameters: { musicMode: "advanced", duration: "120", style: "calm piano", instrumental: "on" },
+        wait: 30,
+      },
+      { csp: {}, refuseResourceRead: true },
+    );
+    const gen = result.structuredContent as Gen;
+    await expect.poll(() => probe(frame, "audioDuration")).toBeGreaterThan(0);
+    const wav = await outputBytes(gen.task.id, 0);
+    const calls = b.requests.filter((r) => r.method === "tools/call").map((r) => r.params.name);
+    expect(calls).toEqual(Array(Math.ceil(wav.byteLength / (512 * 1024))).fill("viewer_read_output"));
+    expect(calls.length).toBeGreaterThan(1);
+    await expect(frame.locator("audio").getAttribute("data-source")).resolves.toBe("chunks");
+    // The chunks add up to the output's bytes: the player's length matches the WAV's own.
+    const seconds = (wav.byteLength - 44) / wav.readUInt32LE(28);
+    expect(Math.abs((await probe(frame, "audioDuration")) - seconds)).toBeLessThan(0.05);
+  });
+
   it("plays the audio of a speech task, with its duration", async () => {
     const { frame } = await b.show("generate_audio", {
       model: "service-voice",

@@ -96,6 +96,8 @@ async function serveHost(): Promise<{ server: Server; hostUrl: string; sandboxUr
 export interface ShowOptions {
   /** Replaces the CSP the server declared, as a host that allows no media origins would. */
   csp?: McpUiResourceCsp;
+  /** Refuses the view's resources/read, as a host whose result size limit a whole output exceeds. */
+  refuseResourceRead?: boolean;
   theme?: "light" | "dark";
 }
 
@@ -124,8 +126,10 @@ export async function openBrowser(client: Client): Promise<Browser> {
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const requests: Browser["requests"] = [];
+  let refuseRead = false;
   await page.exposeFunction("mcpRequest", async (method: string, params: Record<string, unknown>) => {
     requests.push({ method, params });
+    if (refuseRead && method === "resources/read") throw new Error("result larger than this host allows");
     if (method === "tools/call") return client.callTool(params as never);
     if (method === "resources/read") return client.readResource(params as never);
     throw new Error(`the test host forwards no ${method}`);
@@ -140,6 +144,7 @@ export async function openBrowser(client: Client): Promise<Browser> {
     async show(name, args, o = {}) {
       const result = (await client.callTool({ name, arguments: args })) as Record<string, unknown>;
       requests.length = 0;
+      refuseRead = o.refuseResourceRead === true;
       await page.evaluate((opts) => (globalThis as unknown as HostWindow).showView(opts), {
         html: content.text,
         csp: o.csp ?? content._meta?.ui?.csp,
