@@ -111,12 +111,23 @@ function outputCard(host: Host, shown: Shown, out: Output): HTMLElement {
   return card;
 }
 
+/** Announces a change of status to screen readers once, not the seconds ticking by. */
+function announce(text: string): void {
+  let region = document.getElementById("announce");
+  if (!region) {
+    region = h("p", { id: "announce", class: "visually-hidden", role: "status" });
+    document.body.append(region);
+  }
+  if (region.textContent !== text) region.textContent = text;
+}
+
 function statusLine(shown: Shown, now: number): HTMLElement {
   const { task } = shown;
   const done = TERMINAL.has(task.status);
   const parts = [`Task ${task.id}: ${task.status}`];
   if (!done) parts.push(`${plural(Math.round((now - shown.since) / 1000), "second")} elapsed`);
   parts.push(`${task.quotedGems} Gems quoted`);
+  announce(`Task ${task.id} is ${task.status}.`);
   const line = h(
     "p",
     { class: `status status-${task.status}`, "data-status": task.status },
