@@ -29,7 +29,9 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
   let b: Browser;
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    s = await startStack({ timeScale: 10 });
+    // At 5x a slow image is queued 4 s, then processing 8 s: the view's polls (about 2, 6, 14 s)
+    // see each state.
+    s = await startStack({ timeScale: 5 });
     b = await openBrowser(s.client);
   }, 60_000);
   afterAll(async () => {
@@ -155,8 +157,12 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
       wait: 0,
     });
     expect((result.structuredContent as Gen).task.status).not.toBe("succeeded");
-    await frame.waitForSelector('.status[data-status="processing"], .status[data-status="queued"]');
+    await frame.waitForSelector('.status[data-status="queued"]');
     await expect(frame.locator(".status").textContent()).resolves.toMatch(/elapsed · \d+ Gems quoted/);
+    await frame.waitForSelector('.status[data-status="processing"]', { timeout: 15_000 });
+    await expect(frame.locator(".status").textContent()).resolves.toMatch(
+      /processing · [1-9]\d* seconds? elapsed/,
+    );
     await b.page.screenshot({ path: join(SHOTS, "slow-running.png") });
     await frame.waitForSelector('.status[data-status="succeeded"]', { timeout: 40_000 });
     await expect.poll(async () => (await probe(frame, "images"))[0]?.loaded).toBe(true);
