@@ -203,6 +203,17 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "partial.png") });
   });
 
+  it("says where the work went when the host cancels the call", async () => {
+    const { frame } = await b.show(
+      "list_models",
+      { kind: "image" },
+      { cancelled: "the host's time limit ran out" },
+    );
+    await expect(frame.locator(".error").textContent()).resolves.toMatch(
+      /ended without a result \(the host's time limit ran out\).*list_requests/,
+    );
+  });
+
   it("follows the host's theme, opens an image full size by keyboard, saves and downloads", async () => {
     const { frame } = await b.show(
       "generate_image",
@@ -223,7 +234,9 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
       .poll(() => frame.locator(".action-status").textContent(), { timeout: 10_000 })
       .toMatch(/^Saved: \/.*-0\.png$/);
     await frame.getByRole("button", { name: "Download" }).click();
-    const downloads = await b.page.evaluate(() => (globalThis as unknown as HostWindow).hostLog.downloads);
-    expect(JSON.stringify(downloads)).toMatch(/generation:\/\/tasks\/[^"]+\/outputs\/0/);
+    const downloads = () => b.page.evaluate(() => (globalThis as unknown as HostWindow).hostLog.downloads);
+    await expect
+      .poll(async () => JSON.stringify(await downloads()))
+      .toMatch(/generation:\/\/tasks\/[^"]+\/outputs\/0/);
   });
 });

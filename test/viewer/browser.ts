@@ -99,6 +99,8 @@ export interface ShowOptions {
   /** Refuses the view's resources/read, as a host whose result size limit a whole output exceeds. */
   refuseResourceRead?: boolean;
   theme?: "light" | "dark";
+  /** Ends the call with tool-cancelled (this reason) instead of sending its result. */
+  cancelled?: string;
 }
 
 export interface Browser {
@@ -152,6 +154,7 @@ export async function openBrowser(client: Client): Promise<Browser> {
         result,
         sandboxUrl: host.sandboxUrl,
         theme: o.theme ?? "light",
+        ...(o.cancelled === undefined ? {} : { cancelled: o.cancelled }),
       });
       const frame = page.frames().find((f) => f.parentFrame()?.url().includes("/sandbox.html"));
       if (!frame) throw new Error("the view's frame did not appear");

@@ -31,7 +31,21 @@ const host = new Host({
   },
   toolResult: (result) => show(result),
   contextChanged: applyTheme,
+  toolCancelled(reason) {
+    stop();
+    // Whether the call reached the service is unknown here: point at where its identity is kept.
+    showError(
+      `The call ended without a result${reason ? ` (${reason})` : ""}. If it submitted work, that work goes on and its identity and task ID are in list_requests; repeating the same call replays it without a second charge.`,
+    );
+  },
+  teardown: () => stop(),
 });
+
+/** Stops following a task (a newer result, a cancellation, or the view going away). */
+function stop(): void {
+  generation++;
+  if (ticker !== undefined) clearInterval(ticker);
+}
 
 function showError(text: string): void {
   root.replaceChildren(h("p", { class: "error", role: "alert" }, text));
@@ -87,8 +101,8 @@ async function follow(mine: number): Promise<void> {
 }
 
 function show(result: ToolResult): void {
-  const mine = ++generation;
-  if (ticker !== undefined) clearInterval(ticker);
+  stop();
+  const mine = generation;
   const r = result as CallResult;
   const sc = r.structuredContent ?? {};
   const task = sc.task as Task | undefined;

@@ -14,6 +14,7 @@ import type {
   McpUiInitializeResult,
   McpUiResourceTeardownRequest,
   McpUiSizeChangedNotification,
+  McpUiToolCancelledNotification,
   McpUiToolInputNotification,
   McpUiToolResultNotification,
 } from "@modelcontextprotocol/ext-apps";
@@ -23,6 +24,7 @@ const INITIALIZE: McpUiInitializeRequest["method"] = "ui/initialize";
 const INITIALIZED: McpUiInitializedNotification["method"] = "ui/notifications/initialized";
 const TOOL_INPUT: McpUiToolInputNotification["method"] = "ui/notifications/tool-input";
 const TOOL_RESULT: McpUiToolResultNotification["method"] = "ui/notifications/tool-result";
+const TOOL_CANCELLED: McpUiToolCancelledNotification["method"] = "ui/notifications/tool-cancelled";
 const CONTEXT_CHANGED: McpUiHostContextChangedNotification["method"] =
   "ui/notifications/host-context-changed";
 const SIZE_CHANGED: McpUiSizeChangedNotification["method"] = "ui/notifications/size-changed";
@@ -47,6 +49,10 @@ export interface HostHandlers {
   toolInput(params: ToolInput): void;
   toolResult(params: ToolResult): void;
   contextChanged(context: HostContext): void;
+  /** The tool call ended without a result (cancelled, or cut off by the host). */
+  toolCancelled(reason: string | undefined): void;
+  /** The host is about to remove the view. */
+  teardown(): void;
 }
 
 export class Host {
@@ -126,6 +132,7 @@ export class Host {
     if (m.id !== undefined) {
       // Requests from the host: teardown and ping need only an acknowledgement.
       const known = m.method === TEARDOWN || m.method === "ping";
+      if (m.method === TEARDOWN) this.handlers.teardown();
       this.post(
         known
           ? { jsonrpc: "2.0", id: m.id, result: {} }
@@ -136,7 +143,10 @@ export class Host {
     const params = m.params ?? {};
     if (m.method === TOOL_INPUT) this.handlers.toolInput(params as ToolInput);
     else if (m.method === TOOL_RESULT) this.handlers.toolResult(params as ToolResult);
-    else if (m.method === CONTEXT_CHANGED) {
+    else if (m.method === TOOL_CANCELLED) {
+      const reason = (params as McpUiToolCancelledNotification["params"]).reason;
+      this.handlers.toolCancelled(typeof reason === "string" ? reason : undefined);
+    } else if (m.method === CONTEXT_CHANGED) {
       this.context = { ...this.context, ...(params as HostContext) };
       this.handlers.contextChanged(this.context);
     }

@@ -28,6 +28,8 @@ interface ShowOptions {
   result: Record<string, unknown>;
   sandboxUrl: string;
   theme: "light" | "dark";
+  /** Sends tool-cancelled with this reason instead of the result. */
+  cancelled?: string;
 }
 
 let bridge: AppBridge | undefined;
@@ -82,7 +84,8 @@ window.showView = async (o) => {
   await initialized;
   await bridge.sendToolInput({ arguments: o.input });
   window.hostLog.resultSentAt = performance.timeOrigin + performance.now();
-  await bridge.sendToolResult(o.result as never);
+  if (o.cancelled !== undefined) await bridge.sendToolCancelled({ reason: o.cancelled });
+  else await bridge.sendToolResult(o.result as never);
 };
 
 window.setTheme = (theme) => {
