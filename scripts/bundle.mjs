@@ -7,9 +7,23 @@
 // keeps each module's source path in a comment, which is what a reader of a trace needs.
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
+import { buildViewerHtml } from "./build-viewer.mjs";
 
 // Chunk names carry content hashes: start clean so stale chunks do not pile up.
 rmSync("dist", { recursive: true, force: true });
+
+// The media viewer's page, built once and inlined in place of src/viewer/html.ts (which builds it
+// on demand when run from source); server/viewer.ts imports it lazily, so it sits in its own chunk.
+const viewerHtml = await buildViewerHtml();
+const inlineViewer = {
+  name: "inline-viewer",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]viewer[\\/]html\.ts$/ }, () => ({
+      contents: `export const viewerHtml = () => Promise.resolve(${JSON.stringify(viewerHtml)});`,
+      loader: "js",
+    }));
+  },
+};
 
 await build({
   entryPoints: ["src/cli.ts"],
@@ -25,6 +39,7 @@ await build({
   banner: {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
   },
+  plugins: [inlineViewer],
   logLevel: "warning",
 });
 

@@ -17,6 +17,7 @@ import {
   readGems,
   readHost,
   readModelId,
+  readOrigins,
   readPort,
   readStore,
   readTransport,
@@ -37,6 +38,8 @@ export interface Config {
   extractionModel: string;
   defaultWaitSeconds: number;
   confirmAboveGems?: number;
+  /** Origins besides the base URL's that serve signed output URLs (a CDN), for the viewer's CSP. */
+  mediaOrigins?: string[];
 }
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -205,6 +208,15 @@ export const SETTINGS: readonly Setting[] = [
     help: `default wait of generation tools, 0 to ${MAX_WAIT_SECONDS} seconds (default ${DEFAULT_WAIT_SECONDS})`,
     doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds)`,
     defaultDoc: `\`${DEFAULT_WAIT_SECONDS}\``,
+  }),
+  define({
+    key: "mediaOrigins",
+    env: "GENERATION_MEDIA_ORIGINS",
+    read: readOrigins,
+    serviceOnly: true,
+    help: "origins (comma-separated) of signed output URLs besides the base URL's, which the media viewer may load (a CDN)",
+    doc: "comma-separated `http(s)://` origins that serve signed output URLs besides the base URL's (a CDN); the media viewer's content security policy lets it load media from them",
+    defaultDoc: "the base URL's origin only",
   }),
 ];
 

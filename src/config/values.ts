@@ -92,6 +92,24 @@ export const readBaseUrl: Reader<string> = (value, field) => {
   return url.href.replace(/\/+$/, "");
 };
 
+/** Comma-separated http(s) origins (a CDN serving signed output URLs); an entry is named by position. */
+export const readOrigins: Reader<string[]> = (value, field) => {
+  const entries = value
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+  return entries.map((entry, i) => {
+    const at = `entry ${i + 1} of ${entries.length}`;
+    if (KEY_LIKE.test(entry)) throw new ConfigError(field, `${at} ${PASTED_KEY}`);
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    const plain = url !== undefined && url.username === "" && url.password === "";
+    if (!plain || (url.protocol !== "http:" && url.protocol !== "https:") || url.href !== `${url.origin}/`) {
+      throw new ConfigError(field, `${at}: expected an http(s) origin such as https://cdn.example.com`);
+    }
+    return url.origin;
+  });
+};
+
 export const readApiKey: Reader<string> = (value, field) => {
   if (!LIMITS.apiKeyPattern.test(value)) {
     throw new ConfigError(field, "expected 'lgk_' followed by 64 lowercase hex characters (value not shown)");

@@ -8,6 +8,7 @@ import { registerTool } from "../tooling/tool.js";
 import { CATALOG } from "../tools/catalog.js";
 import { TOOL_LOADERS } from "../tools/index.js";
 import { registerResources } from "./resources.js";
+import { mediaOrigins, registerViewer } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
 export const SERVER_VERSION = "0.1.0";
@@ -34,5 +35,8 @@ export function createMcpServer(engine: Engine): McpServer {
     registerTool(server, engine, listed, async () => (await load()).default);
   }
   registerResources(server, engine);
+  registerViewer(server, engine, {
+    mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
+  });
   return server;
 }

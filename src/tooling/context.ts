@@ -16,7 +16,13 @@ import type { ServiceClient } from "../service/client.js";
 /** The part of the configuration tools read. */
 export type EngineConfig = Pick<
   Config,
-  "files" | "outputDir" | "maxGems" | "extractionModel" | "defaultWaitSeconds" | "confirmAboveGems"
+  | "files"
+  | "outputDir"
+  | "maxGems"
+  | "extractionModel"
+  | "defaultWaitSeconds"
+  | "confirmAboveGems"
+  | "mediaOrigins"
 >;
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */

@@ -13,7 +13,7 @@ import { describeError, LocalRefusal } from "./results.js";
 import { outputName } from "./taskview.js";
 
 /** Largest single output saved to disk (it is held in memory while written). */
-const SAVE_MAX_BYTES = 256 * 1024 * 1024;
+export const SAVE_MAX_BYTES = 256 * 1024 * 1024;
 
 const HOW_TO_ALLOW =
   "Allow a directory: list it in GENERATION_FILES (and GENERATION_OUTPUT_DIR inside it) where the server is configured, or add it to the host's MCP roots when the host offers roots.";

@@ -38,6 +38,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   inputSchema: S;
   outputSchema: z.ZodObject;
   annotations: Hints;
+  /** `_meta` of the tool in tools/list, such as the viewer link (`ui.resourceUri`, MCP Apps). */
+  meta?: Record<string, unknown>;
   handler(args: z.output<S>, ctx: ToolContext, engine: Engine): Promise<ToolOutcome>;
 }
 
@@ -54,6 +56,7 @@ export interface ListedTool {
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
+  _meta?: Record<string, unknown>;
 }
 
 export function listing(def: ToolDefinition): ListedTool {
@@ -64,6 +67,7 @@ export function listing(def: ToolDefinition): ListedTool {
     inputSchema: advertisedSchema(def.inputSchema, "input"),
     outputSchema: advertisedSchema(def.outputSchema, "output"),
     annotations: def.annotations,
+    ...(def.meta === undefined ? {} : { _meta: def.meta }),
   };
 }
 
@@ -112,6 +116,7 @@ export function registerTool(
       inputSchema: advertiseOnly(listed.inputSchema),
       outputSchema: advertiseOnly(listed.outputSchema),
       annotations: listed.annotations,
+      ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
     },
     (async (raw: unknown, ctx: ServerContext) => {
       // The channel this call came through (its HTTP request, or the stdio connection's server).

@@ -152,6 +152,12 @@ export const CATALOG: readonly ListedTool[] = [
       idempotentHint: false,
       openWorldHint: true,
     },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
+    },
   },
   {
     name: "generate_video",
@@ -250,6 +256,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -355,6 +367,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -465,6 +483,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: true,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -583,6 +607,12 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AUDIO_OPERATIONS } from "../service/limits.js";
 import { submitMedia } from "../tooling/media.js";
 import { defineTool } from "../tooling/tool.js";
+import { VIEWER_LINK } from "../tooling/viewer-link.js";
 import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({
@@ -18,5 +19,6 @@ export default defineTool({
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
+  meta: VIEWER_LINK,
   handler: (args, ctx, engine) => submitMedia("generate_audio", "audio", args, ctx, engine),
 });

@@ -5,6 +5,7 @@ import { TaskOut, taskIdField } from "../tooling/fields.js";
 import { presentTask } from "../tooling/present.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
+import { VIEWER_LINK } from "../tooling/viewer-link.js";
 import { waitWithProgress } from "../tooling/waiting.js";
 
 export default defineTool({
@@ -26,6 +27,7 @@ export default defineTool({
     terminal: z.boolean().describe("True once finished: succeeded, partial, failed or cancelled."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
     const budget = callBudget(args.wait ?? 0, 0);
     const first = await engine.client

@@ -5,6 +5,7 @@ import { Questions } from "../tooling/ask.js";
 import { allowedDirs, type MediaType, openMedia, sniff } from "../tooling/files.js";
 import { okResult } from "../tooling/results.js";
 import { defineTool } from "../tooling/tool.js";
+import { VIEWER_LINK } from "../tooling/viewer-link.js";
 
 const MAX = LIMITS.asset.maxBytes;
 const MEDIA = /^(image|video|audio)\//;
@@ -44,6 +45,7 @@ export default defineTool({
       .describe("id (use it, not the URL), kind, state (usable when ready), url."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
     if ((args.path === undefined) === (args.data === undefined)) {
       throw new ArgumentError("path, data", "give exactly one: a file path, or base64 data with mimeType");

@@ -1,0 +1,102 @@
+/**
+ * The app-only tools of the media viewer (registered by viewer.ts, which lists them without
+ * loading this module): a single task read for the view's refresh, and an output read in
+ * chunks for hosts that let the view load neither the signed URL nor a whole resource.
+ */
+import { z } from "zod";
+import { isTerminal } from "../service/limits.js";
+import type { Engine } from "../tooling/context.js";
+import { okResult } from "../tooling/results.js";
+import { SAVE_MAX_BYTES } from "../tooling/saving.js";
+import { defineTool, type ToolDefinition } from "../tooling/tool.js";
+import { VIEWER_URI } from "../tooling/viewer-link.js";
+import { CHUNK_MAX_BYTES } from "./viewer.js";
+
+const APP_ONLY = { ui: { resourceUri: VIEWER_URI, visibility: ["app"] }, "ui/resourceUri": VIEWER_URI };
+const READ_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+const taskId = z.string().min(1).max(256).describe("Task ID shown by the viewer.");
+
+const readTask = defineTool({
+  name: "viewer_read_task",
+  title: "Read a task for the viewer",
+  description:
+    "Used by the media viewer only: reads a task once (status, Gems, outputs with fresh signed URLs) so the view can refresh a running task. Free: it spends no Gems.",
+  inputSchema: z.strictObject({ taskId }),
+  outputSchema: z.object({
+    // The view reads the task as poll_task returns it; its shape is poll_task's, so not repeated here.
+    task: z.looseObject({}).describe("The service's task as it stands (as poll_task returns it)."),
+    terminal: z.boolean().describe("True once the task is succeeded, partial, failed or cancelled."),
+  }),
+  annotations: READ_HINTS,
+  meta: APP_ONLY,
+  async handler(args, ctx, engine) {
+    const task = await engine.client.getTask(args.taskId, { signal: ctx.signal });
+    return okResult(`Task ${task.id} is ${task.status}.`, { task, terminal: isTerminal(task.status) });
+  },
+});
+
+/**
+ * The last output read whole, per engine: the view reads one output chunk after chunk, and a
+ * signed URL is fetched once for all its chunks rather than once per chunk.
+ */
+const lastRead = new WeakMap<Engine, { key: string; bytes: Uint8Array; mimeType: string; at: number }>();
+const KEEP_MS = 60_000;
+
+async function outputBytes(engine: Engine, id: string, index: number, signal: AbortSignal) {
+  const key = `${id}\n${index}`;
+  const kept = lastRead.get(engine);
+  if (kept && kept.key === key && Date.now() - kept.at < KEEP_MS) return kept;
+  const task = await engine.client.getTask(id, { signal });
+  const asset = task.outputs.find((o) => o.index === index)?.asset;
+  if (!asset) {
+    throw Object.assign(
+      new Error(`task ${id} has no downloadable output #${index} (status ${task.status})`),
+      {
+        code: "NOT_FOUND",
+        action: "refresh the task; only outputs with an asset can be read.",
+      },
+    );
+  }
+  const { bytes, mimeType } = await engine.client.fetchOutput(asset.url, {
+    signal,
+    maxBytes: SAVE_MAX_BYTES,
+  });
+  const read = { key, bytes, mimeType: asset.mimeType || mimeType, at: Date.now() };
+  lastRead.set(engine, read);
+  return read;
+}
+
+const readOutput = defineTool({
+  name: "viewer_read_output",
+  title: "Read an output's bytes for the viewer",
+  description: `Used by the media viewer only: reads up to ${CHUNK_MAX_BYTES} bytes of a task output from \`offset\`, base64, through a freshly signed URL, for hosts whose media or result size limits keep the view from loading it whole. Free: it spends no Gems.`,
+  inputSchema: z.strictObject({
+    taskId,
+    index: z.number().int().min(0).max(1000).describe("Output index (0 to 1000)."),
+    offset: z.number().int().min(0).describe("First byte to read (0 or more)."),
+  }),
+  outputSchema: z.object({
+    mimeType: z.string().describe("The output's MIME type."),
+    offset: z.number().int().describe("First byte of this chunk."),
+    total: z.number().int().describe("Size of the whole output in bytes."),
+    data: z.string().describe("The chunk's bytes, base64."),
+    done: z.boolean().describe("True when this chunk ends the output."),
+  }),
+  annotations: READ_HINTS,
+  meta: APP_ONLY,
+  async handler(args, ctx, engine) {
+    const { bytes, mimeType } = await outputBytes(engine, args.taskId, args.index, ctx.signal);
+    const offset = Math.min(args.offset, bytes.byteLength);
+    const chunk = bytes.subarray(offset, offset + CHUNK_MAX_BYTES);
+    const done = offset + chunk.byteLength >= bytes.byteLength;
+    return okResult(
+      `Output #${args.index} of task ${args.taskId}: bytes ${offset} to ${offset + chunk.byteLength} of ${bytes.byteLength}.`,
+      { mimeType, offset, total: bytes.byteLength, data: Buffer.from(chunk).toString("base64"), done },
+    );
+  },
+});
+
+export const VIEWER_TOOL: Readonly<Record<string, ToolDefinition>> = {
+  [readTask.name]: readTask as unknown as ToolDefinition,
+  [readOutput.name]: readOutput as unknown as ToolDefinition,
+};

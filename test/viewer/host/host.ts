@@ -1,0 +1,93 @@
+/**
+ * A host page for the viewer, built on the ext-apps SDK's own host side (AppBridge) in the
+ * reference basic-host pattern: the view runs in an inner frame of a sandbox proxy frame on
+ * another origin, whose CSP the server's `_meta.ui.csp` sets. Requests the view makes to the
+ * server (tools/call, resources/read) go to `window.mcpRequest`, which the test wires to a real
+ * MCP client of the built server.
+ */
+import {
+  AppBridge,
+  type McpUiHostContext,
+  type McpUiResourceCsp,
+  PostMessageTransport,
+} from "@modelcontextprotocol/ext-apps/app-bridge";
+
+declare global {
+  interface Window {
+    mcpRequest(method: string, params: unknown): Promise<unknown>;
+    showView(o: ShowOptions): Promise<void>;
+    setTheme(theme: "light" | "dark"): void;
+    hostLog: { downloads: unknown[]; resultSentAt: number; sizes: unknown[] };
+  }
+}
+
+interface ShowOptions {
+  html: string;
+  csp: McpUiResourceCsp | undefined;
+  input: Record<string, unknown>;
+  result: Record<string, unknown>;
+  sandboxUrl: string;
+  theme: "light" | "dark";
+  /** Sends tool-cancelled with this reason instead of the result. */
+  cancelled?: string;
+}
+
+let bridge: AppBridge | undefined;
+window.hostLog = { downloads: [], resultSentAt: 0, sizes: [] };
+
+function waitForProxy(frame: HTMLIFrameElement): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (e: MessageEvent) => {
+      if (e.source === frame.contentWindow && e.data?.method === "ui/notifications/sandbox-proxy-ready") {
+        window.removeEventListener("message", listener);
+        resolve();
+      }
+    };
+    window.addEventListener("message", listener);
+  });
+}
+
+window.showView = async (o) => {
+  document.getElementById("view")?.remove();
+  const frame = document.createElement("iframe");
+  frame.id = "view";
+  frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+  frame.style.cssText = "width: 900px; height: 700px; border: 1px solid #999";
+  const url = new URL(o.sandboxUrl);
+  if (o.csp) url.searchParams.set("csp", JSON.stringify(o.csp));
+  const ready = waitForProxy(frame);
+  frame.src = url.href;
+  document.body.append(frame);
+  await ready;
+  const context: McpUiHostContext = { theme: o.theme, displayMode: "inline", platform: "web" };
+  bridge = new AppBridge(
+    null,
+    { name: "viewer-test-host", version: "1.0.0" },
+    { serverTools: {}, serverResources: {}, downloadFile: {}, openLinks: {} },
+    { hostContext: context },
+  );
+  bridge.oncalltool = async (params) => (await window.mcpRequest("tools/call", params)) as never;
+  bridge.onreadresource = async (params) => (await window.mcpRequest("resources/read", params)) as never;
+  bridge.ondownloadfile = async (params) => {
+    window.hostLog.downloads.push(params);
+    return {};
+  };
+  bridge.onsizechange = (size) => {
+    window.hostLog.sizes.push(size);
+  };
+  const initialized = new Promise<void>((resolve) => {
+    if (bridge) bridge.oninitialized = () => resolve();
+  });
+  const win = frame.contentWindow as Window;
+  await bridge.connect(new PostMessageTransport(win, win));
+  await bridge.sendSandboxResourceReady({ html: o.html, ...(o.csp ? { csp: o.csp } : {}) });
+  await initialized;
+  await bridge.sendToolInput({ arguments: o.input });
+  window.hostLog.resultSentAt = performance.timeOrigin + performance.now();
+  if (o.cancelled !== undefined) await bridge.sendToolCancelled({ reason: o.cancelled });
+  else await bridge.sendToolResult(o.result as never);
+};
+
+window.setTheme = (theme) => {
+  bridge?.setHostContext({ theme, displayMode: "inline", platform: "web" });
+};
