@@ -213,7 +213,6 @@ export const SETTINGS: readonly Setting[] = [
     key: "mediaOrigins",
     env: "GENERATION_MEDIA_ORIGINS",
     read: readOrigins,
-    serviceOnly: true,
     help: "origins (comma-separated) of signed output URLs besides the base URL's, which the media viewer may load (a CDN)",
     doc: "comma-separated `http(s)://` origins that serve signed output URLs besides the base URL's (a CDN); the media viewer's content security policy lets it load media from them",
     defaultDoc: "the base URL's origin only",

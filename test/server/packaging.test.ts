@@ -13,6 +13,7 @@ import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNodeSqlite } from "../../src/ledger/drivers.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
+import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { isolatedEnv, ROOT } from "./spawn.js";
 
@@ -121,7 +122,8 @@ describe("the MCPB bundle's manifest", () => {
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(CATALOG.map((t) => t.name));
+      // Every tool of the catalog, then the media viewer's app-only ones (hosts hide those from the model).
+      expect(tools.map((t) => t.name)).toEqual([...CATALOG, ...VIEWER_TOOLS].map((t) => t.name));
       const r = await client.callTool({
         name: "generate_image",
         arguments: { model: "sandbox-image-fast", prompt: "a lighthouse at dusk", wait: 20 },

@@ -12,7 +12,7 @@ import {
   RESOURCE_MIME_TYPE,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VIEWER_TOOLS } from "../../src/server/viewer.js";
+import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
 import { VIEWER_TOOL } from "../../src/server/viewer-tools.js";
 import { listing } from "../../src/tooling/tool.js";
 import { isolatedEnv } from "../server/spawn.js";
@@ -171,7 +171,7 @@ describe("GENERATION_MEDIA_ORIGINS", () => {
       parseCommand(["--sandbox"], { GENERATION_MEDIA_ORIGINS: "https://cdn.example.com/media" }),
     ).toThrow(ConfigError);
     expect(() => parseCommand(["--sandbox"], { GENERATION_MEDIA_ORIGINS: "ftp://cdn.example.com" })).toThrow(
-      /GENERATION_MEDIA_ORIGINS: expected comma-separated http\(s\) origins/,
+      /GENERATION_MEDIA_ORIGINS: entry 1 of 1: expected an http\(s\) origin/,
     );
     const { harness } = await import("../tools/harness.js");
     const h = await harness({ config: { mediaOrigins: ["https://cdn.example.com"] } });
