@@ -10,7 +10,6 @@ import { okResult } from "../tooling/results.js";
 import { SAVE_MAX_BYTES } from "../tooling/saving.js";
 import { defineTool, type ToolDefinition } from "../tooling/tool.js";
 import { VIEWER_URI } from "../tooling/viewer-link.js";
-import { CHUNK_MAX_BYTES } from "./viewer.js";
 
 const APP_ONLY = { ui: { resourceUri: VIEWER_URI, visibility: ["app"] }, "ui/resourceUri": VIEWER_URI };
 const READ_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -34,6 +33,9 @@ const readTask = defineTool({
     return okResult(`Task ${task.id} is ${task.status}.`, { task, terminal: isTerminal(task.status) });
   },
 });
+
+/** Largest chunk the view reads at once: base64 grows it by a third, still under hosts' 1 MB results. */
+export const CHUNK_MAX_BYTES = 512 * 1024;
 
 /**
  * The last output read whole, per engine: the view reads one output chunk after chunk, and a

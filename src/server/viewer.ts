@@ -10,9 +10,6 @@ import { registerTool } from "../tooling/tool.js";
 import { VIEWER_URI } from "../tooling/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
-/** Largest chunk the view reads at once: base64 grows it by a third, still under hosts' 1 MB results. */
-export const CHUNK_MAX_BYTES = 512 * 1024;
-
 export interface ViewerOptions {
   /** Origins the view may load media from directly (CSP `resourceDomains`). */
   mediaOrigins: readonly string[];

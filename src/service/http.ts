@@ -9,10 +9,10 @@ import type { z } from "zod";
 import { type Backoff, retryDelay, sleep } from "./backoff.js";
 import { type Deadline, failureOf, startDeadline } from "./deadline.js";
 import { InvalidResponseError, type RequestKind, ServiceError } from "./errors.js";
-import { proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
+import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 import { errorOf, parseBody, readText } from "./responses.js";
 
-export type FetchLike = typeof fetch;
+export type { FetchLike };
 
 export interface HttpOptions {
   baseUrl: string;

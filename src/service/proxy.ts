@@ -2,7 +2,9 @@
  * Proxy support from the standard environment variables. undici is imported only when a
  * proxy variable is set, so the common path costs nothing at start-up.
  */
-import type { FetchLike } from "./http.js";
+
+/** The fetch signature the client takes (injected in tests, undici through a proxy, or global). */
+export type FetchLike = typeof fetch;
 
 const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
 

@@ -9,21 +9,27 @@ import {
   type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import type { Config } from "../config.js";
 import type { Ledger } from "../ledger/index.js";
 import type { ServiceClient } from "../service/client.js";
 
-/** The part of the configuration tools read. */
-export type EngineConfig = Pick<
-  Config,
-  | "files"
-  | "outputDir"
-  | "maxGems"
-  | "extractionModel"
-  | "defaultWaitSeconds"
-  | "confirmAboveGems"
-  | "mediaOrigins"
->;
+/**
+ * The part of the configuration tools read. Spelled out here, not picked from src/config's Config,
+ * so tooling never imports the configuration (which imports tooling's bounds); the server hands its
+ * Config in, and the compiler checks that it fits.
+ */
+export interface EngineConfig {
+  /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
+  files: string[];
+  outputDir: string;
+  /** `maxGems` for submissions that name none. */
+  maxGems?: number;
+  extractionModel: string;
+  defaultWaitSeconds: number;
+  /** Spending above this is confirmed by the user first, or sent as the ceiling. */
+  confirmAboveGems?: number;
+  /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
+  mediaOrigins?: string[];
+}
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export interface Engine {

@@ -1,0 +1,81 @@
+/**
+ * The layout the README's Development section describes, held: each folder of src/ imports only the
+ * folders below it (server → tools → tooling → ledger → service), and no module imports, directly or
+ * through others, itself. Imports are read from the source text, type-only and lazy ones included.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..");
+const SRC = join(ROOT, "src");
+
+/** What each folder (or top-level module) of src/ may import besides itself. */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  service: [],
+  ledger: ["service"],
+  sandbox: ["service"],
+  tooling: ["ledger", "service"],
+  tools: ["tooling", "ledger", "service"],
+  config: ["tooling", "ledger", "service"],
+  // The view's browser code shares the polling schedule; run from source, html.ts builds the view.
+  viewer: ["service", "scripts"],
+  server: ["tools", "tooling", "ledger", "service", "sandbox", "viewer", "config"],
+  cli: ["config", "server", "sandbox", "ledger", "service", "tooling"],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+/** `src/tools/chat.ts` → `tools`; `src/cli.ts` → `cli`; outside src → its top folder. */
+function roomOf(file: string): string {
+  const rel = relative(ROOT, file).split("/");
+  if (rel[0] !== "src") return rel[0] ?? "";
+  return rel.length > 2 ? (rel[1] ?? "") : (rel[1] ?? "").replace(/\.ts$/, "");
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)].map((m) =>
+    resolve(dirname(file), m[1] ?? "").replace(/\.js$/, ".ts"),
+  );
+}
+
+const FILES = sources(SRC);
+const GRAPH = new Map(FILES.map((f) => [f, importsOf(f)]));
+
+describe("the source layout", () => {
+  it("imports run one way: each folder only into the folders below it", () => {
+    const wrong: string[] = [];
+    for (const [file, targets] of GRAPH) {
+      const from = roomOf(file);
+      for (const target of targets) {
+        const to = roomOf(target);
+        if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to)) {
+          wrong.push(`${relative(ROOT, file)} imports ${relative(ROOT, target)} (${from} → ${to})`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("has no circle of imports", () => {
+    const state = new Map<string, "open" | "done">();
+    const circles: string[] = [];
+    const visit = (file: string, path: string[]): void => {
+      state.set(file, "open");
+      for (const next of GRAPH.get(file) ?? []) {
+        if (!GRAPH.has(next)) continue;
+        if (state.get(next) === "open") {
+          circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(ROOT, f)).join(" → "));
+        } else if (state.get(next) === undefined) visit(next, [...path, next]);
+      }
+      state.set(file, "done");
+    };
+    for (const file of FILES) if (state.get(file) === undefined) visit(file, [file]);
+    expect(circles).toEqual([]);
+  });
+});
