@@ -8,7 +8,8 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv, ROOT, rawStdio, runCli } from "../server/spawn.js";
+import { CLI, connectCli, isolatedEnv, ROOT, rawStdio, runCli } from "../helpers/cli.js";
+import { CONTRACT_TOOLS } from "../helpers/tools.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 const iso = isolatedEnv();
@@ -71,32 +72,11 @@ describe("CLI commands", () => {
 
 describe("stdio", () => {
   it("serves every tool over stdio with --sandbox", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "--sandbox"],
-      env: iso.env,
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(transport);
+    const { client } = await connectCli({ args: [CLI, "--sandbox"], env: iso.env });
     try {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
-      for (const name of [
-        "list_models",
-        "generate_image",
-        "generate_video",
-        "generate_audio",
-        "poll_task",
-        "upload_asset",
-        "list_voices",
-        "upload_voice",
-        "chat",
-        "extract_video",
-        "list_requests",
-      ]) {
-        expect(names).toContain(name);
-      }
+      for (const name of CONTRACT_TOOLS) expect(names).toContain(name);
       const models = await client.callTool({ name: "list_models", arguments: {} });
       expect(models.isError).toBeFalsy();
       expect((models.structuredContent as { models: unknown[] }).models.length).toBeGreaterThan(0);
@@ -128,55 +108,39 @@ describe("stdio", () => {
   it("reports an unusable ledger on stderr and keeps serving read-only tools", async () => {
     const blocker = join(iso.dir, "not-a-directory");
     writeFileSync(blocker, "");
-    const transport = new StdioClientTransport({
-      command: process.execPath,
+    const { client, stderr } = await connectCli({
       args: [CLI, "--sandbox"],
       // A regular file where the store's directory should be: the ledger cannot be created there.
       env: { ...iso.env, GENERATION_STORE: `sqlite://${join(blocker, "ledger.sqlite")}` },
-      stderr: "pipe",
     });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(transport);
     try {
       const models = await client.callTool({ name: "list_models", arguments: {} });
       expect(models.isError).toBeFalsy();
       const deadline = Date.now() + 10_000;
-      while (!stderr.includes("ledger") && Date.now() < deadline)
+      while (!stderr().includes("ledger") && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 100));
-      expect(stderr).toMatch(/ledger is not usable/);
-      expect(stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(stderr()).toMatch(/ledger is not usable/);
+      expect(stderr().trimEnd().split("\n")).toHaveLength(1);
     } finally {
       await client.close();
     }
   });
 
   it("warns once at start about a GENERATION_FILES directory that is not there, and serves", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
+    const { client, stderr } = await connectCli({
       args: [CLI, "--sandbox"],
       env: { ...iso.env, GENERATION_FILES: [iso.dir, join(iso.dir, "Pictres")].join(delimiter) },
-      stderr: "pipe",
     });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(transport);
     try {
       const models = await client.callTool({ name: "list_models", arguments: {} });
       expect(models.isError).toBeFalsy();
     } finally {
       await client.close();
     }
-    expect(stderr).toContain(
+    expect(stderr()).toContain(
       "generation-mcp: GENERATION_FILES: entry 2 of 2 does not exist; tools will not read or save there\n",
     );
-    expect(stderr.match(/GENERATION_FILES/g)).toHaveLength(1);
+    expect(stderr().match(/GENERATION_FILES/g)).toHaveLength(1);
   });
 
   it("reads messages past the SDK's 10 MB default (base64 uploads over stdio)", async () => {
@@ -243,18 +207,10 @@ describe("stdio against a service at GENERATION_BASE_URL", () => {
 
   it("keeps the API key out of stderr and every result", async () => {
     const key = sandbox.addKey({ scopes: ["read", "generate"] });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
+    const { client, stderr } = await connectCli({
       args: [CLI],
       env: { ...iso.env, GENERATION_BASE_URL: url, GENERATION_API_KEY: key },
-      stderr: "pipe",
     });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(transport);
     const results: unknown[] = [];
     try {
       results.push(await client.callTool({ name: "list_models", arguments: {} }));
@@ -274,6 +230,6 @@ describe("stdio against a service at GENERATION_BASE_URL", () => {
     expect(requests).toHaveLength(1);
     expect(JSON.stringify(results)).not.toContain(key);
     expect(JSON.stringify(results)).not.toContain(key.slice(4));
-    expect(stderr).not.toContain(key.slice(4));
+    expect(stderr()).not.toContain(key.slice(4));
   });
 });

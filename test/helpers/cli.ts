@@ -2,6 +2,8 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "./temp.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -213,4 +215,35 @@ export function startSandboxCli(
       reject(new Error(`the sandbox exited with ${code} before printing its URL`));
     });
   });
+}
+
+export interface ConnectedCli {
+  client: Client;
+  /** What the server wrote on stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * A real MCP client connected over stdio to the built CLI (or, with `command`, whatever a host's
+ * config would start), as a host connects: the way most tests and benchmarks meet the server.
+ */
+export async function connectCli(o: {
+  args: string[];
+  env: Record<string, string>;
+  command?: string;
+  name?: string;
+}): Promise<ConnectedCli> {
+  const transport = new StdioClientTransport({
+    command: o.command ?? process.execPath,
+    args: o.args,
+    env: o.env,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const client = new Client({ name: o.name ?? "test-host", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
 }

@@ -4,13 +4,12 @@
  * process so faults can be injected). A submission the service never answers comes back within
  * `wait` plus a few seconds as "uncertain, identity X"; the identical call later replays it.
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/index.js";
 import { GRACE_SECONDS } from "../../src/tooling/budget.js";
-import { CLI, isolatedEnv } from "./spawn.js";
+import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 
 const IMAGE = "POST /api/generate/image";
 const iso = isolatedEnv();
@@ -19,14 +18,11 @@ let client: Client;
 
 beforeAll(async () => {
   service = await runSandboxServer({ host: "127.0.0.1", port: 0 });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
+  ({ client } = await connectCli({
     args: [CLI],
     env: { ...iso.env, GENERATION_BASE_URL: service.url, GENERATION_API_KEY: SANDBOX_API_KEY },
-    stderr: "pipe",
-  });
-  client = new Client({ name: "budget-test", version: "1.0.0" });
-  await client.connect(transport);
+    name: "budget-test",
+  }));
 });
 
 afterAll(async () => {

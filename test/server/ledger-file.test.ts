@@ -5,10 +5,8 @@
  */
 import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, expect, it } from "vitest";
-import { CLI, isolatedEnv } from "./spawn.js";
+import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 
 const iso = isolatedEnv();
 afterAll(() => iso.cleanup());
@@ -17,14 +15,7 @@ const textOf = (r: { content?: unknown }): string =>
   ((r.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
 
 it("refuses paid calls once its ledger file is deleted, and says to restart", async () => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, "--sandbox"],
-    env: iso.env,
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "ledger-file", version: "1.0.0" });
-  await client.connect(transport);
+  const { client } = await connectCli({ args: [CLI, "--sandbox"], env: iso.env, name: "ledger-file" });
   try {
     const image = (prompt: string) =>
       client.callTool({

@@ -6,8 +6,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getMcpConfigForManifest, v0_3 } from "@anthropic-ai/mcpb";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +13,7 @@ import { loadNodeSqlite } from "../../src/ledger/drivers.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
 import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
 import { CATALOG } from "../../src/tools/catalog.js";
-import { isolatedEnv, ROOT } from "./spawn.js";
+import { CLI, connectCli, isolatedEnv, ROOT } from "../helpers/cli.js";
 
 const json = (file: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(ROOT, file), "utf8")) as Record<string, unknown>;
@@ -108,18 +106,12 @@ describe("the MCPB bundle's manifest", () => {
     });
     expect(mcp).toBeDefined();
     // The host runs `node` with the manifest's env; this test's Node stands in for the host's.
-    const transport = new StdioClientTransport({
+    const { client, stderr } = await connectCli({
       command: mcp?.command === "node" ? process.execPath : String(mcp?.command),
       args: mcp?.args ?? [],
       env: { ...iso.env, ...mcp?.env },
-      stderr: "pipe",
+      name: "mcpb-host",
     });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const client = new Client({ name: "mcpb-host", version: "1.0.0" });
-    await client.connect(transport);
     try {
       const { tools } = await client.listTools();
       // Every tool of the catalog, then the media viewer's app-only ones (hosts hide those from the model).
@@ -130,7 +122,7 @@ describe("the MCPB bundle's manifest", () => {
       });
       expect(r.isError, textOf(r)).toBeFalsy();
       expect(r.structuredContent).toMatchObject({ task: { id: expect.any(String) } });
-      expect(stderr).not.toContain(SANDBOX_API_KEY);
+      expect(stderr()).not.toContain(SANDBOX_API_KEY);
     } finally {
       await client.close();
     }
@@ -140,18 +132,7 @@ describe("the MCPB bundle's manifest", () => {
 describe.skipIf(loadNodeSqlite() !== null)("the shipped binary with no SQLite driver", () => {
   it("says so on stderr at start, and every paid call says how to fix it", async () => {
     const env = { ...iso.env, GENERATION_STORE: `sqlite://${join(iso.dir, "none.sqlite")}?driver=node` };
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [join(ROOT, "dist", "cli.js"), "--sandbox"],
-      env,
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const client = new Client({ name: "no-driver", version: "1.0.0" });
-    await client.connect(transport);
+    const { client, stderr } = await connectCli({ args: [CLI, "--sandbox"], env, name: "no-driver" });
     try {
       const r = await client.callTool({
         name: "generate_image",
@@ -164,8 +145,8 @@ describe.skipIf(loadNodeSqlite() !== null)("the shipped binary with no SQLite dr
       expect(text).toMatch(/npm rebuild sqlite3/);
       expect(text).not.toMatch(/report it/);
       // The start-up line arrives about a second after start (the ledger opens in the background).
-      await expect.poll(() => stderr, { timeout: 5000 }).toMatch(/LEDGER|SQLite driver/);
-      const lines = stderr.trimEnd().split("\n");
+      await expect.poll(() => stderr(), { timeout: 5000 }).toMatch(/LEDGER|SQLite driver/);
+      const lines = stderr().trimEnd().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/no SQLite driver.*To fix: Upgrade Node\.js to 22\.13/);
     } finally {

@@ -8,12 +8,10 @@ import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
-import { CLI, isolatedEnv } from "../server/spawn.js";
+import { CLI, type ConnectedCli, connectCli, isolatedEnv } from "../helpers/cli.js";
 
 const iso = isolatedEnv();
 afterAll(() => iso.cleanup());
@@ -40,21 +38,8 @@ function startSandbox(): Promise<{ child: ChildProcessWithoutNullStreams; url: s
   });
 }
 
-async function connect(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI],
-    env: { ...iso.env, ...env },
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const client = new Client({ name: "loopback-test", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, stderr: () => stderr };
-}
+const connect = (env: Record<string, string>): Promise<ConnectedCli> =>
+  connectCli({ args: [CLI], env: { ...iso.env, ...env }, name: "loopback-test" });
 
 describe("the bundled CLI against `generation-mcp sandbox` over loopback HTTP", () => {
   let sandbox: Awaited<ReturnType<typeof startSandbox>>;

@@ -2,10 +2,9 @@
  * The stack a host talks to, as users run it: the sandbox service on real loopback HTTP and the
  * built `dist/cli.js` on stdio pointed at it (GENERATION_BASE_URL), reached by a real MCP client.
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Client } from "@modelcontextprotocol/client";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv } from "../server/spawn.js";
+import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 
 export interface Stack {
   sandbox: Sandbox;
@@ -27,23 +26,16 @@ export async function startStack(
     GENERATION_API_KEY: SANDBOX_API_KEY,
     ...o.env,
   });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
+  const { client, stderr } = await connectCli({
     args: [...(o.nodeArgs ?? []), CLI],
     env: iso.env,
-    stderr: "pipe",
+    name: "viewer-test-host",
   });
-  let stderr = "";
-  transport.stderr?.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const client = new Client({ name: "viewer-test-host", version: "1.0.0" });
-  await client.connect(transport);
   return {
     sandbox,
     baseUrl: listening.url,
     client,
-    stderr: () => stderr,
+    stderr,
     async close() {
       await client.close().catch(() => {});
       await sandbox.close();
