@@ -4,6 +4,8 @@
  */
 import { ArgumentError } from "../service/errors.js";
 import { LIMITS } from "../service/limits.js";
+import type { DurationSample } from "../service/schedule.js";
+import { durationSamples, findTask } from "./durations.js";
 import {
   bodyHash,
   IdempotencyConflictError,
@@ -16,6 +18,7 @@ import {
   newIdentity,
   type StoredRecord,
   summarize,
+  type TaskSeen,
   toListing,
   withIdentity,
 } from "./record.js";
@@ -106,6 +109,7 @@ export class LedgerImpl implements Ledger {
           keyHash: req.keyHash,
           bytes: req.bytes,
           bodyHash: hash,
+          ...(req.model === undefined ? {} : { model: req.model }),
           state: "prepared",
           delivered: false,
           attempts: 0,
@@ -230,6 +234,28 @@ export class LedgerImpl implements Ledger {
       .filter((r) => r.keyHash === keyHash && !isExpired(r, now) && matchesState(r, o?.state))
       .sort((a, b) => b.createdAt - a.createdAt || b.updatedAt - a.updatedAt)
       .map(toListing);
+  }
+
+  async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    const rec = findTask(await this.#store.list(keyHash), taskId);
+    // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
+    if (rec === undefined || rec.seen !== undefined) return;
+    await this.#store.put({ ...rec, seen });
+  }
+
+  async taskOrigin(
+    keyHash: string,
+    taskId: string,
+  ): Promise<{ createdAt: number; model?: string } | undefined> {
+    const rec = findTask(await this.#store.list(keyHash), taskId);
+    if (rec === undefined) return undefined;
+    return rec.model === undefined
+      ? { createdAt: rec.createdAt }
+      : { createdAt: rec.createdAt, model: rec.model };
+  }
+
+  async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {
+    return durationSamples(await this.#store.list(keyHash), model, this.#o.now(), limit);
   }
 
   async recover(): Promise<void> {

@@ -33,6 +33,10 @@ export interface StoredRecord {
   closedReason?: ErrorSummary;
   taskId?: string;
   responseId?: string;
+  /** The model the body names, where it names one. */
+  model?: string;
+  /** When a wait saw the task still running last and terminal first (epoch ms): its duration, for polling. */
+  seen?: TaskSeen;
   /** Whether the result reached the client; a success that never did is reused, not repeated. */
   delivered: boolean;
   attempts: number;
@@ -43,6 +47,12 @@ export interface StoredRecord {
   expiresAt?: number;
 }
 
+export interface TaskSeen {
+  pendingAt?: number;
+  terminalAt: number;
+  status: string;
+}
+
 /** The listing shape (`list_requests`): no body bytes, ISO times. */
 export interface LedgerRecord {
   idempotencyKey: string;
@@ -51,6 +61,7 @@ export interface LedgerRecord {
   state: RecordState;
   taskId?: string;
   responseId?: string;
+  model?: string;
   closedReason?: ErrorSummary;
   delivered: boolean;
   attempts: number;
@@ -112,6 +123,7 @@ export function toListing(rec: StoredRecord): LedgerRecord {
   };
   if (rec.taskId !== undefined) out.taskId = rec.taskId;
   if (rec.responseId !== undefined) out.responseId = rec.responseId;
+  if (rec.model !== undefined) out.model = rec.model;
   if (rec.closedReason !== undefined) out.closedReason = rec.closedReason;
   if (rec.lastError !== undefined) out.lastError = rec.lastError;
   if (rec.expiresAt !== undefined) out.expiresAt = new Date(rec.expiresAt).toISOString();

@@ -150,17 +150,25 @@ export async function waitWithProgress(
   if (isTerminal(task.status) || wait <= 0) return { task };
   try {
     // Request building and polling load on first use: a first tools/list needs neither.
-    const { waitForTask } = await import("../service/poll.js");
+    const [{ waitForTask }, { learnedWait, expectation }] = await Promise.all([
+      import("../service/poll.js"),
+      import("./schedule.js"),
+    ]);
+    const learned = await learnedWait(engine, task.id);
     const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
       waitSeconds: wait,
       signal: ctx.signal,
+      schedule: learned.schedule,
+      known: task,
       onProgress: (p) => {
+        const expected = expectation(p.schedule, p.elapsedMs);
         void ctx.progress(
-          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s`,
+          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`,
           p.polls,
         );
       },
     });
+    learned.remember(result);
     return { task: result.task };
   } catch (err) {
     // The task exists and is paid for: a failed poll must not lose its ID.
@@ -223,6 +231,7 @@ export async function submitMedia(
       bytes,
       signal: ctx.signal,
       onAttempt: replayProgress(ctx),
+      model: built.body.model,
       ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     },
     (identity, sent, signal) => engine.client.submitMedia(kind, sent, identity, signal ? { signal } : {}),
