@@ -7,6 +7,7 @@ import type { Engine } from "../tooling/context.js";
 import { registerTool } from "../tooling/tool.js";
 import { CATALOG } from "../tools/catalog.js";
 import { TOOL_LOADERS } from "../tools/index.js";
+import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 
 export const SERVER_NAME = "generation-mcp";
@@ -18,7 +19,7 @@ Start with list_models. Generation tools wait a bounded time and return the task
 export function createMcpServer(engine: Engine): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
   );
   for (const listed of CATALOG) {
     const load = TOOL_LOADERS[listed.name];
@@ -26,5 +27,6 @@ export function createMcpServer(engine: Engine): McpServer {
     registerTool(server, engine, listed, async () => (await load()).default);
   }
   registerResources(server, engine);
+  registerPrompts(server, engine);
   return server;
 }
