@@ -23,7 +23,7 @@ import {
   withIdentity,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, sleep, verdict } from "./replay.js";
-import type { LedgerStore } from "./store.js";
+import { type LedgerStore, SerialQueue } from "./store.js";
 import type { Ledger, LedgerSettings, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 interface Flight<T> {
@@ -35,6 +35,8 @@ export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
   readonly #inflight = new Map<string, Flight<unknown>>();
+  /** Read-modify-writes of a stored record (delivery, sightings) one at a time, so none is lost. */
+  readonly #updates = new SerialQueue();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -209,7 +211,11 @@ export class LedgerImpl implements Ledger {
     return next;
   }
 
-  async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+    return this.#updates.run(() => this.#markDelivered(keyHash, identity, delivered));
+  }
+
+  async #markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
     const rec = await this.#store.get(keyHash, identity);
     if (rec === undefined || isExpired(rec, this.#o.now())) return;
     // Already so: spare the commit (tools mark every replayed result too).
@@ -236,11 +242,13 @@ export class LedgerImpl implements Ledger {
       .map(toListing);
   }
 
-  async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
-    const rec = findTask(await this.#store.list(keyHash), taskId);
-    // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
-    if (rec === undefined || rec.seen !== undefined) return;
-    await this.#store.put({ ...rec, seen });
+  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    return this.#updates.run(async () => {
+      const rec = findTask(await this.#store.list(keyHash), taskId);
+      // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
+      if (rec === undefined || rec.seen !== undefined) return;
+      await this.#store.put({ ...rec, seen });
+    });
   }
 
   async taskOrigin(
