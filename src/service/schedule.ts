@@ -10,7 +10,7 @@
  *
  * Each past task is known only as an interval: it was still running when last seen running
  * (`pendingMs`) and finished by the time it was first seen terminal (`seenMs`), both counted
- * from its submission. While those intervals agree on one duration, the learned schedule bisects
+ * from its submission. While those intervals agree on one duration, the learned schedule probes
  * between the latest "still running" and the earliest "finished" until they are within
  * `TIGHT` of each other, then aims at the earliest "finished". When they disagree (durations
  * vary), it picks the first read that would have seen the recent tasks soonest, and follows it
@@ -42,7 +42,9 @@ export const WINDOW = 12;
 /** Older "still running" evidence is dropped after this many runs, so a faster service is noticed. */
 export const LOWER_BOUND_AGE = 48;
 /** Bounds within this fraction of each other count as one known duration. */
-const TIGHT = 0.05;
+const TIGHT = 0.03;
+/** Where between the bounds a probe goes (0: the latest "still running", 1: the earliest "finished"). */
+const PROBE = 0.7;
 /** A "still running" bound counts only when the next read came within this (a read every 2 s). */
 const TIGHT_GAP_MS = 2500;
 /** ±20% around the schedule: polls spread out without ever collapsing toward zero. */
@@ -86,6 +88,17 @@ export function seenBy(aimMs: number, durationMs: number): number {
   return durationMs;
 }
 
+/** The earliest first read at or after `aimMs` from which reads every 2 s reach `untilMs` unclipped. */
+function unclipped(aimMs: number, untilMs: number): number {
+  const fits = (a: number) => {
+    for (let n = 0; a + n * MIN_GAP_MS < untilMs; n++) if (a + n * MIN_GAP_MS < fixedReadMs(n)) return false;
+    return true;
+  };
+  let a = aimMs;
+  while (a < untilMs && !fits(a)) a += MIN_GAP_MS / 4;
+  return Math.min(a, untilMs);
+}
+
 export interface Plan {
   /** First read, in milliseconds after submission. */
   aimMs: number;
@@ -105,11 +118,20 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
     .slice(0, LOWER_BOUND_AGE)
     .filter((s) => s.pendingMs > 0 && s.seenMs - s.pendingMs <= TIGHT_GAP_MS)
     .slice(0, WINDOW);
-  const lo = Math.max(0, ...tight.map((s) => s.pendingMs));
   const hi = Math.min(...recent.map((s) => s.seenMs));
+  // Without a tight "still running" bound: a young model starts from its loose ones (the fixed
+  // schedule's); one that ran many times is probed gently below its finish (its old bound
+  // expired: is it faster now?).
+  const floor =
+    recent.length >= WINDOW / 2 ? hi * (1 - 4 * TIGHT) : Math.max(0, ...recent.map((s) => s.pendingMs));
+  const lo = tight.length > 0 ? Math.max(...tight.map((s) => s.pendingMs)) : Math.min(floor, hi);
   if (lo < hi) {
-    // One duration explains every recent task: narrow it down, then aim just past it.
-    const aimMs = hi - lo > TIGHT * hi ? Math.round(lo + (hi - lo) / 2) : hi;
+    // One duration explains every recent task: narrow it down, then aim just past it. A probe is
+    // placed where reads every 2 s can follow it up to `hi` within the fixed schedule's count,
+    // so a miss still ends in a tight bracket.
+    // A probe that misses costs a 2 s wait, one that hits only its distance past the finish, so
+    // probes sit nearer the earliest "finished" than the middle.
+    const aimMs = hi - lo > TIGHT * hi ? unclipped(Math.round(lo + PROBE * (hi - lo)), hi) : hi;
     return { aimMs, durationMs: Math.round((lo + hi) / 2), runs: recent.length };
   }
   // Durations vary: choose the first read that would have seen these tasks soonest overall.
