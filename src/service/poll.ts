@@ -13,12 +13,23 @@ import type { Task } from "./schemas.js";
 
 export { pollDelayMs } from "./schedule.js";
 
+/** Longest silence between progress reports while waiting for the next read. */
+export const HEARTBEAT_MS = 10_000;
+
+export interface WaitProgress {
+  task: Task;
+  polls: number;
+  elapsedMs: number;
+  schedule: PollSchedule;
+}
+
 export interface WaitOptions {
   waitSeconds: number;
   signal?: AbortSignal | undefined;
-  onProgress?:
-    | ((p: { task: Task; polls: number; elapsedMs: number; schedule: PollSchedule }) => void)
-    | undefined;
+  /** After each read. */
+  onProgress?: ((p: WaitProgress) => void) | undefined;
+  /** Every HEARTBEAT_MS of a longer gap between reads; `task` is the last one seen. */
+  onWaiting?: ((p: WaitProgress) => void) | undefined;
   /** Source of jitter in [0, 1) for the fixed schedule; tests pin it. */
   random?: (() => number) | undefined;
   /** When to read; the fixed guidance when absent. */
@@ -69,13 +80,17 @@ export async function waitForTask(
       }
     }
     const at = Math.min(due, deadlineMs);
-    if (at > elapsed) {
+    // A long gap between reads still reports progress (no request), so a host that keeps a call
+    // alive on progress, or shows it, is not left in silence until the expected finish.
+    for (let now = elapsed; at > now; now = Date.now() - started) {
       try {
-        await sleep(at - elapsed, o.signal);
+        await sleep(Math.min(at - now, HEARTBEAT_MS), o.signal);
       } catch (err) {
         if (aborted() && task) return stop(false);
         throw err;
       }
+      const after = Date.now() - started;
+      if (task && after < at) o.onWaiting?.({ task, polls, elapsedMs: after, schedule });
     }
     try {
       const read = await getTask(o.signal);

@@ -150,7 +150,7 @@ export async function waitWithProgress(
   if (isTerminal(task.status) || wait <= 0) return { task };
   try {
     // Request building and polling load on first use: a first tools/list needs neither.
-    const [{ waitForTask }, { learnedWait, expectation }] = await Promise.all([
+    const [{ waitForTask }, { learnedWait, progressLine }] = await Promise.all([
       import("../service/poll.js"),
       import("./schedule.js"),
     ]);
@@ -160,13 +160,8 @@ export async function waitWithProgress(
       signal: ctx.signal,
       schedule: learned.schedule,
       known: task,
-      onProgress: (p) => {
-        const expected = expectation(p.schedule, p.elapsedMs);
-        void ctx.progress(
-          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`,
-          p.polls,
-        );
-      },
+      onProgress: (p) => void ctx.progress(progressLine(p), p.polls),
+      onWaiting: (p) => void ctx.progress(progressLine(p)),
     });
     learned.remember(result);
     return { task: result.task };

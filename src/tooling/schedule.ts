@@ -5,7 +5,7 @@
  * next task of that model is read closer to its finish.
  */
 
-import type { WaitResult } from "../service/poll.js";
+import type { WaitProgress, WaitResult } from "../service/poll.js";
 import { expectation, learnedSchedule, type PollSchedule, plan } from "../service/schedule.js";
 import type { Engine } from "./context.js";
 
@@ -16,7 +16,11 @@ export interface LearnedWait {
   remember(result: WaitResult): void;
 }
 
-export { expectation };
+/** "Task … is processing after 12 s; about 40 s left, from the last 12 runs". */
+export function progressLine(p: WaitProgress): string {
+  const expected = expectation(p.schedule, p.elapsedMs);
+  return `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
+}
 
 export async function learnedWait(engine: Engine, taskId: string): Promise<LearnedWait> {
   const started = Date.now();

@@ -171,6 +171,22 @@ describe("learned schedule", () => {
     expect(delays.slice(-5), JSON.stringify(delays)).toEqual(delays.slice(-5).map((d) => Math.min(d, 300)));
   });
 
+  it("reports progress every 10 s of a long gap without reading the task", async () => {
+    const s = learnedSchedule({ aimMs: 30_000, durationMs: 30_000, runs: 12 }, 0);
+    const { get, at } = finishing(29_000);
+    const waiting: number[] = [];
+    const p = waitForTask(get, {
+      waitSeconds: 60,
+      schedule: s,
+      known: task({ status: "queued" }) as Task,
+      onWaiting: (x) => waiting.push(x.elapsedMs),
+    });
+    await vi.advanceTimersByTimeAsync(61_000);
+    await p;
+    expect(at).toEqual([30_000]);
+    expect(waiting).toEqual([10_000, 20_000]);
+  });
+
   it("says the expected time in progress messages", () => {
     const s = learnedSchedule({ aimMs: 50_000, durationMs: 52_000, runs: 12 }, 0);
     expect(expectation(s, 12_000)).toBe("about 40 s left, from the last 12 runs");
