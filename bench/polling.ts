@@ -139,9 +139,14 @@ async function fixedChain(rec: Recorder, kind: Kind): Promise<Sample[]> {
 async function learnedChain(rec: Recorder, kind: Kind): Promise<Sample[]> {
   const server = await connect(rec.url);
   try {
-    for (let i = 0; i < WARMUP; i++) await once(server.client, rec, kind, -1 - i);
+    const warm: Sample[] = [];
+    for (let i = 0; i < WARMUP; i++) warm.push(await once(server.client, rec, kind, -1 - i));
+    if (process.env.BENCH_POLL_VERBOSE)
+      print(`${kind.name} warm-up delays: ${warm.map((x) => x.delayMs).join(", ")} ms`);
     const out: Sample[] = [];
     for (let i = 0; i < RUNS; i++) out.push(await once(server.client, rec, kind, i));
+    if (process.env.BENCH_POLL_VERBOSE)
+      print(`${kind.name} learned delays: ${out.map((x) => x.delayMs).join(", ")} ms`);
     return out;
   } finally {
     await server.close();

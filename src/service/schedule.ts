@@ -12,9 +12,10 @@
  * (`pendingMs`) and finished by the time it was first seen terminal (`seenMs`), both counted
  * from its submission. While those intervals agree on one duration, the learned schedule probes
  * between the latest "still running" and the earliest "finished" until they are within
- * `TIGHT` of each other, then aims at the earliest "finished". When they disagree (durations
- * vary), it picks the first read that would have seen the recent tasks soonest, and follows it
- * with reads every 2 s.
+ * `TIGHT` of each other, then aims that margin past the latest "still running" (runs that
+ * disagree by under `NOISE` count as one duration with noise). When they disagree more
+ * (durations vary), it picks the first read that would have seen the recent tasks soonest, and
+ * follows it with reads every 2 s.
  */
 import { LIMITS } from "./limits.js";
 
@@ -43,6 +44,8 @@ export const WINDOW = 12;
 export const LOWER_BOUND_AGE = 48;
 /** Bounds within this fraction of each other count as one known duration. */
 const TIGHT = 0.03;
+/** Runs that disagree by at most this fraction still count as one duration with noise. */
+const NOISE = 0.05;
 /** Where between the bounds a probe goes (0: the latest "still running", 1: the earliest "finished"). */
 const PROBE = 0.7;
 /** A "still running" bound counts only when the next read came within this (a read every 2 s). */
@@ -125,14 +128,19 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
   const floor =
     recent.length >= WINDOW / 2 ? hi * (1 - 4 * TIGHT) : Math.max(0, ...recent.map((s) => s.pendingMs));
   const lo = tight.length > 0 ? Math.max(...tight.map((s) => s.pendingMs)) : Math.min(floor, hi);
-  if (lo < hi) {
-    // One duration explains every recent task: narrow it down, then aim just past it. A probe is
-    // placed where reads every 2 s can follow it up to `hi` within the fixed schedule's count,
-    // so a miss still ends in a tight bracket.
-    // A probe that misses costs a 2 s wait, one that hits only its distance past the finish, so
-    // probes sit nearer the earliest "finished" than the middle.
-    const aimMs = hi - lo > TIGHT * hi ? unclipped(Math.round(lo + PROBE * (hi - lo)), hi) : hi;
-    return { aimMs, durationMs: Math.round((lo + hi) / 2), runs: recent.length };
+  const runs = recent.length;
+  if (hi - lo > TIGHT * hi) {
+    // Not narrowed down yet. A probe that misses costs a 2 s wait, one that hits only its distance
+    // past the finish, so probes sit nearer the earliest "finished" than the middle; and where
+    // reads every 2 s can follow up to `hi` within the fixed count, so a miss ends in a tight bracket.
+    const aimMs = unclipped(Math.round(lo + PROBE * (hi - lo)), hi);
+    return { aimMs, durationMs: Math.round((lo + hi) / 2), runs };
+  }
+  if (lo - hi <= NOISE * hi) {
+    // One duration, give or take a little: aim a margin past the latest "still running", which
+    // hits do not move (aiming at the earliest "finished" would creep, as each hit sets it).
+    const aimMs = Math.round(lo + TIGHT * hi);
+    return { aimMs, durationMs: Math.round(Math.max(lo, hi)), runs };
   }
   // Durations vary: choose the first read that would have seen these tasks soonest overall.
   const estimates = (tight.length >= 3 ? tight : recent).map((s) =>
@@ -144,7 +152,7 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
     const total = estimates.reduce((sum, d) => sum + seenBy(aim, d) - d, 0);
     if (total < best) [best, aimMs] = [total, aim];
   }
-  return { aimMs: Math.round(aimMs), durationMs: Math.round(quantile(estimates, 0.5)), runs: recent.length };
+  return { aimMs: Math.round(aimMs), durationMs: Math.round(quantile(estimates, 0.5)), runs };
 }
 
 /**

@@ -78,7 +78,7 @@ describe("plan", () => {
     expect(plan([])).toBeUndefined();
   });
 
-  it("probes between the latest 'still running' and the earliest 'finished', then aims at the finish", () => {
+  it("probes between the latest 'still running' and the earliest 'finished', then aims just past it", () => {
     // The fixed schedule saw a 3 s task running at 2 s and finished at 6 s: the probe goes 70% of
     // the way from 2 s to 6 s (a miss costs a 2 s wait, a hit only its distance past the finish).
     expect(plan([{ pendingMs: 2000, seenMs: 6000 }])?.aimMs).toBe(4800);
@@ -89,8 +89,10 @@ describe("plan", () => {
       { pendingMs: 0, seenMs: 4000 },
       { pendingMs: 2000, seenMs: 6000 },
     ];
-    // 2.95 .. 3.0 s is within 3%: aim at 3.0 s.
-    expect(plan(samples)).toEqual({ aimMs: 3000, durationMs: 2975, runs: 4 });
+    // 2.95 .. 3.0 s is within 3%: aim 3% of it past the latest "still running" (2.95 + 0.09 s).
+    expect(plan(samples)).toEqual({ aimMs: 3040, durationMs: 3000, runs: 4 });
+    // A run that took a little longer (noise, under 5%) moves the aim past it, not to a guess.
+    expect(plan([{ pendingMs: 3050, seenMs: 5050 }, ...samples])?.aimMs).toBe(3140);
     // 2.9 .. 3.0 s is not yet: probe between them.
     expect(plan([{ pendingMs: 2900, seenMs: 4900 }, ...samples.slice(1)])?.aimMs).toBe(2970);
   });
