@@ -150,20 +150,8 @@ export async function waitWithProgress(
   if (isTerminal(task.status) || wait <= 0) return { task };
   try {
     // Request building and polling load on first use: a first tools/list needs neither.
-    const [{ waitForTask }, { learnedWait, progressLine }] = await Promise.all([
-      import("../service/poll.js"),
-      import("./schedule.js"),
-    ]);
-    const learned = await learnedWait(engine, task.id);
-    const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
-      waitSeconds: wait,
-      signal: ctx.signal,
-      schedule: learned.schedule,
-      known: task,
-      onProgress: (p) => void ctx.progress(progressLine(p), p.polls),
-      onWaiting: (p) => void ctx.progress(progressLine(p)),
-    });
-    learned.remember(result);
+    const { waitLearning } = await import("./schedule.js");
+    const result = await waitLearning(engine, ctx, task, wait);
     return { task: result.task };
   } catch (err) {
     // The task exists and is paid for: a failed poll must not lose its ID.
