@@ -21,7 +21,7 @@ import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
 import { CLI, isolatedEnv } from "../test/server/spawn.js";
 
 const RUNS = Number(process.env.BENCH_POLL_RUNS ?? 10);
-const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 5);
+const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 10);
 const TARGET = 0.1;
 
 interface Kind {
