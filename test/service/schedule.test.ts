@@ -196,3 +196,49 @@ describe("learned schedule", () => {
     expect(expectation(fixedSchedule(), 1000)).toBeUndefined();
   });
 });
+
+describe("learned schedule with durations that vary", () => {
+  /** Read times are what the schedules say (no fake timers needed): when is a task of `d` ms seen? */
+  function seen(d: number, schedule: ReturnType<typeof learnedSchedule> | undefined) {
+    let lastMs: number | undefined;
+    let pendingMs = 0;
+    for (let n = 0; ; n++) {
+      const t = schedule ? schedule.dueMs(n, lastMs) : fixedReadMs(n);
+      lastMs = t;
+      if (t >= d) return { seenMs: t, pendingMs, reads: n + 1 };
+      pendingMs = t;
+    }
+  }
+
+  it.each([
+    ["3 s, varying by 10%", (g: () => number) => 3000 * (1 + 0.1 * g())],
+    ["8 s, varying by 25%", (g: () => number) => 8000 * (1 + 0.25 * g())],
+    ["60 s, varying by 10%", (g: () => number) => 60_000 * (1 + 0.1 * g())],
+    ["120 s, varying by 30%", (g: () => number) => 120_000 * (1 + 0.3 * g())],
+    ["5 s or 30 s", (g: () => number) => (g() < 0.5 ? 5000 : 30_000)],
+  ])("%s: no later than the fixed schedule (within 10%%), with no more reads", (_name, draw) => {
+    let seed = 11;
+    const uniform = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
+    const gauss = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+    const history: DurationSample[] = [];
+    const fixed = { delay: 0, reads: 0 };
+    const learned = { delay: 0, reads: 0 };
+    for (let run = 0; run < 120; run++) {
+      const d = Math.max(500, draw(gauss));
+      const p = plan(history);
+      const r = seen(d, p ? learnedSchedule(p, 0) : undefined);
+      history.unshift({ pendingMs: r.pendingMs, seenMs: r.seenMs });
+      if (run < 20) continue; // learning
+      const f = seen(d, undefined);
+      fixed.delay += f.seenMs - d;
+      fixed.reads += f.reads;
+      learned.delay += r.seenMs - d;
+      learned.reads += r.reads;
+    }
+    expect(learned.delay).toBeLessThanOrEqual(fixed.delay * 1.1);
+    expect(learned.reads).toBeLessThanOrEqual(fixed.reads);
+  });
+});
