@@ -82,9 +82,9 @@ const quantile = (values: number[], q: number): number => {
 
 /** When a read train (aim, then every 2 s, within the budget) first sees a task of `durationMs`. */
 export function seenBy(aimMs: number, durationMs: number): number {
-  let last: number | undefined;
+  let last = 0;
   for (let n = 0; n < 10_000; n++) {
-    const t = Math.max(n === 0 ? aimMs : (last ?? 0) + MIN_GAP_MS, fixedReadMs(n));
+    const t = Math.max(n === 0 ? aimMs : last, fixedReadMs(n), last + MIN_GAP_MS);
     if (t >= durationMs) return t;
     last = t;
   }
@@ -160,8 +160,10 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
  * (0 right after submission; more for a later poll_task).
  */
 export function learnedSchedule(p: Plan, sinceSubmitMs: number): PollSchedule {
+  // The task was just seen when the wait began (the submission's answer, or poll_task's own
+  // read), so even the first read keeps the 2 s gap.
   const earliest = (n: number, lastMs: number | undefined) =>
-    Math.max(fixedReadMs(n), lastMs === undefined ? 0 : lastMs + MIN_GAP_MS);
+    Math.max(fixedReadMs(n), (lastMs ?? 0) + MIN_GAP_MS);
   return {
     dueMs: (n, lastMs) => Math.max(n === 0 ? p.aimMs - sinceSubmitMs : 0, earliest(n, lastMs)),
     earliestMs: earliest,

@@ -27,11 +27,10 @@ async function generate(prompt: string, progress: string[]) {
 }
 
 it("learns this model's duration from the ledger and reads the next task sooner, with fewer reads", async () => {
-  // timeScale 20: an image takes 150 ms, so the fixed schedule's first read after the
-  // immediate one (2 s) is late by about 1.85 s.
-  h = await harness({ timeScale: 20 });
+  // timeScale 1: an image takes 3 s, which the fixed schedule sees at its third read, at 6 s.
+  h = await harness({ timeScale: 1 });
   const fixed = await generate("a red fox", []);
-  expect(fixed.reads).toBe(2);
+  expect(fixed.reads).toBe(3);
   const [record] = await h.ledger.list(h.engine.keyHash);
   expect(record?.model).toBe("sandbox-image-fast");
   expect(await h.ledger.durations(h.engine.keyHash, "sandbox-image-fast")).toHaveLength(1);
