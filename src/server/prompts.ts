@@ -172,7 +172,7 @@ function recover(server: McpServer, engine: Engine): void {
           "Steps:",
           taskId
             ? `1. Call poll_task with {"taskId": "${taskId}", "wait": 30}.`
-            : '1. Call list_requests (state "open" first, then without a state for recent ones).',
+            : "1. Call list_requests: the records in state prepared, sent or uncertain, and succeeded ones whose result was not delivered, are the lost ones.",
           "2. For each request with a task ID: call poll_task with it; once terminal, save_outputs and show the user the result.",
           "3. For a request with no task ID (state prepared, sent or uncertain): repeat the identical call (same tool, same arguments) or pass its idempotencyKey with the same arguments. It replays under the same identity; never change the arguments or drop the idempotencyKey, which would be new work and spend again.",
           "4. A closed request was refused for good (see its reason); doing it now is new work: ask the user first.",
