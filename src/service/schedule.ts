@@ -44,6 +44,8 @@ export const WINDOW = 12;
 export const LOWER_BOUND_AGE = 48;
 /** Bounds within this fraction of each other count as one known duration. */
 const TIGHT = 0.03;
+/** The least margin past the latest "still running": a read's own round trip varies by tens of ms. */
+const MARGIN_MS = 150;
 /** Runs that disagree by at most this fraction still count as one duration with noise. */
 const NOISE = 0.05;
 /** Where between the bounds a probe goes (0: the latest "still running", 1: the earliest "finished"). */
@@ -139,7 +141,7 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
   if (lo - hi <= NOISE * hi) {
     // One duration, give or take a little: aim a margin past the latest "still running", which
     // hits do not move (aiming at the earliest "finished" would creep, as each hit sets it).
-    const aimMs = Math.round(lo + TIGHT * hi);
+    const aimMs = Math.round(lo + Math.max(TIGHT * hi, MARGIN_MS));
     return { aimMs, durationMs: Math.round(Math.max(lo, hi)), runs };
   }
   // Durations vary: choose the first read that would have seen these tasks soonest overall.
