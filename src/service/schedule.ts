@@ -124,12 +124,16 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
     .filter((s) => s.pendingMs > 0 && s.seenMs - s.pendingMs <= TIGHT_GAP_MS)
     .slice(0, WINDOW);
   const hi = Math.min(...recent.map((s) => s.seenMs));
-  // Without a tight "still running" bound: a young model starts from its loose ones (the fixed
-  // schedule's); one that ran many times is probed gently below its finish (its old bound
+  // Without a tight "still running" bound, the loose ones (the fixed schedule's) are the floor; a
+  // model with many runs is also probed no lower than a little below its finish (its bounds
   // expired: is it faster now?).
-  const floor =
-    recent.length >= WINDOW / 2 ? hi * (1 - 4 * TIGHT) : Math.max(0, ...recent.map((s) => s.pendingMs));
-  const lo = tight.length > 0 ? Math.max(...tight.map((s) => s.pendingMs)) : Math.min(floor, hi);
+  // (A "still running" within the first second is the submission's own answer: no evidence.)
+  const loose = Math.min(
+    hi,
+    Math.max(0, ...recent.map((s) => (s.pendingMs >= MIN_GAP_MS / 2 ? s.pendingMs : 0))),
+  );
+  const floor = recent.length >= WINDOW / 2 ? Math.min(hi * (1 - 4 * TIGHT), loose || hi) : loose;
+  const lo = tight.length > 0 ? Math.max(...tight.map((s) => s.pendingMs)) : floor;
   const runs = recent.length;
   if (hi - lo > TIGHT * hi) {
     // Not narrowed down yet. A probe that misses costs a 2 s wait, one that hits only its distance
