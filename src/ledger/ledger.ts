@@ -6,6 +6,8 @@
 import { sleep } from "../service/backoff.js";
 import { ArgumentError } from "../service/errors.js";
 import { LIMITS } from "../service/limits.js";
+import type { DurationSample } from "../service/schedule.js";
+import { durationSamples, findTask } from "./durations.js";
 import {
   bodyHash,
   IdempotencyConflictError,
@@ -20,10 +22,11 @@ import {
   parseListCursor,
   type StoredRecord,
   summarize,
+  type TaskSeen,
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
-import { type LedgerStore, listPage } from "./store.js";
+import { type LedgerStore, listPage, SerialQueue } from "./store.js";
 import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 
 interface Flight<T> {
@@ -35,6 +38,8 @@ export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
   readonly #inflight = new Map<string, Flight<unknown>>();
+  /** Read-modify-writes of a stored record (delivery, sightings) one at a time, so none is lost. */
+  readonly #updates = new SerialQueue();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -110,6 +115,7 @@ export class LedgerImpl implements Ledger {
           keyHash: req.keyHash,
           bytes: req.bytes,
           bodyHash: hash,
+          ...(req.model === undefined ? {} : { model: req.model }),
           state: "prepared",
           delivered: false,
           attempts: 0,
@@ -216,7 +222,11 @@ export class LedgerImpl implements Ledger {
     return next;
   }
 
-  async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+    return this.#updates.run(() => this.#markDelivered(keyHash, identity, delivered));
+  }
+
+  async #markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
     const rec = await this.#store.get(keyHash, identity);
     if (rec === undefined || isExpired(rec, this.#o.now())) return;
     // Already so: spare the commit (tools mark every replayed result too).
@@ -257,6 +267,30 @@ export class LedgerImpl implements Ledger {
       return listPage(rec === undefined ? [] : [rec], q).map(toListing);
     }
     return (await this.#store.listPage(q)).map(toListing);
+  }
+
+  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    return this.#updates.run(async () => {
+      const rec = findTask(await this.#store.list(keyHash), taskId);
+      // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
+      if (rec === undefined || rec.seen !== undefined) return;
+      await this.#store.put({ ...rec, seen });
+    });
+  }
+
+  async taskOrigin(
+    keyHash: string,
+    taskId: string,
+  ): Promise<{ createdAt: number; model?: string } | undefined> {
+    const rec = findTask(await this.#store.list(keyHash), taskId);
+    if (rec === undefined) return undefined;
+    return rec.model === undefined
+      ? { createdAt: rec.createdAt }
+      : { createdAt: rec.createdAt, model: rec.model };
+  }
+
+  async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {
+    return durationSamples(await this.#store.list(keyHash), model, this.#o.now(), limit);
   }
 
   async recover(): Promise<void> {

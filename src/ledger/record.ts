@@ -35,6 +35,10 @@ export interface StoredRecord {
   retained?: boolean;
   taskId?: string;
   responseId?: string;
+  /** The model the body names, where it names one. */
+  model?: string;
+  /** When a wait saw the task still running last and terminal first (epoch ms): its duration, for polling. */
+  seen?: TaskSeen;
   /** Whether the result reached the client; a success that never did is reused, not repeated. */
   delivered: boolean;
   attempts: number;
@@ -43,6 +47,12 @@ export interface StoredRecord {
   updatedAt: number;
   /** Only closed records and delivered successes expire; open ones never do. */
   expiresAt?: number;
+}
+
+export interface TaskSeen {
+  pendingAt?: number;
+  terminalAt: number;
+  status: string;
 }
 
 /** The listing shape (`list_requests`): no body bytes, ISO times. */

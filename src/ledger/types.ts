@@ -1,5 +1,6 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
-import type { LedgerRecord } from "./record.js";
+import type { DurationSample } from "../service/schedule.js";
+import type { LedgerRecord, TaskSeen } from "./record.js";
 import type { BackoffOptions } from "./replay.js";
 
 export interface RunRequest {
@@ -8,6 +9,8 @@ export interface RunRequest {
   endpoint: string;
   bytes: string;
   idempotencyKey?: string;
+  /** The model the body names, kept on the record (durations are learned per model). */
+  model?: string;
   signal?: AbortSignal;
   maxAttempts?: number;
   maxElapsedMs?: number;
@@ -25,6 +28,12 @@ export interface Ledger {
   markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void>;
   /** A key's records, newest first; a page of them with `limit` and `cursor`. */
   list(keyHash: string, o?: ListOptions): Promise<LedgerRecord[]>;
+  /** Records, once, when a wait saw this key's task turn terminal (and last saw it running). */
+  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void>;
+  /** The submission time and model of this key's task, if the ledger has it. */
+  taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
+  /** How long this key's recent successful tasks of `model` took, newest first. */
+  durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;
   close(): Promise<void>;
   /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;

@@ -7,6 +7,7 @@ import type { Engine } from "../tooling/context.js";
 import { registerTool } from "../tooling/tool.js";
 import { CATALOG } from "../tools/catalog.js";
 import { TOOL_LOADERS } from "../tools/index.js";
+import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { mediaOrigins, registerViewer } from "./viewer.js";
 
@@ -27,7 +28,7 @@ An error starts with its code and says what to do next. list_requests shows this
 export function createMcpServer(engine: Engine): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
   );
   for (const listed of CATALOG) {
     const load = TOOL_LOADERS[listed.name];
@@ -38,5 +39,6 @@ export function createMcpServer(engine: Engine): McpServer {
   registerViewer(server, engine, {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
+  registerPrompts(server, engine);
   return server;
 }

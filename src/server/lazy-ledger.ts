@@ -42,6 +42,12 @@ export class LazyLedger implements Ledger {
   markDelivered: Ledger["markDelivered"] = async (keyHash, identity, delivered) =>
     (await this.get()).markDelivered(keyHash, identity, delivered);
   list: Ledger["list"] = async (keyHash, o) => (await this.get()).list(keyHash, o);
+  noteSeen: Ledger["noteSeen"] = async (keyHash, taskId, seen) =>
+    (await this.get()).noteSeen(keyHash, taskId, seen);
+  taskOrigin: Ledger["taskOrigin"] = async (keyHash, taskId) =>
+    (await this.get()).taskOrigin(keyHash, taskId);
+  durations: Ledger["durations"] = async (keyHash, model, limit) =>
+    (await this.get()).durations(keyHash, model, limit);
 
   async close(): Promise<void> {
     const opening = this.opening;

@@ -11,6 +11,7 @@ import {
 import type { Engine } from "../tooling/context.js";
 import { describeError, redact } from "../tooling/results.js";
 import { outputName, outputUri } from "../tooling/taskview.js";
+import { taskCompletions } from "./completions.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
 export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
@@ -42,6 +43,7 @@ const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v
 
 export function registerResources(server: McpServer, engine: Engine, o: { maxBytes?: number } = {}): void {
   const maxBytes = o.maxBytes ?? RESOURCE_MAX_BYTES;
+  const complete = taskCompletions(engine);
   server.registerResource(
     "models",
     "generation://models",
@@ -57,7 +59,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
 
   server.registerResource(
     "task-output",
-    new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined }),
+    new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined, complete }),
     {
       title: "Task output",
       description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${maxBytes} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
@@ -101,6 +103,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
   server.registerResource(
     "task",
     new ResourceTemplate("generation://tasks/{taskId}", {
+      complete: { taskId: complete.taskId },
       // The tasks this key submitted, from the local ledger: the service has no task listing.
       list: async () => {
         // Hosts list resources when they connect: a ledger that cannot be read lists no tasks
@@ -111,7 +114,7 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
           .map((r) => ({
             uri: `generation://tasks/${encodeURIComponent(r.taskId as string)}`,
             name: `task ${r.taskId}`,
-            description: `${r.tool} (${r.state}), identity ${r.idempotencyKey}`,
+            description: `${r.tool}${r.model ? ` ${r.model}` : ""} (${r.state}), identity ${r.idempotencyKey}`,
             mimeType: "application/json",
           }));
         return { resources };

@@ -71,6 +71,8 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
         signal: call.budget.signal(ctx.signal),
         maxElapsedMs: call.budget.remainingMs(),
         onAttempt: replayProgress(ctx),
+        // Kept on the record: polling learns how long each model's tasks take.
+        model: first.body.model,
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
       },
       call.attemptMs === undefined ? call.send : limitAttempts(call.send, call.attemptMs),

@@ -26,18 +26,10 @@ export async function waitWithProgress(
   // Each read has its own timeout; this cap makes the whole wait end in time even when a read hangs.
   const cap = capped(ctx.signal, room);
   try {
-    // Polling loads on first use: a first tools/list does not need it.
-    const { waitForTask } = await import("../service/poll.js");
-    const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
-      waitSeconds: waitMs / 1000,
-      signal: cap.signal,
-      onProgress: (p) => {
-        void ctx.progress(
-          `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s`,
-          p.polls,
-        );
-      },
-    });
+    // Polling loads on first use: a first tools/list does not need it. The schedule is learned from
+    // this key's earlier tasks of the same model where the ledger has them.
+    const { waitLearning } = await import("./schedule.js");
+    const result = await waitLearning(engine, ctx, task, waitMs / 1000, cap.signal);
     return { task: result.task };
   } catch (err) {
     // The task exists and is paid for: a failed poll must not lose its ID.

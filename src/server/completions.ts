@@ -1,0 +1,102 @@
+/**
+ * Completions (`completion/complete`): task IDs from this key's ledger, output indexes from the
+ * task itself, and prompt arguments from the catalog (model IDs of one kind, voice IDs).
+ * A completion is a convenience: anything that cannot be read answers with no values, never
+ * an error, and every service read is bounded so a host's typing never waits long.
+ */
+import type { Model } from "../service/schemas.js";
+import type { Engine } from "../tooling/context.js";
+
+/** Hosts show a short list; the protocol caps a result at 100 values. */
+const MAX_VALUES = 100;
+/** A completion waits at most this long for the service. */
+const READ_TIMEOUT_MS = 5000;
+/** Catalog and voices change rarely: one read serves a burst of keystrokes. */
+const CACHE_MS = 60_000;
+
+const startsWith = (value: string, prefix: string) => value.toLowerCase().startsWith(prefix.toLowerCase());
+const limit = () => ({ signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+
+/** This key's task IDs, newest first, that start with `prefix`. */
+export async function completeTaskId(engine: Engine, prefix: string): Promise<string[]> {
+  const records = await engine.ledger.list(engine.keyHash).catch(() => []);
+  const ids: string[] = [];
+  for (const r of records) {
+    if (r.taskId !== undefined && startsWith(r.taskId, prefix) && !ids.includes(r.taskId)) ids.push(r.taskId);
+  }
+  return ids.slice(0, MAX_VALUES);
+}
+
+/** The indexes of a task's outputs that have an asset (the ones the output resource can read). */
+export async function completeOutputIndex(
+  engine: Engine,
+  prefix: string,
+  taskId: string | undefined,
+): Promise<string[]> {
+  if (!taskId) return [];
+  try {
+    const task = await engine.client.getTask(decodeURIComponent(taskId), limit());
+    return task.outputs
+      .filter((o) => o.asset)
+      .map((o) => String(o.index))
+      .filter((i) => i.startsWith(prefix));
+  } catch {
+    return [];
+  }
+}
+
+const catalogs = new WeakMap<Engine, { at: number; models: Promise<Model[]> }>();
+
+/** The model catalog, read at most once a minute per key; undefined when it cannot be read. */
+export async function catalogOf(engine: Engine): Promise<Model[] | undefined> {
+  const hit = catalogs.get(engine);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.models.catch(() => undefined);
+  const models = engine.client.listModels(limit()).then((l) => l.models);
+  catalogs.set(engine, { at: Date.now(), models });
+  return models.catch(() => {
+    catalogs.delete(engine);
+    return undefined;
+  });
+}
+
+/** Model IDs of one kind (and, for audio, one use), usable ones first; `available: false` left out. */
+export async function completeModelId(
+  engine: Engine,
+  kind: Model["kind"],
+  prefix: string,
+  only?: (m: Model) => boolean,
+): Promise<string[]> {
+  const models = (await catalogOf(engine)) ?? [];
+  return models
+    .filter(
+      (m) => m.kind === kind && m.available !== false && (only?.(m) ?? true) && startsWith(m.id, prefix),
+    )
+    .map((m) => m.id)
+    .slice(0, MAX_VALUES);
+}
+
+const voiceCache = new WeakMap<Engine, { at: number; ids: Promise<string[]> }>();
+
+/** Voice IDs: the key's own voices first, then the first page of approved public ones. */
+export async function completeVoiceId(engine: Engine, prefix: string): Promise<string[]> {
+  let hit = voiceCache.get(engine);
+  if (!hit || Date.now() - hit.at >= CACHE_MS) {
+    const read = async (scope: "mine" | "explore") =>
+      (await engine.client.listVoices({ scope }, limit()).catch(() => ({ voices: [] }))).voices.map(
+        (v) => v.id,
+      );
+    const ids = Promise.all([read("mine"), read("explore")]).then(([mine, explore]) => [...mine, ...explore]);
+    hit = { at: Date.now(), ids };
+    voiceCache.set(engine, hit);
+  }
+  return (await hit.ids).filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES);
+}
+
+/** The `complete` callbacks of the task resource templates. */
+export function taskCompletions(engine: Engine) {
+  return {
+    taskId: (value: string) => completeTaskId(engine, value),
+    index: (value: string, context?: { arguments?: Record<string, string> }) =>
+      completeOutputIndex(engine, value, context?.arguments?.taskId),
+  };
+}

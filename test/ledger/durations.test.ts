@@ -1,0 +1,76 @@
+/**
+ * What the ledger learns about durations: the model on the record, the first terminal sighting
+ * only, successes only, per key, newest first, and nothing lost to a concurrent delivery mark.
+ */
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { hashKey, type Ledger } from "../../src/ledger/index.js";
+import { API_KEY, fastLedger, OTHER_KEY, tempDir } from "./helpers.js";
+
+let t: ReturnType<typeof tempDir>;
+let ledger: Ledger;
+let now = 1_000_000;
+const keyHash = hashKey(API_KEY);
+
+beforeEach(async () => {
+  t = tempDir();
+  now = 1_000_000;
+  ledger = await fastLedger(t.uri, { now: () => now });
+});
+afterEach(async () => {
+  await ledger.close();
+  t.cleanup();
+});
+
+async function submit(taskId: string, model: string, key = keyHash) {
+  const r = await ledger.run(
+    {
+      keyHash: key,
+      tool: "generate_image",
+      endpoint: "/api/generate/image",
+      bytes: `{"t":"${taskId}"}`,
+      model,
+    },
+    async () => ({ taskId }),
+    (x) => x,
+  );
+  return r.identity;
+}
+
+it("keeps the model, and learns each task's first terminal sighting, newest first", async () => {
+  await submit("task_a", "img-1");
+  await ledger.noteSeen(keyHash, "task_a", {
+    pendingAt: now + 2000,
+    terminalAt: now + 3100,
+    status: "succeeded",
+  });
+  // A later sighting of the same task says nothing new.
+  await ledger.noteSeen(keyHash, "task_a", { terminalAt: now + 60_000, status: "succeeded" });
+  now += 10_000;
+  await submit("task_b", "img-1");
+  await ledger.noteSeen(keyHash, "task_b", { terminalAt: now + 2900, status: "partial" });
+  now += 10_000;
+  await submit("task_c", "img-1");
+  await ledger.noteSeen(keyHash, "task_c", { terminalAt: now + 500, status: "failed" });
+  await submit("task_d", "img-2");
+  await ledger.noteSeen(keyHash, "task_d", { terminalAt: now + 9000, status: "succeeded" });
+
+  expect((await ledger.list(keyHash)).map((r) => r.model)).toContain("img-1");
+  expect(await ledger.taskOrigin(keyHash, "task_b")).toEqual({ createdAt: 1_010_000, model: "img-1" });
+  // A failure may end at any time: it says nothing about how long the model takes.
+  expect(await ledger.durations(keyHash, "img-1")).toEqual([
+    { pendingMs: 0, seenMs: 2900 },
+    { pendingMs: 2000, seenMs: 3100 },
+  ]);
+  expect(await ledger.durations(hashKey(OTHER_KEY), "img-1")).toEqual([]);
+  expect(await ledger.taskOrigin(hashKey(OTHER_KEY), "task_b")).toBeUndefined();
+});
+
+it("a delivery mark at the same moment does not erase a sighting", async () => {
+  const identity = await submit("task_a", "img-1");
+  await Promise.all([
+    ledger.noteSeen(keyHash, "task_a", { terminalAt: now + 3000, status: "succeeded" }),
+    ledger.markDelivered(keyHash, identity, true),
+  ]);
+  expect(await ledger.durations(keyHash, "img-1")).toEqual([{ pendingMs: 0, seenMs: 3000 }]);
+  expect((await ledger.list(keyHash))[0]?.delivered).toBe(true);
+});
