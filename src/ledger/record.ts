@@ -133,7 +133,9 @@ export function toListing(rec: StoredRecord): LedgerRecord {
   };
   if (rec.taskId !== undefined) out.taskId = rec.taskId;
   if (rec.responseId !== undefined) out.responseId = rec.responseId;
-  const { model, prompt } = describeBody(rec.bytes);
+  const { model: named, prompt } = describeBody(rec.bytes);
+  // The model the caller recorded, else the one the stored body names.
+  const model = rec.model ?? named;
   if (model !== undefined) out.model = model;
   if (prompt !== undefined) out.prompt = prompt;
   if (rec.closedReason !== undefined) out.closedReason = rec.closedReason;

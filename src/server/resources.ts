@@ -42,8 +42,15 @@ const json = (uri: URL, value: unknown) => ({
 const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? "") : (v ?? ""));
 
 export function registerResources(server: McpServer, engine: Engine, o: { maxBytes?: number } = {}): void {
-  const maxBytes = o.maxBytes ?? RESOURCE_MAX_BYTES;
   const complete = taskCompletions(engine);
+  registerModels(server, engine);
+  registerOutput(server, engine, o.maxBytes ?? RESOURCE_MAX_BYTES, complete);
+  registerTask(server, engine, complete);
+}
+
+type Completions = ReturnType<typeof taskCompletions>;
+
+function registerModels(server: McpServer, engine: Engine): void {
   server.registerResource(
     "models",
     "generation://models",
@@ -56,7 +63,9 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
     (uri, ctx: ServerContext) =>
       reading(uri, async () => json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal }))),
   );
+}
 
+function registerOutput(server: McpServer, engine: Engine, maxBytes: number, complete: Completions): void {
   server.registerResource(
     "task-output",
     new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined, complete }),
@@ -99,7 +108,9 @@ export function registerResources(server: McpServer, engine: Engine, o: { maxByt
         };
       }),
   );
+}
 
+function registerTask(server: McpServer, engine: Engine, complete: Completions): void {
   server.registerResource(
     "task",
     new ResourceTemplate("generation://tasks/{taskId}", {
