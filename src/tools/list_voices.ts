@@ -29,12 +29,25 @@ export default defineTool({
   async handler(args, ctx, engine) {
     const list = await engine.client.listVoices(args, { signal: ctx.signal });
     const { voices, ...pagination } = list;
+    const scope = args.scope ?? "mine";
     const text = [
-      `${voices.length} voice${voices.length === 1 ? "" : "s"} (${args.scope ?? "mine"}, page ${args.page ?? 1}).`,
+      `${voices.length} voice${voices.length === 1 ? "" : "s"} (${scope}, page ${args.page ?? 1}).`,
       ...voices.map((v) => `- ${v.id}: ${v.name}`),
       Object.keys(pagination).length ? `Pagination: ${JSON.stringify(pagination)}` : "",
-      "Next: pass a voice id as parameters.voiceProfileId to generate_audio with operation speech.",
+      nextStep(scope, voices.length, args.page ?? 1),
     ].filter(Boolean);
     return okResult(text.join("\n"), { ...list });
   },
 });
+
+function nextStep(scope: "mine" | "explore", count: number, page: number): string {
+  if (count > 0) {
+    return scope === "mine"
+      ? "Next: pass a voice id as parameters.voiceProfileId to generate_audio with operation voice_clone (or speech)."
+      : "Next: pass a voice id as parameters.voiceProfileId to generate_audio with operation speech.";
+  }
+  if (page > 1) return "Next: this page is past the last one; call list_voices with a lower page.";
+  return scope === "mine"
+    ? "Next: this key has no private voices yet. Call list_voices with scope explore for approved public voices (operation speech), or upload_voice to add one of your own (operation voice_clone)."
+    : "Next: no public voice matches; call list_voices with scope explore and no language filter.";
+}

@@ -79,6 +79,14 @@ describe("upload_asset", () => {
 });
 
 describe("upload_voice", () => {
+  it("list_voices with no private voices points to scope explore and to upload_voice", async () => {
+    await open();
+    const r = await h.call("list_voices", {});
+    expect(structured<{ voices: unknown[] }>(r).voices).toEqual([]);
+    expect(textOf(r)).toMatch(/no private voices yet\. Call list_voices with scope explore/);
+    expect(textOf(r)).toContain("upload_voice");
+  });
+
   it("without elicitation, requires rightsConfirmed: true and reads the duration from the audio", async () => {
     await open();
     await writeFile(path.join(files(), "me.wav"), renderAudio("me", 20));
