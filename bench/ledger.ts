@@ -88,6 +88,7 @@ async function claimSamples(
     const now = Date.now();
     const fresh = (identity: string): StoredRecord => ({
       v: 1,
+      version: 1,
       identity,
       explicit: false,
       tool: "generate_image",

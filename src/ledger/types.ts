@@ -29,6 +29,8 @@ export interface Ledger {
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
   /** Back end and guarantees, for diagnostics (no credentials). */
   readonly description: string;
+  /** Said at start and in list_requests when the store was accepted with `?durability=relaxed`. */
+  readonly durabilityNote?: string | undefined;
 }
 
 /** Sends the stored bytes under the stored identity; it owns HTTP, the ledger does not. */

@@ -36,7 +36,9 @@ export default defineTool({
       (r) =>
         `- ${r.idempotencyKey} ${r.tool} ${r.state}${r.taskId ? ` task ${r.taskId}` : ""}${r.state === "succeeded" && !r.delivered ? " (result not delivered: the same call replays it)" : ""} ${r.updatedAt}`,
     );
+    const note = engine.ledger.durabilityNote;
     const text = [
+      ...(note === undefined ? [] : [`Warning: ${note}`]),
       `${requests.length} request${requests.length === 1 ? "" : "s"}${args.state ? ` in state ${args.state}` : ""}.`,
       ...lines,
       "Next: poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments.",
