@@ -52,13 +52,7 @@ export class PostgresStore implements LedgerStore {
     let note: string | undefined;
     try {
       note = await checkDurability(pool, durability);
-      await pool.query(
-        `CREATE TABLE IF NOT EXISTS ${TABLE} (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL)`,
-      );
-      await pool.query(
-        `INSERT INTO ${TABLE}(key, value) VALUES ('meta', '{"v":1,"schema":1}')
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      );
+      await createTable(pool);
     } catch (cause) {
       await pool.end().catch(() => {});
       if (cause instanceof LedgerError) throw cause;
@@ -86,6 +80,10 @@ export class PostgresStore implements LedgerStore {
 
   async claim(req: ClaimRequest): Promise<ClaimResult> {
     const client = await this.#pool.connect();
+    // A server that dies mid-transaction fails the query; the client's own error event must not
+    // take the process down with it.
+    const ignore = () => {};
+    client.on("error", ignore);
     let broken = false;
     try {
       await client.query("BEGIN");
@@ -104,6 +102,7 @@ export class PostgresStore implements LedgerStore {
       throw err;
     } finally {
       // A connection that failed mid-transaction is not handed out again.
+      client.off("error", ignore);
       client.release(broken);
     }
   }
@@ -140,6 +139,32 @@ export class PostgresStore implements LedgerStore {
 
   async close(): Promise<void> {
     await this.#pool.end();
+  }
+}
+
+/**
+ * Creates the table once, however many replicas start at the same moment: CREATE TABLE IF NOT
+ * EXISTS alone races in the catalog, so the replicas take turns on an advisory lock.
+ */
+async function createTable(pool: Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [TABLE]);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL)`,
+    );
+    // A real write at open: a store we cannot write refuses to open, not later mid-call.
+    await client.query(
+      `INSERT INTO ${TABLE}(key, value) VALUES ('meta', '{"v":1,"schema":1}')
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    );
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
   }
 }
 

@@ -149,3 +149,49 @@ function ownRedis(): Promise<RedisServer> {
   }
   return own;
 }
+
+export interface PostgresServer {
+  port: number;
+  uri: string;
+  start(): Promise<void>;
+  /** `pg_ctl stop -m immediate`: the server dies as in a crash, without a checkpoint. */
+  crash(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** As the postgres user when we are root: initdb and the server refuse to run as root. */
+function asPostgres(cmd: string, args: string[]): string {
+  const root = process.getuid?.() === 0;
+  return execFileSync(root ? "runuser" : cmd, root ? ["-u", "postgres", "--", cmd, ...args] : args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** A PostgreSQL server of our own (initdb in a temp folder, a free loopback port, trust auth). */
+export async function startPostgres(): Promise<PostgresServer> {
+  const dir = mkdtempSync(join(tmpdir(), "ledger-pg-"));
+  if (process.getuid?.() === 0) execFileSync("chown", ["postgres:", dir]);
+  const data = join(dir, "data");
+  asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+  const port = await freePort();
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`;
+  const start = async () => {
+    asPostgres("pg_ctl", ["-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "start"]);
+  };
+  await start();
+  return {
+    port,
+    uri: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    crash: async () => {
+      asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+    },
+    destroy: async () => {
+      try {
+        asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      } catch {}
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
