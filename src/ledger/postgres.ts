@@ -39,16 +39,13 @@ export class PostgresStore implements LedgerStore {
   static async open(connection: string, durability: Durability): Promise<PostgresStore> {
     const pg = await loadPg();
     const pool = new pg.Pool({
-      connectionString: connection,
+      connectionString: withSynchronousCommit(connection),
       max: 10,
       connectionTimeoutMillis: 5_000,
       query_timeout: STATEMENT_TIMEOUT_MS,
     });
     // An idle connection dropped by the server must not crash the process; the next query fails.
     pool.on("error", () => {});
-    // Every connection commits synchronously, whatever the server's or role's default: a write must
-    // be on disk before it is acknowledged. Queued first on the connection, before any other query.
-    pool.on("connect", (client) => void client.query("SET synchronous_commit = on").catch(() => {}));
     let note: string | undefined;
     try {
       note = await checkDurability(pool, durability);
@@ -196,7 +193,15 @@ function tx(client: PoolClient): ClaimTx {
  * which every connection sets). fsync is the server's: refused unless the operator relaxed it.
  */
 async function checkDurability(pool: Pool, durability: Durability): Promise<string | undefined> {
-  const { rows } = await pool.query("SELECT current_setting('fsync') AS fsync");
+  const { rows } = await pool.query(
+    "SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
+  );
+  if (rows[0]?.sync !== "on") {
+    throw new LedgerError(
+      "LEDGER_NOT_DURABLE",
+      "the postgres connection would not set synchronous_commit = on",
+    );
+  }
   if (rows[0]?.fsync === "on") return undefined;
   const line = "the postgres server runs with fsync=off, so a claim may be lost in a crash";
   if (durability === "relaxed") return `${line} (accepted with durability=relaxed)`;
@@ -204,6 +209,18 @@ async function checkDurability(pool: Pool, durability: Durability): Promise<stri
     "LEDGER_NOT_DURABLE",
     `${line}; set fsync = on in postgresql.conf, or accept it with ?durability=relaxed`,
   );
+}
+
+/**
+ * Every connection commits synchronously, whatever the server's or role's default: a write must be
+ * on disk before it is acknowledged. Set at connection start (libpq's `options`), after any options
+ * the URI already carries, so it wins.
+ */
+function withSynchronousCommit(connection: string): string {
+  const url = new URL(connection);
+  const given = url.searchParams.get("options");
+  url.searchParams.set("options", `${given === null ? "" : `${given} `}-c synchronous_commit=on`);
+  return url.href;
 }
 
 async function loadPg(): Promise<typeof import("pg").default> {
