@@ -8,11 +8,9 @@ import { ArgumentError } from "../service/errors.js";
 import { LIMITS } from "../service/limits.js";
 import {
   bodyHash,
-  checkAdvance,
   IdempotencyConflictError,
   IdentifiedError,
   isExpired,
-  isFinal,
   isOpen,
   isRetained,
   isUnresolved,
@@ -27,14 +25,7 @@ import {
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
 import type { LedgerStore } from "./store.js";
 import type { Ledger, LedgerSettings, Ref, RunRequest, RunResult, Send } from "./types.js";
-
-/** What one write changes, computed from the record as it is in the store when the write lands. */
-type Change = (cur: StoredRecord) => { patch: Partial<StoredRecord>; drop?: Array<keyof StoredRecord> };
-const change =
-  (patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord> = []): Change =>
-  () => ({ patch, drop });
-/** A write that keeps meeting another writer's newer version gives up after this many tries. */
-const MAX_CAS_TRIES = 8;
+import { change, RecordWriter } from "./writes.js";
 
 interface Flight<T> {
   promise: Promise<RunResult<T>>;
@@ -45,8 +36,7 @@ export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
   readonly #inflight = new Map<string, Flight<unknown>>();
-  /** The last queued write of each record: writes to one record land in the order they were made. */
-  readonly #writes = new Map<string, Promise<unknown>>();
+  readonly #writer: RecordWriter;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -54,6 +44,7 @@ export class LedgerImpl implements Ledger {
   constructor(store: LedgerStore, settings: LedgerSettings) {
     this.#store = store;
     this.#o = settings;
+    this.#writer = new RecordWriter(store, settings);
   }
 
   get description(): string {
@@ -174,7 +165,7 @@ export class LedgerImpl implements Ledger {
       // `sent` mark is queued, ordered before every later write, and its fsync overlaps the request
       // instead of delaying the first byte.
       // A reused final record (a success never delivered, a retained answer) keeps its state.
-      rec = this.#queueSave(rec, (cur) => ({
+      rec = this.#writer.queue(rec, (cur) => ({
         patch: { state: "sent", attempts: cur.attempts + 1 },
         drop: ["closedReason", "expiresAt"],
       }));
@@ -189,13 +180,13 @@ export class LedgerImpl implements Ledger {
           const reason = summarize(err);
           const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
           if (v === "retain") patch.retained = true;
-          await this.#save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
+          await this.#writer.save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
-        rec = await this.#save(rec, change({ state: "uncertain", lastError: summarize(err) })).catch(
-          () => rec,
-        );
+        rec = await this.#writer
+          .save(rec, change({ state: "uncertain", lastError: summarize(err) }))
+          .catch(() => rec);
         continue;
       }
       const { taskId, responseId } = ref(result);
@@ -205,64 +196,16 @@ export class LedgerImpl implements Ledger {
       // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
       // real either way. Should the write never land, the record stays `sent`, and an identical
       // call replays the identity and the service returns the same task without charging again.
-      this.#queueSave(rec, change(done, ["lastError"]));
+      this.#writer.queue(rec, change(done, ["lastError"]));
       return { identity, result, reused };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
     throw new IdentifiedError(cause, identity, rec.state);
   }
 
-  /** The record after `how`, or undefined when it would move a final state (then nothing is written). */
-  #next(cur: StoredRecord, how: Change): StoredRecord | undefined {
-    const { patch, drop = [] } = how(cur);
-    if (isFinal(cur) && patch.state !== undefined && patch.state !== cur.state) return undefined;
-    const next: StoredRecord = { ...cur, ...patch, version: cur.version + 1, updatedAt: this.#o.now() };
-    for (const key of drop) delete next[key];
-    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
-    return next;
-  }
-
-  /**
-   * Every state change goes through here: compare-and-set on the version it was computed from.
-   * When another writer (another replica resuming the same request) got there first, the change
-   * is recomputed on the newer record, so no write is lost and none moves a record backwards.
-   */
-  async #cas(rec: StoredRecord, how: Change): Promise<StoredRecord> {
-    let cur = rec;
-    for (let i = 0; i < MAX_CAS_TRIES; i++) {
-      const next = this.#next(cur, how);
-      if (next === undefined) return cur;
-      checkAdvance(cur, next);
-      if (await this.#store.replace(cur, next)) return next;
-      const now = await this.#store.get(rec.keyHash, rec.identity);
-      if (now === undefined) throw new LedgerError("LEDGER_RACE", `the record ${rec.identity} is gone`);
-      cur = now;
-    }
-    throw new LedgerError("LEDGER_RACE", `the record ${rec.identity} kept changing under this write`);
-  }
-
-  /** Runs `#cas` after every earlier write to the same record. */
-  #save(rec: StoredRecord, how: Change): Promise<StoredRecord> {
-    const key = `${rec.keyHash}\u0000${rec.identity}`;
-    const before = this.#writes.get(key) ?? Promise.resolve();
-    const job = before.then(() => this.#cas(rec, how));
-    const tail = job.catch(() => {});
-    this.#writes.set(key, tail);
-    void tail.then(() => {
-      if (this.#writes.get(key) === tail) this.#writes.delete(key);
-    });
-    return job;
-  }
-
-  /** Queues the write but does not wait; a failed write leaves the older state. */
-  #queueSave(rec: StoredRecord, how: Change): StoredRecord {
-    void this.#save(rec, how).catch(() => {});
-    return this.#next(rec, how) ?? rec;
-  }
-
   async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
     // After this ledger's own queued writes to the record, so the read sees them.
-    await this.#writes.get(`${keyHash}\u0000${identity}`);
+    await this.#writer.pending(keyHash, identity);
     const rec = await this.#store.get(keyHash, identity);
     if (rec === undefined || isExpired(rec, this.#o.now())) return;
     // Already so: spare the commit (tools mark every replayed result too).
@@ -272,7 +215,7 @@ export class LedgerImpl implements Ledger {
     ) {
       return;
     }
-    await this.#save(rec, (cur) => {
+    await this.#writer.save(rec, (cur) => {
       if (cur.state !== "succeeded") return { patch: { delivered } };
       if (delivered) return { patch: { delivered, expiresAt: this.#o.now() + this.#o.retentionMs } };
       return { patch: { delivered }, drop: ["expiresAt"] };
@@ -281,7 +224,7 @@ export class LedgerImpl implements Ledger {
 
   async list(keyHash: string, o?: { state?: string }): Promise<LedgerRecord[]> {
     // After this ledger's queued writes, so a listing shows what its calls already returned.
-    await Promise.all(this.#writes.values());
+    await this.#writer.settled();
     const now = this.#o.now();
     const rows = await this.#store.list(keyHash);
     return rows
@@ -314,7 +257,7 @@ export class LedgerImpl implements Ledger {
     if (this.#closed) return;
     this.#closed = true;
     // Queued writes (a success mark not awaited by its call) land before the store closes.
-    await Promise.all(this.#writes.values());
+    await this.#writer.settled();
     await this.#store.close();
   }
 }
