@@ -161,3 +161,76 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
     },
   );
 });
+
+describe.runIf(ready)("spending confirmations across replicas", () => {
+  let asking: Started[] = [];
+  let front: Balancer | undefined;
+  beforeAll(async () => {
+    if (store === undefined) return;
+    // Every submission above 0 Gems asks the user first (elicitation, on the session's stream).
+    const env = () => ({ ...replicaEnv(), GENERATION_CONFIRM_ABOVE_GEMS: "0" });
+    asking = await Promise.all([0, 1, 2].map(() => startHttpCli([], env())));
+    front = await startHaproxy(asking.map((r) => new URL(r.url).host));
+  }, 60_000);
+  afterAll(async () => {
+    await front?.stop();
+    await Promise.all(asking.map((r) => r.stop()));
+  });
+
+  async function confirming(answer: "accept" | "decline", asked: string[]) {
+    const client = new Client(
+      { name: "replica-test", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler("elicitation/create", async (req) => {
+      asked.push(String((req.params as { message?: unknown }).message ?? ""));
+      return (
+        answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" }
+      ) as never;
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(front?.url ?? ""), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    return client;
+  }
+
+  it("each session's confirmation is asked and answered on the replica that holds the call", async (ctx) => {
+    if (front === undefined) return ctx.skip();
+    const asked: string[] = [];
+    const clients = await Promise.all(Array.from({ length: 9 }, () => confirming("accept", asked)));
+    const before = sandbox.stats.dispatches(ROUTE);
+    try {
+      const ids = await Promise.all(clients.map((c, i) => generate(c, `confirmed pier ${i}`)));
+      expect(new Set(ids).size).toBe(9);
+      expect(asked).toHaveLength(9);
+      expect(sandbox.stats.dispatches(ROUTE) - before).toBe(9);
+      for (const n of await front.sessionsPerReplica()) expect(n).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it("a declined confirmation sends nothing, whichever replica holds the session", async (ctx) => {
+    if (front === undefined) return ctx.skip();
+    const asked: string[] = [];
+    const clients = await Promise.all(Array.from({ length: 3 }, () => confirming("decline", asked)));
+    const before = sandbox.stats.dispatches(ROUTE);
+    try {
+      const outs = await Promise.all(
+        clients.map((c, i) =>
+          c.callTool({
+            name: "generate_image",
+            arguments: { model: "sandbox-image-fast", prompt: `declined pier ${i}`, wait: 0 },
+          }),
+        ),
+      );
+      for (const out of outs) expect(out.isError).toBe(true);
+      expect(asked).toHaveLength(3);
+      expect(sandbox.stats.dispatches(ROUTE) - before).toBe(0);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+});
