@@ -252,6 +252,12 @@ describe.runIf(STORE === "sqlite")("opening the store", () => {
     expect((err as Error).message).toContain("cannot open the redis ledger");
     expect((err as Error).message).not.toContain("s3cret");
     expect(JSON.stringify(err)).not.toContain("s3cret");
+    const pg = await openLedger({ storeUri: "postgres://user:s3cret@127.0.0.1:1/db" }).catch(
+      (e: unknown) => e,
+    );
+    expect(pg).toBeInstanceOf(LedgerError);
+    expect((pg as Error).message).toContain("cannot open the postgres ledger");
+    expect((pg as Error).message).not.toContain("s3cret");
     await expect(openLedger({ storeUri: "ftp://x" })).rejects.toThrow(/unsupported store ftp/);
     await expect(openLedger({ storeUri: "sqlite://:memory:" })).rejects.toThrow(
       /would not survive a restart/,

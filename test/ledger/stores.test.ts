@@ -3,9 +3,12 @@
  * several replicas would be) racing on one request, compare-and-set and the forward-only rule,
  * durability refused at open, and a store that dies mid-run.
  */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { hashKey, type Ledger, LedgerError, openLedger, openStore } from "../../src/ledger/index.js";
 import { checkAdvance, newIdentity, type StoredRecord } from "../../src/ledger/record.js";
+import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { isolatedEnv, startHttpCli } from "../server/spawn.js";
 import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./helpers.js";
 import {
   available,
@@ -124,6 +127,27 @@ describe("Redis durability at open", () => {
     expect(relaxed.durabilityNote).toMatch(/appendfsync everysec.*durability=relaxed/);
     expect(relaxed.description).toContain(relaxed.durabilityNote);
     await relaxed.close();
+  });
+
+  it("a relaxed store is said on stderr at start and on top of every list_requests answer", async (ctx) => {
+    if (weak === undefined) return ctx.skip();
+    const iso = isolatedEnv({
+      GENERATION_STORE: `redis://127.0.0.1:${weak.port}?durability=relaxed`,
+      GENERATION_API_KEY: SANDBOX_API_KEY,
+    });
+    const server = await startHttpCli(["--sandbox"], iso.env);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      const out = await client.callTool({ name: "list_requests", arguments: {} });
+      const text = (out.content as Array<{ text?: string }>)[0]?.text ?? "";
+      expect(text).toMatch(/^Warning: redis runs with appendfsync everysec.*durability=relaxed/);
+      expect(server.stderr()).toMatch(/WARNING: redis runs with appendfsync everysec/);
+    } finally {
+      await client.close();
+      await server.stop();
+      iso.cleanup();
+    }
   });
 
   it("refuses a Redis without appendonly", async (ctx) => {
