@@ -2,9 +2,10 @@
  * The ledger on PostgreSQL, shared by any number of server processes. One table of JSON values
  * keyed like the SQLite store's (`rec:<keyHash>:<identity>`, `idx:<keyHash>:<bodyHash>:<tool>`),
  * with the key in the "C" collation so one key hash's records are one range of the primary key.
- * A claim is one transaction on one connection that first takes a transaction-scoped advisory
- * lock on the request (its index entry, and its explicit identity), so two replicas deciding the
- * same request take turns; every later write is one `UPDATE … WHERE version = $v`.
+ * A new request is claimed in one statement; any other claim is one transaction on one connection
+ * that first takes a transaction-scoped advisory lock on the request (its index entry, and its
+ * explicit identity), so two replicas deciding the same request take turns; every later write is
+ * one `UPDATE … WHERE version = $v`.
  * `pg` is an optional peer dependency, loaded only for postgres:// URIs.
  */
 import type { Pool, PoolClient } from "pg";
@@ -76,6 +77,36 @@ export class PostgresStore implements LedgerStore {
   }
 
   async claim(req: ClaimRequest): Promise<ClaimResult> {
+    if (req.identity === undefined) {
+      const fresh = await this.#claimFresh(req);
+      if (fresh !== undefined) return fresh;
+    }
+    return this.#claimLocked(req);
+  }
+
+  /**
+   * The common case, a call never seen before, in one statement (one commit): insert the index
+   * entry, and the record only if that insert won. A concurrent identical claim waits on the
+   * uncommitted index row, then finds it and inserts nothing. Anything else goes to the full claim.
+   */
+  async #claimFresh(req: ClaimRequest): Promise<ClaimResult | undefined> {
+    const rec = req.fresh(req.newIdentity());
+    const { rowCount } = await this.#pool.query(
+      `WITH idx AS (
+         INSERT INTO ${TABLE}(key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING RETURNING key)
+       INSERT INTO ${TABLE}(key, value) SELECT $3, $4::jsonb FROM idx ON CONFLICT (key) DO NOTHING`,
+      [
+        indexKey(req.keyHash, req.tool, req.bodyHash),
+        JSON.stringify({ keyHash: req.keyHash, identity: rec.identity }),
+        recordKey(req.keyHash, rec.identity),
+        JSON.stringify(rec),
+      ],
+    );
+    return rowCount === 1 ? { kind: "new", record: rec } : undefined;
+  }
+
+  /** Read, decide and write in one transaction, under advisory locks on the request. */
+  async #claimLocked(req: ClaimRequest): Promise<ClaimResult> {
     const client = await this.#pool.connect();
     // A server that dies mid-transaction fails the query; the client's own error event must not
     // take the process down with it.

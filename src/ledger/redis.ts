@@ -68,6 +68,8 @@ export class RedisStore implements LedgerStore {
   readonly description: string;
   readonly durabilityNote?: string;
   readonly #client: Client;
+  /** Key hashes this process already listed in KEYHASHES (the set only grows). */
+  readonly #listed = new Set<string>();
 
   private constructor(client: Client, note: string | undefined) {
     this.#client = client;
@@ -126,7 +128,10 @@ export class RedisStore implements LedgerStore {
 
   async claim(req: ClaimRequest): Promise<ClaimResult> {
     // Listed before the claim, so listAll and sweep find every key hash that has records.
-    await this.#client.sAdd(KEYHASHES, req.keyHash);
+    if (!this.#listed.has(req.keyHash)) {
+      await this.#client.sAdd(KEYHASHES, req.keyHash);
+      this.#listed.add(req.keyHash);
+    }
     for (let i = 0; i < MAX_CLAIM_TRIES; i++) {
       const reads = new Map<string, string>();
       const writes = new Map<string, string>();

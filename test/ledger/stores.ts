@@ -95,7 +95,10 @@ export async function freshStore(kind: StoreKind): Promise<StoreFixture> {
 }
 
 export function redisCli(port: number, ...args: string[]): string {
-  return execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" }).trim();
+  return execFileSync("redis-cli", ["-p", String(port), ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
 }
 
 export async function freePort(): Promise<number> {
