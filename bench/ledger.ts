@@ -8,6 +8,9 @@
  *    under the Node 24 that scripts/packaged.ts keeps in .tmp/tools (BENCH_CLAIMS_ONLY=1).
  * 2. A media submission through the ledger against the bare ServiceClient.submitMedia, to the
  *    local sandbox over loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
+ * 3. The shared stores (bench/ledger-shared.ts; BENCH_SHARED=0 leaves them out): claim latency on
+ *    SQLite, PostgreSQL and Redis, claims/s from 1, 3 and 8 processes on PostgreSQL, and HTTP
+ *    through HAProxy to three replicas against one replica.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -88,6 +91,7 @@ async function claimSamples(
     const now = Date.now();
     const fresh = (identity: string): StoredRecord => ({
       v: 1,
+      version: 1,
       identity,
       explicit: false,
       tool: "generate_image",
@@ -229,6 +233,10 @@ try {
     print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
     await claimCosts(dir);
     await submissionOverhead(dir);
+    if (process.env.BENCH_SHARED !== "0") {
+      const { sharedStores } = await import("./ledger-shared.js");
+      await sharedStores();
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -34,7 +34,8 @@ await build({
   splitting: true,
   outdir: "dist/bundle",
   sourcemap: process.argv.includes("--sourcemap"),
-  external: ["sqlite3"],
+  // pg and @redis/client are optional peers, installed beside the package by whoever uses them.
+  external: ["sqlite3", "pg", "@redis/client"],
   // Some bundled CommonJS dependencies call require() for Node's own modules.
   banner: {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",

@@ -26,8 +26,9 @@ import {
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
-import { type LedgerStore, listPage, SerialQueue } from "./store.js";
+import { type LedgerStore, listPage } from "./store.js";
 import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
+import { change, RecordWriter } from "./writes.js";
 
 interface Flight<T> {
   promise: Promise<RunResult<T>>;
@@ -38,8 +39,7 @@ export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
   readonly #inflight = new Map<string, Flight<unknown>>();
-  /** Read-modify-writes of a stored record (delivery, sightings) one at a time, so none is lost. */
-  readonly #updates = new SerialQueue();
+  readonly #writer: RecordWriter;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -47,10 +47,15 @@ export class LedgerImpl implements Ledger {
   constructor(store: LedgerStore, settings: LedgerSettings) {
     this.#store = store;
     this.#o = settings;
+    this.#writer = new RecordWriter(store, settings);
   }
 
   get description(): string {
     return this.#store.description;
+  }
+
+  get durabilityNote(): string | undefined {
+    return this.#store.durabilityNote;
   }
 
   run<T>(req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
@@ -108,6 +113,7 @@ export class LedgerImpl implements Ledger {
           isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered),
         fresh: (identity) => ({
           v: 1,
+          version: 1,
           identity,
           explicit: req.idempotencyKey !== undefined,
           tool: req.tool,
@@ -162,10 +168,11 @@ export class LedgerImpl implements Ledger {
       // `prepared` resumes exactly as `sent` does: the same identity and bytes are replayed. So the
       // `sent` mark is queued, ordered before every later write, and its fsync overlaps the request
       // instead of delaying the first byte.
-      rec = this.#queueSave(rec, { state: "sent", attempts: rec.attempts + 1 }, [
-        "closedReason",
-        "expiresAt",
-      ]);
+      // A reused final record (a success never delivered, a retained answer) keeps its state.
+      rec = this.#writer.queue(rec, (cur) => ({
+        patch: { state: "sent", attempts: cur.attempts + 1 },
+        drop: ["closedReason", "expiresAt"],
+      }));
       req.onAttempt?.(n + 1, lastErr);
       let result: T;
       try {
@@ -177,11 +184,13 @@ export class LedgerImpl implements Ledger {
           const reason = summarize(err);
           const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
           if (v === "retain") patch.retained = true;
-          await this.#save(rec, patch, v === "retain" ? [] : ["retained"]).catch(() => {});
+          await this.#writer.save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
-        rec = await this.#save(rec, { state: "uncertain", lastError: summarize(err) }, []).catch(() => rec);
+        rec = await this.#writer
+          .save(rec, change({ state: "uncertain", lastError: summarize(err) }))
+          .catch(() => rec);
         continue;
       }
       const { taskId, responseId } = ref(result);
@@ -191,42 +200,16 @@ export class LedgerImpl implements Ledger {
       // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
       // real either way. Should the write never land, the record stays `sent`, and an identical
       // call replays the identity and the service returns the same task without charging again.
-      this.#queueSave(rec, done, ["lastError"]);
+      this.#writer.queue(rec, change(done, ["lastError"]));
       return { identity, result, reused };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
     throw new IdentifiedError(cause, identity, rec.state);
   }
 
-  #patched(rec: StoredRecord, patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord>): StoredRecord {
-    const next: StoredRecord = { ...rec, ...patch, updatedAt: this.#o.now() };
-    for (const key of drop) delete next[key];
-    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
-    return next;
-  }
-
-  async #save(
-    rec: StoredRecord,
-    patch: Partial<StoredRecord>,
-    drop: Array<keyof StoredRecord>,
-  ): Promise<StoredRecord> {
-    const next = this.#patched(rec, patch, drop);
-    await this.#store.put(next);
-    return next;
-  }
-
-  /** Writes in order with the store's queue but does not wait; a failed write leaves the older state. */
-  #queueSave(rec: StoredRecord, patch: Partial<StoredRecord>, drop: Array<keyof StoredRecord>): StoredRecord {
-    const next = this.#patched(rec, patch, drop);
-    void this.#store.put(next).catch(() => {});
-    return next;
-  }
-
-  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
-    return this.#updates.run(() => this.#markDelivered(keyHash, identity, delivered));
-  }
-
-  async #markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+  async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+    // After this ledger's own queued writes to the record, so the read sees them.
+    await this.#writer.pending(keyHash, identity);
     const rec = await this.#store.get(keyHash, identity);
     if (rec === undefined || isExpired(rec, this.#o.now())) return;
     // Already so: spare the commit (tools mark every replayed result too).
@@ -236,15 +219,16 @@ export class LedgerImpl implements Ledger {
     ) {
       return;
     }
-    const next: StoredRecord = { ...rec, delivered, updatedAt: this.#o.now() };
-    if (rec.state === "succeeded") {
-      if (delivered) next.expiresAt = next.updatedAt + this.#o.retentionMs;
-      else delete next.expiresAt;
-    }
-    await this.#store.put(next);
+    await this.#writer.save(rec, (cur) => {
+      if (cur.state !== "succeeded") return { patch: { delivered } };
+      if (delivered) return { patch: { delivered, expiresAt: this.#o.now() + this.#o.retentionMs } };
+      return { patch: { delivered }, drop: ["expiresAt"] };
+    });
   }
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
+    // After this ledger's queued writes, so a listing shows what its calls already returned.
+    await this.#writer.settled();
     const now = this.#o.now();
     const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);
     if (o.cursor !== undefined && after === undefined) {
@@ -269,13 +253,15 @@ export class LedgerImpl implements Ledger {
     return (await this.#store.listPage(q)).map(toListing);
   }
 
-  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
-    return this.#updates.run(async () => {
-      const rec = findTask(await this.#store.list(keyHash), taskId);
-      // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
-      if (rec === undefined || rec.seen !== undefined) return;
-      await this.#store.put({ ...rec, seen });
-    });
+  async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    const found = findTask(await this.#store.list(keyHash), taskId);
+    if (found === undefined) return;
+    // After this ledger's own queued writes to the record, and through the same compare-and-set.
+    await this.#writer.pending(keyHash, found.identity);
+    const rec = await this.#store.get(keyHash, found.identity);
+    // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
+    if (rec === undefined || rec.seen !== undefined) return;
+    await this.#writer.save(rec, (cur) => ({ patch: cur.seen === undefined ? { seen } : {} }));
   }
 
   async taskOrigin(
@@ -316,6 +302,8 @@ export class LedgerImpl implements Ledger {
     clearInterval(this.#timer);
     if (this.#closed) return;
     this.#closed = true;
+    // Queued writes (a success mark not awaited by its call) land before the store closes.
+    await this.#writer.settled();
     await this.#store.close();
   }
 }

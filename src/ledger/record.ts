@@ -20,6 +20,8 @@ export interface ErrorSummary {
 /** The stored form (JSON, one per identity per key hash). Times are epoch milliseconds. */
 export interface StoredRecord {
   v: 1;
+  /** Bumped by every write: a write lands only on the version it was computed from (compare-and-set). */
+  version: number;
   identity: string;
   /** The caller chose the identity (`idempotencyKey`) rather than the ledger. */
   explicit: boolean;
@@ -107,6 +109,28 @@ export function isRetained(rec: StoredRecord): boolean {
 /** Open = must not expire: unresolved, or succeeded without the result reaching the client. */
 export function isOpen(rec: StoredRecord): boolean {
   return isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered);
+}
+
+/** `succeeded` and `closed` are final: their state never changes again (other fields may). */
+export function isFinal(rec: StoredRecord): boolean {
+  return rec.state === "succeeded" || rec.state === "closed";
+}
+
+/**
+ * The one rule every write obeys: it replaces exactly the version it was computed from, and a
+ * record only moves forward: once `succeeded` or `closed`, its state stays. A write that breaks
+ * it is a bug in the caller, refused before it reaches the store.
+ */
+export function checkAdvance(prev: StoredRecord, next: StoredRecord): void {
+  if (next.version !== prev.version + 1 || next.identity !== prev.identity || next.keyHash !== prev.keyHash) {
+    throw new LedgerError("LEDGER_RACE", `a write to ${prev.identity} skipped a version`);
+  }
+  if (isFinal(prev) && next.state !== prev.state) {
+    throw new LedgerError(
+      "LEDGER_BACKWARD",
+      `the record ${prev.identity} is ${prev.state} and cannot become ${next.state}`,
+    );
+  }
 }
 
 export function isExpired(rec: StoredRecord, now: number): boolean {
@@ -201,7 +225,8 @@ export function parseRecord(raw: unknown, where: string): StoredRecord {
   ) {
     throw new LedgerError("LEDGER_CORRUPT", `ledger entry ${where} is not a readable record`);
   }
-  return r as StoredRecord;
+  // Records written before versions existed read as version 0.
+  return (typeof r.version === "number" ? r : { ...r, version: 0 }) as StoredRecord;
 }
 
 const MAX_MESSAGE = 500;

@@ -165,8 +165,18 @@ export class SqliteStore implements LedgerStore {
     return raw === undefined ? undefined : parseRecord(raw, key);
   }
 
-  put(rec: StoredRecord): Promise<void> {
-    return this.queue.run(() => this.#put(recordKey(rec.keyHash, rec.identity), rec));
+  /** One conditional UPDATE: it lands only on the version the caller read. */
+  replace(prev: StoredRecord, next: StoredRecord): Promise<boolean> {
+    return this.queue.run(async () => {
+      const rows = await this.#q(
+        `UPDATE ${TABLE} SET value = ? WHERE key = ?
+           AND coalesce(json_extract(value, '$.value.version'), 0) = ? RETURNING key`,
+        serialize({ value: next }),
+        full(recordKey(prev.keyHash, prev.identity)),
+        prev.version,
+      );
+      return rows.length === 1;
+    });
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,11 @@
 /**
- * Where ledger records live: any keyv back end, with the claim rules written once over a small
- * transaction interface. The SQLite store (sqlite.ts) runs that interface inside one
- * `BEGIN IMMEDIATE` transaction, which makes claims atomic across processes; other back ends
- * get in-process atomicity only (said in `description`).
+ * Where ledger records live, behind one port with the atomic primitives the ledger needs:
+ * a claim (insert-if-absent, decided by the rules below inside one atomic unit of the store),
+ * compare-and-set on a record's version, get, list by key hash, sweep. SQLite (sqlite.ts),
+ * PostgreSQL (postgres.ts) and Redis (redis.ts) each implement them with their own primitive, so
+ * two processes racing on one request get one identity, and no write lands on a record another
+ * process changed since it was read.
  */
-import type Keyv from "keyv";
 import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
 
 export const NAMESPACE = "ledger";
@@ -62,6 +63,7 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
       req.reusable(rec);
     return live ? rec : undefined;
   };
+  let expiredVersion: number | undefined;
   const create = async (
     identity: string,
     replaceExpired: boolean,
@@ -69,6 +71,8 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
   ): Promise<StoredRecord | undefined> => {
     const rec = req.fresh(identity);
     const key = recordKey(req.keyHash, identity);
+    // Above the expired record's version, so a writer still holding that one cannot land on this.
+    if (replaceExpired) rec.version = (expiredVersion ?? 0) + 1;
     if (replaceExpired) await tx.put(key, rec);
     else if (!(await tx.insertIfAbsent(key, rec))) return undefined;
     if (index) await tx.put(idx, { keyHash: req.keyHash, identity } satisfies IndexEntry);
@@ -84,6 +88,7 @@ export async function decideClaim(tx: ClaimTx, req: ClaimRequest): Promise<Claim
     // An explicit key is a new logical request by the caller's choice; it must not hide an open
     // implicit record with the same body from the identical calls that should resume it.
     const index = (await reusableByIndex()) === undefined;
+    expiredVersion = existing?.version;
     const rec = await create(req.identity, existing !== undefined, index);
     if (rec === undefined) throw new LedgerError("LEDGER_RACE", "the ledger changed during a claim");
     return { kind: "new", record: rec };
@@ -139,10 +144,16 @@ export function listPage(rows: StoredRecord[], q: ListQuery): StoredRecord[] {
 export interface LedgerStore {
   /** Back end and its guarantees, for diagnostics; never contains credentials. */
   readonly description: string;
+  /** Set when the operator accepted a store weaker than "durable before the first byte". */
+  readonly durabilityNote?: string;
   get(keyHash: string, identity: string): Promise<StoredRecord | undefined>;
-  put(rec: StoredRecord): Promise<void>;
   claim(req: ClaimRequest): Promise<ClaimResult>;
-  /** Every record under one key hash (expired ones included; the ledger filters). */
+  /**
+   * Compare-and-set: stores `next` only if the stored record is still `prev`'s version; false when
+   * another writer got there first. Callers check the move with `checkAdvance` first.
+   */
+  replace(prev: StoredRecord, next: StoredRecord): Promise<boolean>;
+  /** Every record under one key hash (expired ones included; the ledger filters), read by key hash only. */
   list(keyHash: string): Promise<StoredRecord[]>;
   /** One page of a key's live records, filtered and ordered by the store where it can. */
   listPage(q: ListQuery): Promise<StoredRecord[]>;
@@ -162,98 +173,14 @@ export class SerialQueue {
   }
 }
 
-/** Any keyv back end. Claims are serialized in this process; two processes could race. */
-export class KeyvStore implements LedgerStore {
-  readonly description: string;
-  protected readonly keyv: Keyv;
-  protected readonly queue = new SerialQueue();
-
-  constructor(keyv: Keyv, description: string) {
-    this.keyv = keyv;
-    this.description = description;
+/** Reads a stored JSON text as a record, or throws: never "no record" for what cannot be read. */
+export function recordFrom(text: unknown, where: string): StoredRecord {
+  if (typeof text !== "string") return parseRecord(text, where);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new LedgerError("LEDGER_CORRUPT", `ledger entry ${where} is not valid JSON`, { cause });
   }
-
-  protected tx(): ClaimTx {
-    return {
-      get: (key) => this.keyv.get(key),
-      insertIfAbsent: async (key, value) => {
-        if ((await this.keyv.get(key)) !== undefined) return false;
-        await this.setOrThrow(key, value);
-        return true;
-      },
-      put: (key, value) => this.setOrThrow(key, value),
-    };
-  }
-
-  protected async setOrThrow(key: string, value: unknown): Promise<void> {
-    if (!(await this.keyv.set(key, value)))
-      throw new LedgerError("LEDGER_WRITE_FAILED", "the ledger refused a write");
-  }
-
-  /** A real write at startup: a store we cannot write refuses to open, not later mid-call. */
-  probe(): Promise<void> {
-    return this.queue.run(() => this.setOrThrow("meta", { v: 1, schema: 1 }));
-  }
-
-  async get(keyHash: string, identity: string): Promise<StoredRecord | undefined> {
-    const key = recordKey(keyHash, identity);
-    const raw = await this.queue.run(() => this.keyv.get(key));
-    return raw === undefined ? undefined : parseRecord(raw, key);
-  }
-
-  put(rec: StoredRecord): Promise<void> {
-    return this.queue.run(() => this.setOrThrow(recordKey(rec.keyHash, rec.identity), rec));
-  }
-
-  claim(req: ClaimRequest): Promise<ClaimResult> {
-    return this.queue.run(() => decideClaim(this.tx(), req));
-  }
-
-  protected async entries(prefix: string): Promise<Array<[string, unknown]>> {
-    const iterate = this.keyv.iterator as ((ns?: string) => AsyncGenerator<[string, unknown]>) | undefined;
-    if (typeof iterate !== "function") {
-      throw new LedgerError("LEDGER_UNSUPPORTED", `${this.description} cannot list its entries`);
-    }
-    const out: Array<[string, unknown]> = [];
-    for await (const [key, value] of iterate.call(this.keyv, NAMESPACE)) {
-      const bare = key.startsWith(`${NAMESPACE}:`) ? key.slice(NAMESPACE.length + 1) : key;
-      if (bare.startsWith(prefix)) out.push([bare, value]);
-    }
-    return out;
-  }
-
-  async list(keyHash: string): Promise<StoredRecord[]> {
-    const rows = await this.entries(`rec:${keyHash}:`);
-    return rows.map(([key, value]) => parseRecord(value, key));
-  }
-
-  async listPage(q: ListQuery): Promise<StoredRecord[]> {
-    return listPage(await this.list(q.keyHash), q);
-  }
-
-  async listAll(): Promise<StoredRecord[]> {
-    const rows = await this.entries("rec:");
-    return rows.map(([key, value]) => parseRecord(value, key));
-  }
-
-  async sweep(now: number): Promise<number> {
-    let removed = 0;
-    const live = new Set<string>();
-    for (const rec of await this.listAll()) {
-      const key = recordKey(rec.keyHash, rec.identity);
-      if (isExpired(rec, now)) {
-        await this.queue.run(() => this.keyv.delete(key));
-        removed++;
-      } else live.add(key);
-    }
-    for (const [key, value] of await this.entries("idx:")) {
-      const e = value as IndexEntry;
-      if (!live.has(recordKey(e.keyHash, e.identity))) await this.queue.run(() => this.keyv.delete(key));
-    }
-    return removed;
-  }
-
-  async close(): Promise<void> {
-    await this.queue.run(() => this.keyv.disconnect());
-  }
+  return parseRecord(value, where);
 }

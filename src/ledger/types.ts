@@ -39,6 +39,8 @@ export interface Ledger {
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
   /** Back end and guarantees, for diagnostics (no credentials). */
   readonly description: string;
+  /** Said at start and in list_requests when the store was accepted with `?durability=relaxed`. */
+  readonly durabilityNote?: string | undefined;
 }
 
 export interface ListOptions {

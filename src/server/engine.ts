@@ -71,7 +71,7 @@ async function serviceTarget(config: Config, o: EngineOptions): Promise<ServiceT
 export const MAX_CACHED_ENGINES = 256;
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from record.js, not the ledger's index: the index pulls keyv and SQLite in.
+  // hashKey from record.js, not the ledger's index: the index pulls the store modules in.
   const [{ ServiceClient }, { hashKey }] = await Promise.all([
     import("../service/client.js"),
     import("../ledger/record.js"),
@@ -81,7 +81,11 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
 
   const ledger = new LazyLedger(async () => {
     const { openLedger } = await import("../ledger/index.js");
-    return openLedger({ storeUri: config.store });
+    const opened = await openLedger({ storeUri: config.store });
+    // A store accepted below "durable before the first byte" is said loudly, once, at open.
+    if (opened.durabilityNote !== undefined)
+      process.stderr.write(`generation-mcp: WARNING: ${opened.durabilityNote}\n`);
+    return opened;
   });
 
   const engines = new Map<string, Engine>();

@@ -38,6 +38,10 @@ export class LazyLedger implements Ledger {
     return this.opened?.description ?? "not opened yet (opens on first use)";
   }
 
+  get durabilityNote(): string | undefined {
+    return this.opened?.durabilityNote;
+  }
+
   run: Ledger["run"] = async (req, send, ref) => (await this.get()).run(req, send, ref);
   markDelivered: Ledger["markDelivered"] = async (keyHash, identity, delivered) =>
     (await this.get()).markDelivered(keyHash, identity, delivered);

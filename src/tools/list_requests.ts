@@ -81,7 +81,9 @@ export default defineTool({
       args.taskId ? `for task ${args.taskId}` : "",
       args.idempotencyKey ? `with identity ${args.idempotencyKey}` : "",
     ].filter(Boolean);
+    const note = engine.ledger.durabilityNote;
     const text = [
+      ...(note === undefined ? [] : [`Warning: ${note}`]),
       `${requests.length} request${requests.length === 1 ? "" : "s"}${filters.length ? ` ${filters.join(" ")}` : ""}${args.cursor ? " (continued)" : ""}, newest first.`,
       ...lines,
       nextCursor === undefined

@@ -20,6 +20,14 @@ export const DRIVER: SqliteDriverName | undefined =
   chosen === "node" ? "node:sqlite" : chosen === "sqlite3" ? "sqlite3" : undefined;
 const DRIVER_PARAM = chosen === undefined || chosen === "" ? "" : `?driver=${chosen}`;
 
+/**
+ * The store the shared ledger suites (ledger.test.ts, reuse.test.ts) run on: sqlite unless
+ * LEDGER_TEST_STORE names postgres or redis (see stores.ts), which is how CI runs them on all three.
+ */
+const storeEnv = process.env.LEDGER_TEST_STORE;
+export const STORE: "sqlite" | "postgres" | "redis" =
+  storeEnv === "postgres" || storeEnv === "redis" ? storeEnv : "sqlite";
+
 export function tempDir(): { dir: string; path: string; uri: string; cleanup: () => void } {
   const { dir, cleanup } = makeTempDir("ledger-test-");
   const path = join(dir, "ledger.sqlite");

@@ -1,20 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { hashKey, IdempotencyConflictError, type Ledger } from "../../src/ledger/index.js";
-import { API_KEY, BODY, fastLedger, OTHER_KEY, scriptedSend, serviceError, tempDir } from "./helpers.js";
+import { API_KEY, BODY, fastLedger, OTHER_KEY, STORE, scriptedSend, serviceError } from "./helpers.js";
+import { available, freshStore, type StoreFixture } from "./stores.js";
 
 const keyHash = hashKey(API_KEY);
 const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };
 const _IDENTITY = /^[a-zA-Z0-9_.:-]{1,128}$/;
 
-let t: ReturnType<typeof tempDir>;
+let t: StoreFixture;
 let ledger: Ledger;
-beforeEach(async () => {
-  t = tempDir();
+let opened = false;
+beforeEach(async (ctx) => {
+  if (!(await available(STORE))) return ctx.skip();
+  t = await freshStore(STORE);
   ledger = await fastLedger(t.uri);
+  opened = true;
 });
 afterEach(async () => {
+  if (!opened) return;
+  opened = false;
   await ledger.close();
-  t.cleanup();
+  await t.cleanup();
 });
 
 describe("run: reuse and explicit keys", () => {

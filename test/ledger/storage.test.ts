@@ -6,14 +6,12 @@
  */
 import { chmodSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Keyv from "keyv";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connect, loadNodeSqlite, NO_DRIVER_ACTION } from "../../src/ledger/drivers.js";
 import { hashKey, LedgerError, openLedger } from "../../src/ledger/index.js";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
 import { SqliteStore } from "../../src/ledger/sqlite.js";
-import { KeyvStore } from "../../src/ledger/store.js";
 import {
   API_KEY,
   BODY,
@@ -137,12 +135,11 @@ describe("a ledger that cannot write refuses to send", () => {
 
 describe("a failed write after the claim", () => {
   it("does not hold back the send: the claim was already durable, and the record still resolves", async () => {
-    class FailingSent extends KeyvStore {
-      override put(rec: Parameters<KeyvStore["put"]>[0]) {
-        return rec.state === "sent" ? Promise.reject(new Error("disk full")) : super.put(rec);
-      }
-    }
-    const ledger = new LedgerImpl(new FailingSent(new Keyv({ namespace: "ledger" }), "failing"), settings);
+    const store = await SqliteStore.open(t.uri);
+    const replace = store.replace.bind(store);
+    store.replace = (prev, next) =>
+      next.state === "sent" ? Promise.reject(new Error("disk full")) : replace(prev, next);
+    const ledger = new LedgerImpl(store, settings);
     const s = scriptedSend([{ taskId: "t3" }]);
     const out = await ledger.run(req, s.send, s.ref);
     expect(s.calls).toHaveLength(1);
@@ -152,10 +149,9 @@ describe("a failed write after the claim", () => {
   });
 });
 
-describe("other keyv back ends", () => {
-  it("apply the same claim rules (atomic within one process)", async () => {
-    const keyv = new Keyv({ namespace: "ledger", throwOnErrors: true });
-    const ledger = new LedgerImpl(new KeyvStore(keyv, "memory"), settings);
+describe("the store port used directly", () => {
+  it("applies the claim rules", async () => {
+    const ledger = new LedgerImpl(await SqliteStore.open(t.uri), settings);
     let sends = 0;
     const send = async (identity: string) => {
       sends++;
@@ -171,23 +167,24 @@ describe("other keyv back ends", () => {
       code: "IDEMPOTENCY_CONFLICT",
     });
     expect((await ledger.list(keyHash)).map((r) => r.state)).toEqual(["succeeded"]);
+    await ledger.close();
   });
 
   it("sweep expired records and their index entries", async () => {
     let now = 1_000_000;
-    const keyv = new Keyv({ namespace: "ledger", throwOnErrors: true });
-    const ledger = new LedgerImpl(new KeyvStore(keyv, "memory"), { ...settings, now: () => now });
+    const store = await SqliteStore.open(t.uri);
+    const ledger = new LedgerImpl(store, { ...settings, now: () => now });
     const s = scriptedSend([serviceError(422, "INVALID_REQUEST")]);
     await ledger.run(req, s.send, s.ref).catch(() => {});
     const open = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
     await ledger.run({ ...req, bytes: "{}", maxAttempts: 1 }, open.send, open.ref).catch(() => {});
     now += settings.retentionMs + 1;
     expect(await ledger.sweep()).toBe(1);
-    const keys: string[] = [];
-    for await (const [key] of keyv.iterator?.("ledger") ?? []) keys.push(String(key));
+    const keys = (await store.query("SELECT key FROM ledger")).map((r) => String(r.key));
     expect(keys.filter((k) => k.includes("rec:"))).toHaveLength(1);
     expect(keys.filter((k) => k.includes("idx:"))).toHaveLength(1);
     expect((await ledger.list(keyHash)).map((r) => r.state)).toEqual(["uncertain"]);
+    await ledger.close();
   });
 });
 

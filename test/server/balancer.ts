@@ -1,0 +1,100 @@
+/**
+ * HAProxy (Debian's package) in front of server replicas, on loopback ports, configured as the
+ * README's deployment guide says: round robin for requests without a session, and a 2025-11-25
+ * session pinned to the replica that created it, learned from the `Mcp-Session-Id` response header.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../ledger/stores.js";
+
+export interface Balancer {
+  url: string;
+  /** Sessions each replica was sent (HAProxy's `stot` per server). */
+  sessionsPerReplica(): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+export function haproxyInstalled(): boolean {
+  try {
+    execFileSync("haproxy", ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The configuration the README documents, for `replicas` given as host:port. */
+export function haproxyConfig(port: number, statsPort: number, replicas: string[]): string {
+  return `global
+  maxconn 4096
+
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 10m
+  timeout server 10m
+
+frontend mcp
+  bind 127.0.0.1:${port}
+  default_backend replicas
+
+backend replicas
+  balance roundrobin
+  stick-table type string len 128 size 1m expire 1h
+  stick on req.hdr(mcp-session-id)
+  stick store-response res.hdr(mcp-session-id)
+${replicas.map((r, i) => `  server r${i + 1} ${r}`).join("\n")}
+
+listen stats
+  bind 127.0.0.1:${statsPort}
+  stats enable
+  stats uri /stats
+`;
+}
+
+export async function startHaproxy(replicas: string[]): Promise<Balancer> {
+  const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
+  const port = await freePort();
+  const statsPort = await freePort();
+  const cfg = join(dir, "haproxy.cfg");
+  writeFileSync(cfg, haproxyConfig(port, statsPort, replicas));
+  const proc: ChildProcess = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; ; i++) {
+    if (proc.exitCode !== null) throw new Error(`haproxy exited: ${stderr}`);
+    const up = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (i > 100) throw new Error(`haproxy did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    async sessionsPerReplica() {
+      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+      const [head = "", ...rows] = csv.replace(/^# /, "").trim().split("\n");
+      const cols = head.split(",");
+      const [px, sv, stot] = ["pxname", "svname", "stot"].map((c) => cols.indexOf(c));
+      return rows
+        .map((r) => r.split(","))
+        .filter((r) => r[px ?? 0] === "replicas" && /^r\d+$/.test(r[sv ?? 0] ?? ""))
+        .map((r) => Number(r[stot ?? 0]));
+    },
+    async stop() {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once("exit", r));
+        proc.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
