@@ -93,9 +93,10 @@ function parseSqlite(rest: string): StoreLocation {
       refuse("sqlite:// takes only the query parameters busyTimeoutMs, durability and driver");
     }
   }
-  const driver = params.get("driver");
-  if (driver !== null && driver !== "node" && driver !== "sqlite3") refuse("driver must be node or sqlite3");
-  const named = driver as "node" | "sqlite3" | null;
+  // Every `driver` given must be one we know; the last one named wins.
+  const drivers = params.getAll("driver");
+  if (drivers.some((d) => d !== "node" && d !== "sqlite3")) refuse("driver must be node or sqlite3");
+  const named = (drivers.at(-1) ?? null) as "node" | "sqlite3" | null;
   const raw = params.get("busyTimeoutMs");
   const busyTimeoutMs = raw === null ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : Number(raw);
   if (!/^\d+$/.test(raw ?? "0") || busyTimeoutMs > MAX_SQLITE_BUSY_TIMEOUT_MS) {
