@@ -254,6 +254,8 @@ export class LedgerImpl implements Ledger {
   }
 
   async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    // After this ledger's queued writes: the success that gave the record its task ID may still be one.
+    await this.#writer.settled();
     const found = findTask(await this.#store.list(keyHash), taskId);
     if (found === undefined) return;
     // After this ledger's own queued writes to the record, and through the same compare-and-set.
@@ -268,6 +270,7 @@ export class LedgerImpl implements Ledger {
     keyHash: string,
     taskId: string,
   ): Promise<{ createdAt: number; model?: string } | undefined> {
+    await this.#writer.settled();
     const rec = findTask(await this.#store.list(keyHash), taskId);
     if (rec === undefined) return undefined;
     return rec.model === undefined
@@ -276,6 +279,7 @@ export class LedgerImpl implements Ledger {
   }
 
   async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {
+    await this.#writer.settled();
     return durationSamples(await this.#store.list(keyHash), model, this.#o.now(), limit);
   }
 

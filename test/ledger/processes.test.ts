@@ -119,6 +119,12 @@ describe("crash recovery (SIGKILL)", () => {
     sandbox.faults.inject(ROUTE, { kind: "hang" });
     const first = submitChild(env);
     await Promise.race([receiver.waitForRequests(1), first.exit.then(early)]);
+    // The `sent` mark is queued beside the request, not ahead of it (see the ledger's run loop): on a
+    // loaded machine the request can arrive first. The service hangs, so give the mark time to land.
+    const deadline = Date.now() + 3_000;
+    while ((await records())[0]?.state !== "sent" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     first.cp.kill("SIGKILL");
     expect((await first.exit).signal).toBe("SIGKILL");
     expect(expectNoKeyIn(t.dir)).toContain("ledger.sqlite-wal");
