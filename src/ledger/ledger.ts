@@ -174,14 +174,16 @@ export class LedgerImpl implements Ledger {
         lastErr = err;
         const v = verdict(err);
         if (v !== "replay") {
-          const reason = summarize(err);
+          const reason = summarize(err, req.scrub);
           const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
           if (v === "retain") patch.retained = true;
           await this.#save(rec, patch, v === "retain" ? [] : ["retained"]).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
-        rec = await this.#save(rec, { state: "uncertain", lastError: summarize(err) }, []).catch(() => rec);
+        rec = await this.#save(rec, { state: "uncertain", lastError: summarize(err, req.scrub) }, []).catch(
+          () => rec,
+        );
         continue;
       }
       const { taskId, responseId } = ref(result);
