@@ -60,27 +60,16 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   }, WARM_UP_DELAY_MS).unref();
 }
 
-/**
- * Every line written to stderr from here on (our own, the SDK's, Node's warnings) is scrubbed of
- * the keys in use: the service may echo a key in an error that ends up logged.
- */
-function scrubStderr(scrub: (text: string) => string): void {
-  const write = process.stderr.write.bind(process.stderr) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
-    write(
-      typeof chunk === "string" || chunk instanceof Uint8Array ? scrub(Buffer.from(chunk).toString()) : chunk,
-      ...rest,
-    )) as typeof process.stderr.write;
-}
-
 async function serveStdio(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { serveOverStdio }] = await Promise.all([
+  const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
     import("./server/engine.js"),
     import("./server/assemble.js"),
     import("./server/stdio.js"),
+    import("./server/scrub-writes.js"),
   ]);
   const engines = await createEngines(config);
-  scrubStderr((text) => engines.scrub(text));
+  // The service may echo a key in an error that ends up logged.
+  scrubWrites(process.stderr, (text) => engines.scrub(text));
   const key = engines.defaultApiKey;
   if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
   const engine = engines.forKey(key);
@@ -89,13 +78,16 @@ async function serveStdio(config: Config): Promise<void> {
 }
 
 async function serveHttp(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }] = await Promise.all([
-    import("./server/engine.js"),
-    import("./server/assemble.js"),
-    import("./server/http.js"),
-  ]);
+  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }, { scrubWrites }] =
+    await Promise.all([
+      import("./server/engine.js"),
+      import("./server/assemble.js"),
+      import("./server/http.js"),
+      import("./server/scrub-writes.js"),
+    ]);
   const engines = await createEngines(config, { listenSandbox: true });
-  scrubStderr((text) => engines.scrub(text));
+  // The service may echo a key in an error that ends up logged.
+  scrubWrites(process.stderr, (text) => engines.scrub(text));
   if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
     console.warn(
       "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
