@@ -61,12 +61,15 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
 }
 
 async function serveStdio(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { serveOverStdio }] = await Promise.all([
+  const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
     import("./server/engine.js"),
     import("./server/assemble.js"),
     import("./server/stdio.js"),
+    import("./server/scrub-writes.js"),
   ]);
   const engines = await createEngines(config);
+  // The service may echo a key in an error that ends up logged.
+  scrubWrites(process.stderr, (text) => engines.scrub(text));
   const key = engines.defaultApiKey;
   if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
   const engine = engines.forKey(key);
@@ -75,12 +78,16 @@ async function serveStdio(config: Config): Promise<void> {
 }
 
 async function serveHttp(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }] = await Promise.all([
-    import("./server/engine.js"),
-    import("./server/assemble.js"),
-    import("./server/http.js"),
-  ]);
+  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }, { scrubWrites }] =
+    await Promise.all([
+      import("./server/engine.js"),
+      import("./server/assemble.js"),
+      import("./server/http.js"),
+      import("./server/scrub-writes.js"),
+    ]);
   const engines = await createEngines(config, { listenSandbox: true });
+  // The service may echo a key in an error that ends up logged.
+  scrubWrites(process.stderr, (text) => engines.scrub(text));
   if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
     console.warn(
       "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",

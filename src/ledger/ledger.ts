@@ -181,7 +181,7 @@ export class LedgerImpl implements Ledger {
         lastErr = err;
         const v = verdict(err);
         if (v !== "replay") {
-          const reason = summarize(err);
+          const reason = summarize(err, req.scrub);
           const patch: Partial<StoredRecord> = { state: "closed", closedReason: reason, lastError: reason };
           if (v === "retain") patch.retained = true;
           await this.#writer.save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
@@ -189,7 +189,7 @@ export class LedgerImpl implements Ledger {
         }
         // If even this write fails the record stays `sent`, which resumes the same way.
         rec = await this.#writer
-          .save(rec, change({ state: "uncertain", lastError: summarize(err) }))
+          .save(rec, change({ state: "uncertain", lastError: summarize(err, req.scrub) }))
           .catch(() => rec);
         continue;
       }

@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { LIMITS } from "../service/limits.js";
+import { type Scrub, scrubKeyShapes } from "../service/scrub.js";
 
 /** `prepared`: committed, no byte sent yet. `sent`: an attempt is (or was, before a crash) on the wire.
  * `uncertain`: the last attempt's outcome is unknown. `succeeded`: the service accepted it.
@@ -231,12 +232,18 @@ export function parseRecord(raw: unknown, where: string): StoredRecord {
 
 const MAX_MESSAGE = 500;
 
-/** Keeps what `list_requests` needs from an error; messages are bounded. */
-export function summarize(err: unknown): ErrorSummary {
+/**
+ * Keeps what `list_requests` needs from an error; messages are bounded. The service may echo the
+ * key in a message, and the ledger knows only its hash: `scrub`, from the caller who holds the key,
+ * removes it before anything is stored (key shapes are removed in any case).
+ */
+export function summarize(err: unknown, scrub: Scrub = scrubKeyShapes): ErrorSummary {
   const e = err as { status?: unknown; code?: unknown; name?: unknown; message?: unknown } | null;
   const code = typeof e?.code === "string" ? e.code : typeof e?.name === "string" ? e.name : "UNKNOWN_ERROR";
   const message = typeof e?.message === "string" ? e.message : String(err);
-  const out: ErrorSummary = { code, message: message.slice(0, MAX_MESSAGE) };
+  const clean = (text: string) => scrubKeyShapes(scrub(text));
+  // Scrubbed whole, then cut: a cut first could leave part of a key no pattern recognises.
+  const out: ErrorSummary = { code: clean(code), message: clean(message).slice(0, MAX_MESSAGE) };
   if (typeof e?.status === "number") out.status = e.status;
   return out;
 }

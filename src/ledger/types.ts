@@ -15,6 +15,8 @@ export interface RunRequest {
   maxAttempts?: number;
   maxElapsedMs?: number;
   onAttempt?: (n: number, err?: unknown) => void;
+  /** Removes the key in force from error messages before they are stored (see `summarize`). */
+  scrub?: (text: string) => string;
 }
 
 export interface RunResult<T> {

@@ -14,9 +14,21 @@
  *   the work is recorded unless `commit: false`.
  * - `{kind: "cut-stream"}`: an SSE answer ends before `[DONE]`; any other body breaks midway.
  * - `{kind: "error-frame"}`: an SSE answer carries an error frame REQUEST_UNCERTAIN and stops.
+ * - `echoKey: true` on a status fault: the message quotes the request's own bearer key, as a careless
+ *   service might: its hex digits upper-cased, with and without the prefix, and base64-encoded.
+ *
+ * A sandbox in another process takes faults over HTTP: `POST /sandbox/faults` with
+ * `{"route", "fault", "times"?}` and any of its keys as the bearer (see router.ts).
  */
 export type Fault =
-  | { status: number; code?: string; message?: string; retryAfter?: number; commit?: boolean }
+  | {
+      status: number;
+      code?: string;
+      message?: string;
+      retryAfter?: number;
+      commit?: boolean;
+      echoKey?: boolean;
+    }
   | { kind: "reset-after-commit" }
   | { kind: "hang"; commit?: boolean }
   | { kind: "cut-stream" }
@@ -67,4 +79,24 @@ function count(m: Map<string, number>, route?: string): number {
   let total = 0;
   for (const n of m.values()) total += n;
   return total;
+}
+
+/** What a careless service might write into an error about the key it was sent. */
+export function echoedKey(authorization: string | null): string {
+  const key = /^Bearer (\S+)$/.exec(authorization ?? "")?.[1] ?? "";
+  const digits = key.replace(/^lgk_/, "");
+  return ` Key ${digits.toUpperCase()} (${key.toUpperCase()}; Basic ${Buffer.from(key).toString("base64")}) was used.`;
+}
+
+/** Reads `{route, fault, times?}` as sent to `POST /sandbox/faults`; undefined when it is not that. */
+export function parseInjection(body: unknown): { route: string; fault: Fault; times: number } | undefined {
+  const b = body as { route?: unknown; fault?: unknown; times?: unknown } | null;
+  if (typeof b?.route !== "string" || b.fault === null || typeof b.fault !== "object") return undefined;
+  const f = b.fault as Record<string, unknown>;
+  const known =
+    typeof f.status === "number" ||
+    ["reset-after-commit", "hang", "cut-stream", "error-frame"].includes(f.kind as string);
+  const times = b.times ?? 1;
+  if (!known || !Number.isInteger(times) || (times as number) < 1) return undefined;
+  return { route: b.route, fault: f as Fault, times: times as number };
 }

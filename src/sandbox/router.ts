@@ -4,9 +4,17 @@
  */
 import { publicCatalog } from "./catalog.js";
 import { chatCompletion } from "./chat.js";
-import { ConnectionReset, errorResponse, json, notFound, Refusal, refusalResponse } from "./errors.js";
+import {
+  ConnectionReset,
+  errorResponse,
+  invalid,
+  json,
+  notFound,
+  Refusal,
+  refusalResponse,
+} from "./errors.js";
 import { extractVideo } from "./extract.js";
-import type { Fault } from "./faults.js";
+import { echoedKey, type Fault, parseInjection } from "./faults.js";
 import { requireScope, type Scope } from "./keys.js";
 import type { RequestCtx, SandboxState } from "./state.js";
 import { submitMedia } from "./submit.js";
@@ -61,7 +69,22 @@ const ROUTES: Route[] = [
     scope: "generate",
     handler: extractVideo,
   },
+  // Not part of the service: how tests steer a sandbox running in another process.
+  { method: "POST", path: "/sandbox/faults", scope: "read", handler: injectFault },
+  { method: "DELETE", path: "/sandbox/faults", scope: "read", handler: clearFaults },
 ];
+
+async function injectFault(ctx: RequestCtx): Promise<Response> {
+  const injection = parseInjection(await ctx.req.json().catch(() => undefined));
+  if (!injection) throw invalid('Send {"route": "METHOD /path", "fault": {...}, "times"?: n}.');
+  ctx.s.faults.inject(injection.route, injection.fault, injection.times);
+  return json(201, { injected: injection });
+}
+
+async function clearFaults(ctx: RequestCtx): Promise<Response> {
+  ctx.s.faults.clear();
+  return new Response(null, { status: 204 });
+}
 
 function match(method: string, pathname: string): Route | undefined {
   const path = /^\/api\/generate\/tasks\/[^/]+$/.test(pathname) ? "/api/generate/tasks/{id}" : pathname;
@@ -93,10 +116,12 @@ async function uploadVoice(ctx: RequestCtx): Promise<Response> {
   return json(201, { voice: ctx.s.voices.view(voice) });
 }
 
-function faultResponse(f: Extract<Fault, { status: number }>): Response {
+function faultResponse(f: Extract<Fault, { status: number }>, req: Request): Response {
   const headers: Record<string, string> =
     f.retryAfter !== undefined ? { "retry-after": String(f.retryAfter) } : {};
-  return errorResponse(f.status, f.message ?? `Injected fault: HTTP ${f.status}.`, f.code, headers);
+  let message = f.message ?? `Injected fault: HTTP ${f.status}.`;
+  if (f.echoKey) message += echoedKey(req.headers.get("authorization"));
+  return errorResponse(f.status, message, f.code, headers);
 }
 
 function hang(signals: AbortSignal[]): Promise<never> {
@@ -146,14 +171,14 @@ export async function route(s: SandboxState, req: Request): Promise<Response> {
       // Signed file URLs carry their own permission: no bearer key.
       if (isFile) {
         fault = s.faults.take(routeName);
-        if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
+        if (fault && "status" in fault && !fault.commit) return faultResponse(fault, req);
         return s.assets.serve(req, url, s.clock.now());
       }
       if (!found) throw notFound(`No route for ${req.method} ${url.pathname}.`);
       const key = s.keys.authenticate(req.headers.get("authorization"));
       requireScope(key, found.scope);
       fault = s.faults.take(routeName);
-      if (fault && "status" in fault && !fault.commit) return faultResponse(fault);
+      if (fault && "status" in fault && !fault.commit) return faultResponse(fault, req);
       if (fault && "kind" in fault && fault.kind === "hang" && fault.commit === false) {
         return await hang([req.signal, s.closing]);
       }
@@ -169,7 +194,7 @@ export async function route(s: SandboxState, req: Request): Promise<Response> {
   if (!fault || ("status" in fault && !fault.commit)) return response;
   if ("status" in fault) {
     await response.body?.cancel();
-    return faultResponse(fault);
+    return faultResponse(fault, req);
   }
   switch (fault.kind) {
     case "reset-after-commit":

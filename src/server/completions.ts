@@ -16,6 +16,8 @@ const CACHE_MS = 60_000;
 
 const startsWith = (value: string, prefix: string) => value.toLowerCase().startsWith(prefix.toLowerCase());
 const limit = () => ({ signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+/** Values come from the service or the ledger, which may quote the key: scrubbed before they are shown. */
+const shown = (engine: Engine, values: string[]): string[] => values.map((v) => engine.client.scrub(v));
 
 /** This key's task IDs, newest first, that start with `prefix`. */
 export async function completeTaskId(engine: Engine, prefix: string): Promise<string[]> {
@@ -24,7 +26,7 @@ export async function completeTaskId(engine: Engine, prefix: string): Promise<st
   for (const r of records) {
     if (r.taskId !== undefined && startsWith(r.taskId, prefix) && !ids.includes(r.taskId)) ids.push(r.taskId);
   }
-  return ids.slice(0, MAX_VALUES);
+  return shown(engine, ids.slice(0, MAX_VALUES));
 }
 
 /** The indexes of a task's outputs that have an asset (the ones the output resource can read). */
@@ -67,12 +69,12 @@ export async function completeModelId(
   only?: (m: Model) => boolean,
 ): Promise<string[]> {
   const models = (await catalogOf(engine)) ?? [];
-  return models
+  const ids = models
     .filter(
       (m) => m.kind === kind && m.available !== false && (only?.(m) ?? true) && startsWith(m.id, prefix),
     )
-    .map((m) => m.id)
-    .slice(0, MAX_VALUES);
+    .map((m) => m.id);
+  return shown(engine, ids.slice(0, MAX_VALUES));
 }
 
 const voiceCache = new WeakMap<Engine, { at: number; ids: Promise<string[]> }>();
@@ -89,7 +91,7 @@ export async function completeVoiceId(engine: Engine, prefix: string): Promise<s
     hit = { at: Date.now(), ids };
     voiceCache.set(engine, hit);
   }
-  return (await hit.ids).filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES);
+  return shown(engine, (await hit.ids).filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES));
 }
 
 /** The `complete` callbacks of the task resource templates. */

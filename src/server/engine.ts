@@ -4,6 +4,7 @@
  * service, or the embedded sandbox of sandbox-start.ts behind placeholder-fetch.ts).
  */
 import type { Config } from "../config.js";
+import { scrubKeyShapes } from "../service/scrub.js";
 import type { Engine } from "../tooling/context.js";
 import { LazyLedger } from "./lazy-ledger.js";
 import { placeholderFetch } from "./placeholder-fetch.js";
@@ -25,6 +26,8 @@ export interface Engines {
    * an unusable store is reported early and the first generation does not wait for SQLite.
    */
   warmUp(): Promise<void>;
+  /** Removes the key of every engine kept (and anything shaped like a key) from a text: for log lines. */
+  scrub(text: string): string;
   close(): Promise<void>;
 }
 
@@ -122,6 +125,11 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     async warmUp() {
       await Promise.all([ledger.open(), target.warmUp?.()]);
+    },
+    scrub(text) {
+      let out = scrubKeyShapes(text);
+      for (const engine of engines.values()) out = engine.client.scrub(out);
+      return out;
     },
     async close() {
       await ledger.close();

@@ -14,8 +14,9 @@ import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./c
 
 const MAX_SHOTS = 12;
 
-const say = (text: string): GetPromptResult => ({
-  messages: [{ role: "user", content: { type: "text", text } }],
+/** A prompt's message; it may quote the catalog or the ledger, so it is scrubbed of the key. */
+const say = (engine: Engine, text: string): GetPromptResult => ({
+  messages: [{ role: "user", content: { type: "text", text: engine.client.scrub(text) } }],
 });
 
 /** What one image of `model` costs by the catalog, as a phrase. */
@@ -65,6 +66,7 @@ function storyboard(server: McpServer, engine: Engine): void {
           ? `use ${given}`
           : `choose a ${kind} model with list_models (kind "${kind}") and tell the user which`;
       return say(
+        engine,
         [
           `Make a ${n}-shot storyboard of this scene, then a video clip from each shot:`,
           "",
@@ -109,6 +111,7 @@ function voiceOver(server: McpServer, engine: Engine): void {
         ? `Use voice ${voiceId}.`
         : 'Call list_voices (scope "mine" for the user\'s own voices, "explore" for public ones, with language if the script is not English), show a few to the user and let them choose.';
       return say(
+        engine,
         [
           "Record a voice-over of this script:",
           "",
@@ -160,6 +163,7 @@ function recover(server: McpServer, engine: Engine): void {
                   ),
               ].join("\n");
       return say(
+        engine,
         [
           taskId
             ? `Pick up task ${taskId} and deliver its result.`

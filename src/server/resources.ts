@@ -8,8 +8,9 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { scrubDeep } from "../service/scrub.js";
 import type { Engine } from "../tooling/context.js";
-import { describeError, redact } from "../tooling/results.js";
+import { describeError } from "../tooling/results.js";
 import { outputName, outputUri } from "../tooling/taskview.js";
 import { taskCompletions } from "./completions.js";
 
@@ -24,14 +25,16 @@ const LISTED_TASKS = 100;
  * does not exist (no such task, no such output) is the protocol's resource-not-found error, not an
  * internal one.
  */
-async function reading<T>(uri: URL, run: () => Promise<T>): Promise<T> {
+async function reading<T>(engine: Engine, uri: URL, run: () => Promise<T>): Promise<T> {
+  // The service may echo the key in anything it answers: contents and errors are scrubbed of it.
+  const scrub = engine.client.scrub;
   try {
-    return await run();
+    return scrubDeep(await run(), scrub);
   } catch (err) {
-    if (err instanceof ResourceNotFoundError) throw err;
+    if (err instanceof ResourceNotFoundError) throw new ResourceNotFoundError(uri.href, scrub(err.message));
     const described = describeError(err);
-    if (described.status === 404) throw new ResourceNotFoundError(uri.href, redact(described.text));
-    throw new Error(redact(described.text));
+    if (described.status === 404) throw new ResourceNotFoundError(uri.href, scrub(described.text));
+    throw new Error(scrub(described.text));
   }
 }
 
@@ -61,7 +64,9 @@ function registerModels(server: McpServer, engine: Engine): void {
       mimeType: "application/json",
     },
     (uri, ctx: ServerContext) =>
-      reading(uri, async () => json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal }))),
+      reading(engine, uri, async () =>
+        json(uri, await engine.client.listModels({ signal: ctx.mcpReq.signal })),
+      ),
   );
 }
 
@@ -74,7 +79,7 @@ function registerOutput(server: McpServer, engine: Engine, maxBytes: number, com
       description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${maxBytes} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
     },
     (uri, vars, ctx: ServerContext) =>
-      reading(uri, async () => {
+      reading(engine, uri, async () => {
         const taskId = decodeURIComponent(one(vars.taskId));
         const index = Number(one(vars.index));
         const task = await engine.client.getTask(taskId, { signal: ctx.mcpReq.signal });
@@ -138,7 +143,7 @@ function registerTask(server: McpServer, engine: Engine, complete: Completions):
       mimeType: "application/json",
     },
     (uri, vars, ctx: ServerContext) =>
-      reading(uri, async () => {
+      reading(engine, uri, async () => {
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });

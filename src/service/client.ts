@@ -30,6 +30,7 @@ import {
   VoiceListQuerySchema,
   VoiceListSchema,
 } from "./schemas.js";
+import { keyScrubber, type Scrub } from "./scrub.js";
 import type { ChatResult } from "./sse.js";
 import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
 
@@ -62,6 +63,11 @@ export class ServiceClient {
   private readonly http: ServiceHttp;
   private readonly timeoutMs: number | undefined;
   private readonly fetchOverride: FetchLike | undefined;
+  /**
+   * Removes this client's key, in every form the service might echo it, from a text. The key
+   * itself stays private to the client: callers get this function, never the key.
+   */
+  readonly scrub: Scrub;
 
   constructor(opts: ClientOptions) {
     // The key is validated without echoing it: the message names the format only.
@@ -77,6 +83,7 @@ export class ServiceClient {
     if (base.protocol !== "http:" && base.protocol !== "https:") {
       throw new ArgumentError("baseUrl", "must be an absolute http(s) URL");
     }
+    this.scrub = keyScrubber(opts.apiKey);
     this.timeoutMs = opts.timeoutMs;
     this.fetchOverride = opts.fetch;
     this.http = new ServiceHttp({

@@ -73,6 +73,8 @@ export function toolContext(
   server: McpServer,
   ctx: ServerContext,
   hooks: DeliveryHooks = { pending: [] },
+  /** Applied to progress messages, which may quote the service (and so the key). */
+  scrub: (text: string) => string = (text) => text,
 ): ToolContext {
   // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
   const caps: ClientCapabilities | undefined =
@@ -92,7 +94,11 @@ export function toolContext(
     async progress(message, value, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;
       last = value !== undefined && value > last ? value : last + 1;
-      const params: Record<string, unknown> = { progressToken: token, progress: last, message };
+      const params: Record<string, unknown> = {
+        progressToken: token,
+        progress: last,
+        message: scrub(message),
+      };
       if (total !== undefined && total >= last) params.total = total;
       try {
         await ctx.mcpReq.notify({ method: "notifications/progress", params });

@@ -71,6 +71,8 @@ export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCa
         signal: call.budget.signal(ctx.signal),
         maxElapsedMs: call.budget.remainingMs(),
         onAttempt: replayProgress(ctx),
+        // The service may echo the key in an error; the ledger stores summaries without it.
+        scrub: engine.client.scrub,
         // Kept on the record: polling learns how long each model's tasks take.
         model: first.body.model,
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),

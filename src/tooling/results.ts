@@ -6,6 +6,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
 import { IdentifiedError } from "../ledger/record.js";
 import { ServiceError } from "../service/errors.js";
+import { scrubKeyShapes } from "../service/scrub.js";
 import { nextStep } from "./nextsteps.js";
 
 /** Refusals decided here rather than by the service (the user said no, a file is off limits). */
@@ -27,9 +28,11 @@ export const declined = (what: string): LocalRefusal =>
     "Ask the user what to change before trying again.",
   );
 
-const API_KEY = /lgk_[0-9a-f]{64}/g;
-/** Defence in depth: no text we return may carry a key, whatever a message quoted. */
-export const redact = (text: string): string => text.replace(API_KEY, "lgk_[redacted]");
+/**
+ * Defence in depth: no text we return may carry anything shaped like a key, whatever a message
+ * quoted. The engine's own key, in every form, is scrubbed by the wrapper of each tool (tool.ts).
+ */
+export const redact = scrubKeyShapes;
 
 const sentence = (s: string): string => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
 

@@ -18,6 +18,7 @@ import type {
 import type { z } from "zod";
 import { ArgumentError } from "../service/errors.js";
 import { parseOrThrow } from "../service/schemas.js";
+import { scrubDeep } from "../service/scrub.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import { channelOf } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
@@ -124,7 +125,8 @@ export function registerTool(
       const signal =
         channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
       const hooks: DeliveryHooks = { pending: [], signal };
-      const result = await guard(async () => {
+      const scrub = engine.client.scrub;
+      const answered = await guard(async () => {
         if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
           throw new ArgumentError("arguments", "must be an object");
         }
@@ -132,8 +134,10 @@ export function registerTool(
         const args = (raw ?? {}) as Record<string, unknown>;
         refuseUnknown(def, args);
         const parsed = parseOrThrow(def.inputSchema, args);
-        return def.handler(parsed, toolContext(server, ctx, hooks), engine);
+        return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
       });
+      // The service may echo the key in any message: no text, structuredContent or _meta carries it.
+      const result = scrubDeep(answered, scrub);
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
       if (ctx.mcpReq.signal.aborted) return result;
       if (channel !== undefined) {

@@ -198,3 +198,30 @@ describe("concurrency and faults on downloads", () => {
     expect((await fetch(url)).status).toBe(200);
   });
 });
+
+describe("faults over HTTP (a sandbox in its own process)", () => {
+  it("POST /sandbox/faults injects a fault that echoes the request's key; a malformed one is refused", async () => {
+    const bad = await h.post("/sandbox/faults", { route: IMAGE, fault: { kind: "no-such-fault" } });
+    expect(bad.status).toBe(422);
+    const unauthorised = await h.post(
+      "/sandbox/faults",
+      { route: IMAGE, fault: { status: 500 } },
+      { key: "x" },
+    );
+    expect(unauthorised.status).toBe(401);
+
+    const injected = await h.post("/sandbox/faults", {
+      route: IMAGE,
+      fault: { status: 422, code: "INVALID_REQUEST", echoKey: true },
+    });
+    expect(injected.status).toBe(201);
+    const r = await h.post("/api/generate/image", img("echo"), { idem: freshIdem() });
+    expect(r.status).toBe(422);
+    const { error } = (await r.json()) as { error: { message: string } };
+    expect(error.message).toContain(SANDBOX_API_KEY.slice(4).toUpperCase());
+    expect(error.message).toContain(SANDBOX_API_KEY.toUpperCase());
+    expect(error.message).toContain(Buffer.from(SANDBOX_API_KEY).toString("base64"));
+    // Used up: the next request is served.
+    expect((await h.post("/api/generate/image", img("echo"), { idem: freshIdem() })).status).toBe(202);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Removing an API key from text before it leaves the process or reaches the ledger. The service may
+ * quote a request's key back in any message (an error, a task's failure), in any case, with or
+ * without its `lgk_` prefix, or base64-encoded as in a Basic credential; every text we pass on is
+ * scrubbed for the key in force in all of those forms, and for anything shaped like a key at all.
+ */
+
+export type Scrub = (text: string) => string;
+
+export const REDACTED = "[redacted]";
+
+/** Anything shaped like a key (service interface, "Authentication"), in any case: defence in depth. */
+const ANY_KEY = /lgk_[0-9a-f]{64}/gi;
+
+/** Scrubs anything shaped like a key; knows no key in particular. */
+export const scrubKeyShapes: Scrub = (text) => text.replace(ANY_KEY, `lgk_${REDACTED}`);
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The parts of base64(…key…) that do not depend on what surrounds the key: for each of the three
+ * alignments the key can start at, the characters encoded from the key's bytes alone. A
+ * base64-encoded message that quotes the key contains one of them, whatever came before it.
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
+    const encoded = padded.toString("base64");
+    // Characters before this position carry filler bits; after the last whole group, unknown bits.
+    const start = Math.ceil((offset * 4) / 3);
+    const end = Math.floor((padded.length * 4) / 3);
+    const core = encoded.slice(start, end);
+    cores.push(core, core.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return [...new Set(cores)];
+}
+
+/**
+ * A scrubber for one key: its 64 hex digits in any case, with or without `lgk_` (the key is
+ * letters, digits and `_` only, so URL-encoding leaves it unchanged), and base64 or base64url of
+ * the key or of its digits alone. Then every key shape, whoever's.
+ */
+export function keyScrubber(apiKey: string): Scrub {
+  const digits = apiKey.replace(/^lgk_/i, "");
+  if (digits.length < 16) return scrubKeyShapes;
+  const hex = new RegExp(`(?:lgk_)?${escapeRegExp(digits)}`, "gi");
+  const encoded = [...base64Cores(`lgk_${digits}`), ...base64Cores(digits)].sort(
+    (a, b) => b.length - a.length,
+  );
+  const b64 = new RegExp(encoded.map(escapeRegExp).join("|"), "g");
+  return (text) => scrubKeyShapes(text.replace(hex, REDACTED).replace(b64, REDACTED));
+}
+
+/**
+ * Scrubs every string in a JSON-like value (a tool result, resource contents), keys included,
+ * except media bytes: `blob`, and `data` beside a `mimeType` (image and audio blocks).
+ */
+export function scrubDeep<T>(value: T, scrub: Scrub): T {
+  return walk(value, scrub) as T;
+}
+
+function walk(value: unknown, scrub: Scrub): unknown {
+  if (typeof value === "string") return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, scrub));
+  if (value === null || typeof value !== "object") return value;
+  const source = value as Record<string, unknown>;
+  const media = "mimeType" in source;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(source)) {
+    // Media bytes (base64) are left whole: scrubbing them would break the file.
+    const bytes = typeof v === "string" && (k === "blob" || (k === "data" && media));
+    out[scrub(k)] = bytes ? v : walk(v, scrub);
+  }
+  return out;
+}
