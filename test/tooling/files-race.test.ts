@@ -3,6 +3,7 @@
  * directory and back, every open either refuses (INVALID_ARGUMENT naming the argument) or
  * yields the inside file; outside bytes are never read, and no save lands outside.
  */
+import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -102,6 +103,13 @@ describe("files under a racing swap", () => {
     expect((gone as Error).message).toMatch(/^path: gone\.png does not exist/);
     const linked = await openMedia("later.png", [allowed], rules).catch((e: unknown) => e);
     expect(linked).toBeInstanceOf(ArgumentError);
+  });
+
+  it("refuses a FIFO planted under the name without waiting for a writer", async () => {
+    execFileSync("mkfifo", [path.join(allowed, "pipe.png")]);
+    const err = await openMedia("pipe.png", [allowed], rules).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ArgumentError);
+    expect((err as Error).message).toMatch(/^path: pipe\.png is not a regular file/);
   });
 
   it("refuses to save through an output directory planted as a link to the outside", async () => {
