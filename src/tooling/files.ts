@@ -98,7 +98,7 @@ export async function sniff(bytes: Uint8Array): Promise<MediaType | undefined> {
   return fileTypeFromBuffer(bytes);
 }
 
-// Absent on Windows; O_NONBLOCK keeps a FIFO planted under the name from stalling the open.
+// O_NOFOLLOW and O_NONBLOCK are absent on Windows; O_NONBLOCK keeps a FIFO from stalling the open.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
@@ -113,7 +113,7 @@ function refusal(field: string, p: string, err: unknown, doing = "opened"): unkn
   return new ArgumentError(
     field,
     CHANGED.has(code)
-      ? `${p} vanished or changed while it was being ${doing} (${code}); call again once it stays put`
+      ? `${p} vanished or changed while it was being ${doing} (${code})`
       : `${p} cannot be ${doing} (${code})`,
   );
 }
@@ -220,6 +220,18 @@ async function descriptorPath(handle: FileHandle, real: string): Promise<string>
   return real;
 }
 
+/** `p` with links resolved as far as it exists, and the nearest part of it that exists. */
+export async function resolveDir(p: string): Promise<{ resolved: string; existing: string }> {
+  for (let at = p; ; at = path.dirname(at)) {
+    try {
+      const existing = await realpath(at);
+      return { resolved: path.join(existing, path.relative(at, p)), existing };
+    } catch {
+      if (path.dirname(at) === at) return { resolved: p, existing: at };
+    }
+  }
+}
+
 /** A file name with nothing but letters, digits, `-`, `_` and `.`; no leading dot. */
 export function safeName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
@@ -243,6 +255,9 @@ export async function saveInside(
   if (!dirs.some((d) => isInside(d, wanted))) throw outside("save", what, dirs);
   let real: string;
   try {
+    // mkdir -p follows links: a link planted on the way would have it make directories outside.
+    const ahead = (await resolveDir(wanted)).resolved;
+    if (!dirs.some((d) => isInside(d, ahead))) throw outside("save", `${what} (resolved to ${ahead})`, dirs);
     await mkdir(wanted, { recursive: true });
     real = await realpath(wanted);
   } catch (err) {

@@ -119,6 +119,9 @@ describe("files under a racing swap", () => {
     );
     expect(err).toBeInstanceOf(ArgumentError);
     expect((err as Error).message).toMatch(/^save: .*outside the allowed directories/);
+    // Not even an empty directory is made through the link.
+    const deeper = saveInside(path.join(allowed, "planted", "sub"), "a.png", inside, [allowed]);
+    await expect(deeper).rejects.toThrow(/^save: .*outside the allowed directories/);
     expect(await readdir(outside)).toEqual(["pic.png"]);
   });
 });
