@@ -12,6 +12,8 @@ import { LIMITS } from "./limits.js";
 export type AssetSource = { path: string } | { data: Uint8Array };
 export interface VoiceSource {
   path: string;
+  /** The name sent with the file, when `path` does not end in it (a descriptor's path). */
+  filename?: string;
   duration: number;
   rightsConfirmed: true;
 }
@@ -186,5 +188,5 @@ export async function prepareVoice(v: VoiceSource): Promise<{ blob: Blob; filena
   }
   // A disk-backed Blob: FormData streams it and sets the boundary; nothing is buffered.
   const blob = await openAsBlob(v.path, { type: type.mime });
-  return { blob, filename: basename(v.path) };
+  return { blob, filename: v.filename ?? basename(v.path) };
 }

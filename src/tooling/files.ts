@@ -7,7 +7,7 @@
 
 import { randomUUID } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { type FileHandle, link, mkdir, open, realpath, rm, stat } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, readlink, realpath, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,7 +71,7 @@ export interface MediaType {
 }
 
 export interface OpenedFile {
-  /** The resolved path that was checked. */
+  /** Where the opened file really is (inside the allowed directories). */
   realPath: string;
   /** A path that reopens exactly the checked file (the descriptor itself on Linux). */
   readPath: string;
@@ -98,6 +98,46 @@ export async function sniff(bytes: Uint8Array): Promise<MediaType | undefined> {
   return fileTypeFromBuffer(bytes);
 }
 
+// O_NOFOLLOW and O_NONBLOCK are absent on Windows; O_NONBLOCK keeps a FIFO from stalling the open.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/** Errors of a walk that met a path being changed (removed, swapped for a link, not a directory). */
+const CHANGED = new Set(["ENOENT", "ELOOP", "ENOTDIR", "EISDIR"]);
+
+/** A file system error during a check, as the caller's argument error (never an internal fault). */
+function refusal(field: string, p: string, err: unknown, doing = "opened"): unknown {
+  if (err instanceof ArgumentError) return err;
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== "string") return err;
+  return new ArgumentError(
+    field,
+    CHANGED.has(code)
+      ? `${p} vanished or changed while it was being ${doing} (${code})`
+      : `${p} cannot be ${doing} (${code})`,
+  );
+}
+
+/**
+ * Where the file behind `handle` really is. Path strings are checked before the open, but any
+ * directory on the way may be swapped for a link between that check and the open, so only the
+ * opened file is judged. Linux names it (/proc/self/fd/N); elsewhere the path is resolved again
+ * and must reach the very same file (device and inode) as the handle.
+ */
+async function openedAt(handle: FileHandle, again: () => Promise<string>): Promise<string> {
+  const held = await handle.stat();
+  let where: string;
+  try {
+    where = await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    where = await again();
+  }
+  // A removed file reads as "<path> (deleted)"; its stat then fails or names another file.
+  const seen = await stat(where);
+  if (!sameFile(seen, held)) throw Object.assign(new Error("not the opened file"), { code: "ENOENT" });
+  return where;
+}
+
 /** Opens a file for upload after every check; the caller must `close()` it. */
 export async function openMedia(p: string, dirs: string[], rules: ReadRules): Promise<OpenedFile> {
   const wanted = expand(p, dirs);
@@ -109,53 +149,86 @@ export async function openMedia(p: string, dirs: string[], rules: ReadRules): Pr
     throw new ArgumentError(rules.field, `${p} does not exist`);
   }
   if (!dirs.some((d) => isInside(d, real))) throw outside(rules.field, `${p} (resolved to ${real})`, dirs);
-  const before = await stat(real);
-  if (!before.isFile()) {
-    throw new ArgumentError(rules.field, `${p} is not a regular file`);
-  }
-  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  let handle: FileHandle;
   try {
-    // The path may have been swapped between the checks and the open: compare inodes.
-    const after = await handle.stat();
-    if (!after.isFile() || !sameFile(before, after)) {
-      throw outside(rules.field, `${p} (changed while it was being opened)`, dirs);
-    }
-    const min = rules.minBytes ?? 1;
-    if (after.size < min || after.size > rules.maxBytes) {
-      throw new ArgumentError(
-        rules.field,
-        `the file is ${after.size} bytes; the limit is ${min} to ${rules.maxBytes} bytes`,
-      );
-    }
-    const head = new Uint8Array(Math.min(after.size, 4100));
-    await handle.read(head, 0, head.length, 0);
-    const type = await sniff(head);
-    const why = rules.accept(type);
-    if (why !== undefined) {
-      throw new ArgumentError(rules.field, `${p} ${why} (judged by its bytes, not its name)`);
-    }
-    return {
-      realPath: real,
-      readPath: await descriptorPath(handle, real),
-      name: path.basename(real),
-      size: after.size,
-      type: type as MediaType,
-      close: () => handle.close(),
-    };
+    // Cheap refusal of a directory or device before opening it; the handle is what is trusted.
+    if (!(await stat(real)).isFile()) throw new ArgumentError(rules.field, `${p} is not a regular file`);
+    handle = await open(real, READ_FLAGS);
+  } catch (err) {
+    throw refusal(rules.field, p, err);
+  }
+  try {
+    return await checkOpened(handle, p, wanted, dirs, rules);
   } catch (err) {
     await handle.close();
-    throw err;
+    throw refusal(rules.field, p, err);
   }
 }
 
-/** On Linux /proc/self/fd/N reopens the very file checked, closing the swap window. */
+/** The checks that count, all on the opened file: where it is, what it is, its size and bytes. */
+async function checkOpened(
+  handle: FileHandle,
+  p: string,
+  wanted: string,
+  dirs: string[],
+  rules: ReadRules,
+): Promise<OpenedFile> {
+  const where = await openedAt(handle, () => realpath(wanted));
+  if (!dirs.some((d) => isInside(d, where))) {
+    throw outside(rules.field, `${p} (opened ${where}; the path changed while it was being opened)`, dirs);
+  }
+  const held = await handle.stat();
+  if (!held.isFile()) throw new ArgumentError(rules.field, `${p} is not a regular file`);
+  const min = rules.minBytes ?? 1;
+  if (held.size < min || held.size > rules.maxBytes) {
+    throw new ArgumentError(
+      rules.field,
+      `the file is ${held.size} bytes; the limit is ${min} to ${rules.maxBytes} bytes`,
+    );
+  }
+  const head = new Uint8Array(Math.min(held.size, 4100));
+  await handle.read(head, 0, head.length, 0);
+  const type = await sniff(head);
+  const why = rules.accept(type);
+  if (why !== undefined) {
+    throw new ArgumentError(rules.field, `${p} ${why} (judged by its bytes, not its name)`);
+  }
+  return {
+    realPath: where,
+    readPath: await descriptorPath(handle, where),
+    name: path.basename(where),
+    size: held.size,
+    type: type as MediaType,
+    close: () => handle.close(),
+  };
+}
+
+/**
+ * A path that opens the very file held: /proc/self/fd/N on Linux, /dev/fd/N on macOS and the
+ * BSDs (both reach the open file itself, whatever happens to the directories meanwhile). Only
+ * where neither exists is the checked real path handed on.
+ */
 async function descriptorPath(handle: FileHandle, real: string): Promise<string> {
-  const viaFd = `/proc/self/fd/${handle.fd}`;
-  try {
-    const [a, b] = await Promise.all([stat(viaFd), handle.stat()]);
-    return sameFile(a, b) ? viaFd : real;
-  } catch {
-    return real;
+  const held = await handle.stat();
+  for (const viaFd of [`/proc/self/fd/${handle.fd}`, `/dev/fd/${handle.fd}`]) {
+    try {
+      if (sameFile(await stat(viaFd), held)) return viaFd;
+    } catch {
+      // Not on this system: try the next.
+    }
+  }
+  return real;
+}
+
+/** `p` with links resolved as far as it exists, and the nearest part of it that exists. */
+export async function resolveDir(p: string): Promise<{ resolved: string; existing: string }> {
+  for (let at = p; ; at = path.dirname(at)) {
+    try {
+      const existing = await realpath(at);
+      return { resolved: path.join(existing, path.relative(at, p)), existing };
+    } catch {
+      if (path.dirname(at) === at) return { resolved: p, existing: at };
+    }
   }
 }
 
@@ -167,7 +240,8 @@ export function safeName(name: string): string {
 
 /**
  * Writes `bytes` as `dir/name` (or `name-1`, `name-2`… when taken), creating `dir`, which
- * must lie inside the allowed directories. A temporary file is linked into place: link()
+ * must lie inside the allowed directories. A temporary file is created (never through a link),
+ * judged by where it was really created, and only then written and linked into place: link()
  * neither follows nor replaces what is at the target, so nothing is ever overwritten.
  */
 export async function saveInside(
@@ -177,39 +251,65 @@ export async function saveInside(
   dirs: string[],
 ): Promise<string> {
   const wanted = path.resolve(dir);
-  if (!dirs.some((d) => isInside(d, wanted))) throw outside("save", `The output directory ${dir}`, dirs);
-  await mkdir(wanted, { recursive: true });
-  const real = await realpath(wanted);
-  if (!dirs.some((d) => isInside(d, real))) {
-    throw outside("save", `The output directory ${dir} (resolved to ${real})`, dirs);
+  const what = `The output directory ${dir}`;
+  if (!dirs.some((d) => isInside(d, wanted))) throw outside("save", what, dirs);
+  let real: string;
+  try {
+    // mkdir -p follows links: a link planted on the way would have it make directories outside.
+    const ahead = (await resolveDir(wanted)).resolved;
+    if (!dirs.some((d) => isInside(d, ahead))) throw outside("save", `${what} (resolved to ${ahead})`, dirs);
+    await mkdir(wanted, { recursive: true });
+    real = await realpath(wanted);
+  } catch (err) {
+    throw refusal("save", what, err, "written");
   }
+  if (!dirs.some((d) => isInside(d, real))) throw outside("save", `${what} (resolved to ${real})`, dirs);
   const safe = safeName(name);
-  const temp = path.join(real, `.${safe}.${process.pid}.${randomUUID()}.part`);
-  const handle = await open(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  );
+  const part = `.${safe}.${process.pid}.${randomUUID()}.part`;
+  const temp = path.join(real, part);
+  let handle: FileHandle;
   try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    handle = await open(temp, WRITE_FLAGS, 0o644);
+  } catch (err) {
+    throw refusal("save", what, err, "written");
   }
+  // Where the temporary file was really created; removed there whatever happens.
+  let landed = temp;
   try {
-    const ext = path.extname(safe);
-    const stem = safe.slice(0, safe.length - ext.length);
-    for (let n = 0; n < 1000; n++) {
-      const target = path.join(real, n === 0 ? safe : `${stem}-${n}${ext}`);
-      try {
-        await link(temp, target);
-        return target;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    try {
+      // A directory on the way may have become a link since realpath: nothing is written
+      // until the created file is known to sit in the checked directory.
+      landed = await openedAt(handle, async () => path.join(await realpath(wanted), part));
+      if (path.dirname(landed) !== real) {
+        throw outside("save", `${what} (it changed while saving and led to ${path.dirname(landed)})`, dirs);
       }
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
     }
-    throw new Error(`too many files named like ${safe} in ${real}`);
+    return await linkFree(temp, real, safe);
+  } catch (err) {
+    throw refusal("save", what, err, "written");
   } finally {
-    await rm(temp, { force: true });
+    // The random name exists nowhere else, so this removes only the temporary file.
+    await unlink(temp).catch(() => undefined);
+    if (landed !== temp) await unlink(landed).catch(() => undefined);
   }
+}
+
+/** Links `temp` as `dir/name`, or the first free `name-N`, and returns the name used. */
+async function linkFree(temp: string, dir: string, name: string): Promise<string> {
+  const ext = path.extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  for (let n = 0; n < 1000; n++) {
+    const target = path.join(dir, n === 0 ? name : `${stem}-${n}${ext}`);
+    try {
+      await link(temp, target);
+      return target;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  throw new Error(`too many files named like ${name} in ${dir}`);
 }

@@ -4,11 +4,11 @@
  * charge says the work is done and how to get the files (save_outputs), never "nothing was sent".
  */
 import { constants } from "node:fs";
-import { access, realpath } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import path from "node:path";
 import { capped } from "./budget.js";
 import type { Engine } from "./context.js";
-import { allowedDirs, isInside, saveInside } from "./files.js";
+import { allowedDirs, isInside, resolveDir, saveInside } from "./files.js";
 import { describeError, LocalRefusal } from "./results.js";
 import { outputName } from "./taskview.js";
 
@@ -49,18 +49,6 @@ export async function saveTarget(engine: Engine, roots: string[] | undefined): P
     );
   }
   return dirs;
-}
-
-/** `p` with links resolved as far as it exists, and the nearest part of it that exists. */
-async function resolveDir(p: string): Promise<{ resolved: string; existing: string }> {
-  for (let at = p; ; at = path.dirname(at)) {
-    try {
-      const existing = await realpath(at);
-      return { resolved: path.join(existing, path.relative(at, p)), existing };
-    } catch {
-      if (path.dirname(at) === at) return { resolved: p, existing: at };
-    }
-  }
 }
 
 export interface SaveResult {

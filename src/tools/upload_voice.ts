@@ -85,10 +85,10 @@ export default defineTool({
           `the audio lasts ${duration.toFixed(1)} s; the limit is ${min} to ${max} seconds`,
         );
       }
-      // The service names the voice after the file, so the checked real path (not the
-      // descriptor's) is sent; the descriptor stays open until the upload ends.
+      // Read through the checked descriptor (a path walked again could lead elsewhere); the
+      // service names the voice after the file, so its own name goes along.
       const voice = await engine.client.uploadVoice(
-        { path: file.realPath, duration, rightsConfirmed: true },
+        { path: file.readPath, filename: file.name, duration, rightsConfirmed: true },
         { signal: ctx.signal },
       );
       const text = [

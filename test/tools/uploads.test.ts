@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
@@ -107,6 +107,29 @@ describe("upload_voice", () => {
       wait: 20,
     });
     expect(structured<{ task: { status: string } }>(cloned).task.status).toBe("succeeded");
+  });
+
+  it("sends the recording it checked even when its directory becomes a link before the upload", async () => {
+    await open();
+    const d = path.join(files(), "d");
+    const away = path.join(h.dir, "away");
+    await mkdir(d);
+    await mkdir(away);
+    await writeFile(path.join(d, "me.wav"), renderAudio("me", 20));
+    await writeFile(path.join(away, "me.wav"), renderImage("not a voice", "1:1"));
+    // Swap the directory after every check, as the upload starts: a path walked again now
+    // leads to the outside file (not audio, so the service layer would refuse it).
+    const client = h.engine.client;
+    const upload = client.uploadVoice.bind(client);
+    client.uploadVoice = async (v, o) => {
+      await rename(d, `${d}.parked`);
+      await symlink(away, d);
+      return upload(v, o);
+    };
+    const r = await h.call("upload_voice", { path: "d/me.wav", rightsConfirmed: true });
+    expect(textOf(r)).toMatch(/^Uploaded voice /);
+    expect(structured<{ voice: { name: string } }>(r).voice.name).toMatch(/^me\b/);
+    expect(h.sandbox.stats.requests(VOICES)).toBe(1);
   });
 
   it("asks the user when the client can ask; a refusal sends nothing", async () => {
