@@ -5,7 +5,9 @@
  * learns from (src/service/schedule.ts).
  */
 import type { DurationSample } from "../service/schedule.js";
-import { isExpired, type StoredRecord } from "./record.js";
+import { isExpired, type StoredRecord, type TaskSeen } from "./record.js";
+import type { LedgerStore } from "./store.js";
+import type { RecordWriter } from "./writes.js";
 
 /** Statuses whose duration says how long the model takes; a failure may end at any time. */
 const FINISHED = new Set(["succeeded", "partial"]);
@@ -33,4 +35,44 @@ export function durationSamples(
     .sort((a, b) => b.at - a.at)
     .slice(0, limit)
     .map(({ pendingMs, seenMs }) => ({ pendingMs, seenMs }));
+}
+
+/**
+ * The ledger's task history: sightings written through the same compare-and-set as every other
+ * change, and read after this ledger's queued writes (the success that gives a record its task ID
+ * may still be one of them).
+ */
+export class TaskHistory {
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly writer: RecordWriter,
+    private readonly now: () => number,
+  ) {}
+
+  async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    await this.writer.settled();
+    const found = findTask(await this.store.list(keyHash), taskId);
+    if (found === undefined) return;
+    const rec = await this.store.get(keyHash, found.identity);
+    // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
+    if (rec === undefined || rec.seen !== undefined) return;
+    await this.writer.save(rec, (cur) => ({ patch: cur.seen === undefined ? { seen } : {} }));
+  }
+
+  async taskOrigin(
+    keyHash: string,
+    taskId: string,
+  ): Promise<{ createdAt: number; model?: string } | undefined> {
+    await this.writer.settled();
+    const rec = findTask(await this.store.list(keyHash), taskId);
+    if (rec === undefined) return undefined;
+    return rec.model === undefined
+      ? { createdAt: rec.createdAt }
+      : { createdAt: rec.createdAt, model: rec.model };
+  }
+
+  async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {
+    await this.writer.settled();
+    return durationSamples(await this.store.list(keyHash), model, this.now(), limit);
+  }
 }

@@ -5,9 +5,9 @@
 
 import { sleep } from "../service/backoff.js";
 import { ArgumentError } from "../service/errors.js";
-import { LIMITS } from "../service/limits.js";
 import type { DurationSample } from "../service/schedule.js";
-import { durationSamples, findTask } from "./durations.js";
+import { checkRequest, refusal } from "./checks.js";
+import { TaskHistory } from "./durations.js";
 import {
   bodyHash,
   IdempotencyConflictError,
@@ -16,7 +16,6 @@ import {
   isOpen,
   isRetained,
   isUnresolved,
-  LedgerError,
   type LedgerRecord,
   newIdentity,
   parseListCursor,
@@ -40,6 +39,7 @@ export class LedgerImpl implements Ledger {
   readonly #o: LedgerSettings;
   readonly #inflight = new Map<string, Flight<unknown>>();
   readonly #writer: RecordWriter;
+  readonly #history: TaskHistory;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -48,6 +48,7 @@ export class LedgerImpl implements Ledger {
     this.#store = store;
     this.#o = settings;
     this.#writer = new RecordWriter(store, settings);
+    this.#history = new TaskHistory(store, this.#writer, settings.now);
   }
 
   get description(): string {
@@ -253,34 +254,16 @@ export class LedgerImpl implements Ledger {
     return (await this.#store.listPage(q)).map(toListing);
   }
 
-  async noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
-    // After this ledger's queued writes: the success that gave the record its task ID may still be one.
-    await this.#writer.settled();
-    const found = findTask(await this.#store.list(keyHash), taskId);
-    if (found === undefined) return;
-    // After this ledger's own queued writes to the record, and through the same compare-and-set.
-    await this.#writer.pending(keyHash, found.identity);
-    const rec = await this.#store.get(keyHash, found.identity);
-    // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
-    if (rec === undefined || rec.seen !== undefined) return;
-    await this.#writer.save(rec, (cur) => ({ patch: cur.seen === undefined ? { seen } : {} }));
+  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
+    return this.#history.noteSeen(keyHash, taskId, seen);
   }
 
-  async taskOrigin(
-    keyHash: string,
-    taskId: string,
-  ): Promise<{ createdAt: number; model?: string } | undefined> {
-    await this.#writer.settled();
-    const rec = findTask(await this.#store.list(keyHash), taskId);
-    if (rec === undefined) return undefined;
-    return rec.model === undefined
-      ? { createdAt: rec.createdAt }
-      : { createdAt: rec.createdAt, model: rec.model };
+  taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined> {
+    return this.#history.taskOrigin(keyHash, taskId);
   }
 
-  async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {
-    await this.#writer.settled();
-    return durationSamples(await this.#store.list(keyHash), model, this.#o.now(), limit);
+  durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]> {
+    return this.#history.durations(keyHash, model, limit);
   }
 
   async recover(): Promise<void> {
@@ -310,26 +293,4 @@ export class LedgerImpl implements Ledger {
     await this.#writer.settled();
     await this.#store.close();
   }
-}
-
-function checkRequest(req: RunRequest): void {
-  if (!/^[0-9a-f]{64}$/.test(req.keyHash))
-    throw new ArgumentError("keyHash", "must be hashKey(apiKey): 64 hex digits");
-  if (req.tool === "") throw new ArgumentError("tool", "must not be empty");
-  if (req.endpoint === "") throw new ArgumentError("endpoint", "must not be empty");
-  if (req.idempotencyKey !== undefined && !LIMITS.idempotencyKeyPattern.test(req.idempotencyKey)) {
-    throw new ArgumentError(
-      "idempotencyKey",
-      "must be 1 to 128 characters of letters, digits, `_`, `.`, `:`, `-`",
-    );
-  }
-}
-
-function refusal(what: string, cause: unknown): LedgerError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  // A corrupt or misconfigured ledger keeps its own code; anything else is a failed write.
-  if (cause instanceof LedgerError) {
-    return new LedgerError(cause.code, `the ledger ${what}: ${detail}`, { cause, action: cause.action });
-  }
-  return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
 }

@@ -1,0 +1,27 @@
+/** What the ledger checks of a run request before anything else, and how it words a refusal. */
+import { ArgumentError } from "../service/errors.js";
+import { LIMITS } from "../service/limits.js";
+import { LedgerError } from "./record.js";
+import type { RunRequest } from "./types.js";
+
+export function checkRequest(req: RunRequest): void {
+  if (!/^[0-9a-f]{64}$/.test(req.keyHash))
+    throw new ArgumentError("keyHash", "must be hashKey(apiKey): 64 hex digits");
+  if (req.tool === "") throw new ArgumentError("tool", "must not be empty");
+  if (req.endpoint === "") throw new ArgumentError("endpoint", "must not be empty");
+  if (req.idempotencyKey !== undefined && !LIMITS.idempotencyKeyPattern.test(req.idempotencyKey)) {
+    throw new ArgumentError(
+      "idempotencyKey",
+      "must be 1 to 128 characters of letters, digits, `_`, `.`, `:`, `-`",
+    );
+  }
+}
+
+export function refusal(what: string, cause: unknown): LedgerError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  // A corrupt or misconfigured ledger keeps its own code; anything else is a failed write.
+  if (cause instanceof LedgerError) {
+    return new LedgerError(cause.code, `the ledger ${what}: ${detail}`, { cause, action: cause.action });
+  }
+  return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
+}
