@@ -11,10 +11,10 @@
  * One connection serves the whole process, so a statement issued while a transaction is open
  * would join it: every statement goes through one queue.
  */
-import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
+import { ensureDir, errText, type FileId, fileId, parseSqliteUri } from "./sqlite-file.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -27,43 +27,11 @@ import {
   recordKey,
   SerialQueue,
 } from "./store.js";
-import { parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
 const TABLE = "ledger";
-const DRIVERS: Record<string, SqliteDriverName> = { node: "node:sqlite", sqlite3: "sqlite3" };
-
-export interface SqliteUri {
-  path: string;
-  busyTimeoutMs: number;
-  /** Only when the URI names one (`driver=node` or `driver=sqlite3`); otherwise the best available. */
-  driver?: SqliteDriverName;
-}
-
-/** `sqlite://PATH[?busyTimeoutMs=N][&driver=node|sqlite3]`, read by the one store URI reader. */
-export function parseSqliteUri(uri: string): SqliteUri {
-  let location: StoreLocation;
-  try {
-    location = parseStoreUri(uri);
-  } catch (cause) {
-    throw cause instanceof StoreUriError
-      ? new LedgerError("LEDGER_CONFIG", `store URI: ${cause.message}`)
-      : cause;
-  }
-  if (location.kind !== "sqlite") throw new LedgerError("LEDGER_CONFIG", "store URI: expected sqlite://");
-  const out: SqliteUri = { path: location.path, busyTimeoutMs: location.busyTimeoutMs };
-  if (location.driver !== undefined) out.driver = DRIVERS[location.driver] as SqliteDriverName;
-  return out;
-}
-
 const serialize = (data: unknown): string => JSON.stringify(data);
 const deserialize = <T>(data: string): T => JSON.parse(data) as T;
 const full = (key: string): string => `${NAMESPACE}:${key}`;
-
-/** Device and inode: what makes "this path still names the file we opened" a cheap check. */
-interface FileId {
-  dev: number;
-  ino: number;
-}
 
 export class SqliteStore implements LedgerStore {
   readonly path: string;
@@ -338,26 +306,4 @@ export class SqliteStore implements LedgerStore {
     );
     return removed.length;
   }
-}
-
-/**
- * `mkdir -p` one level at a time. Node's own recursive mkdir never returns for some paths
- * (e.g. under /proc, Node 20), which would hang startup; a plain mkdir fails fast instead.
- */
-function ensureDir(dir: string): void {
-  const missing: string[] = [];
-  for (let d = dir; !existsSync(d) && missing.length < 64; d = dirname(d)) {
-    missing.push(d);
-    if (dirname(d) === d) break;
-  }
-  for (const d of missing.reverse()) mkdirSync(d);
-}
-
-function fileId(path: string): FileId | undefined {
-  const st = statSync(path, { throwIfNoEntry: false });
-  return st === undefined ? undefined : { dev: st.dev, ino: st.ino };
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
