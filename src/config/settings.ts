@@ -8,6 +8,7 @@ import { delimiter, join } from "node:path";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "../ledger/uri.js";
 import { LIMITS } from "../service/limits.js";
 import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
+import type { EngineConfig } from "../tooling/context.js";
 import {
   type Reader,
   readApiKey,
@@ -24,7 +25,8 @@ import {
   readWaitSeconds,
 } from "./values.js";
 
-export interface Config {
+/** The whole configuration: how to serve, and what tools read (EngineConfig, defined where it is used). */
+export interface Config extends EngineConfig {
   transport: "stdio" | "http";
   host: string;
   port: number;
@@ -32,14 +34,6 @@ export interface Config {
   baseUrl?: string;
   apiKey?: string;
   store: string;
-  files: string[];
-  outputDir: string;
-  maxGems?: number;
-  extractionModel: string;
-  defaultWaitSeconds: number;
-  confirmAboveGems?: number;
-  /** Origins besides the base URL's that serve signed output URLs (a CDN), for the viewer's CSP. */
-  mediaOrigins?: string[];
 }
 
 export const DEFAULT_HOST = "127.0.0.1";
