@@ -80,19 +80,48 @@ export async function connect(path: string, driver?: SqliteDriverName): Promise<
   return openSqlite3(path, driver === "sqlite3");
 }
 
+/**
+ * How long node:sqlite itself may spin on a lock. Its busy handler sleeps on the event loop's own
+ * thread, so a long one would freeze the whole server (and deadlock a second connection of this
+ * process that holds the lock); the rest of the configured busy timeout is waited asynchronously.
+ */
+const SYNC_BUSY_MS = 10;
+const BUSY_SETTING = /^PRAGMA busy_timeout=(\d+)$/i;
+
+const isBusy = (err: unknown): boolean => (err as { errcode?: unknown } | null)?.errcode === 5;
+
 function openNodeSqlite(mod: NodeSqlite, path: string): SqliteConnection {
   const db = new mod.DatabaseSync(path);
   // Statements are few and fixed (the ledger's own SQL): keep them prepared.
   const prepared = new Map<string, ReturnType<typeof db.prepare>>();
+  const run = (sql: string, params: unknown[]): Row[] => {
+    let stmt = prepared.get(sql);
+    if (stmt === undefined) {
+      stmt = db.prepare(sql);
+      prepared.set(sql, stmt);
+    }
+    return stmt.all(...params);
+  };
+  let busyTimeoutMs = 0;
   return {
     driver: "node:sqlite",
     query: async (sql, ...params) => {
-      let stmt = prepared.get(sql);
-      if (stmt === undefined) {
-        stmt = db.prepare(sql);
-        prepared.set(sql, stmt);
+      const setting = BUSY_SETTING.exec(sql.trim());
+      if (setting) {
+        busyTimeoutMs = Number(setting[1]);
+        return run(`PRAGMA busy_timeout=${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`, []);
       }
-      return stmt.all(...params);
+      // A statement refused as busy did nothing: run it again once the lock may be free, as
+      // SQLite's own busy handler would, until the configured timeout is spent.
+      const deadline = Date.now() + busyTimeoutMs;
+      for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+        try {
+          return run(sql, params);
+        } catch (err) {
+          if (!isBusy(err) || Date.now() + pause > deadline) throw err;
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+      }
     },
     close: async () => db.close(),
   };
