@@ -115,18 +115,21 @@ export function startHttpCli(
   });
 }
 
+/** A 2025-11-25 `initialize` request (id 1), as a raw client sends it. */
+export const initializeRequest = (clientName = "raw") => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: clientName, version: "1" },
+  },
+});
+
 /** The MCP handshake (2025-11-25) as raw JSON-RPC lines: initialize (id 1), then initialized. */
 export function handshake(send: (message: object) => void, clientName = "raw"): void {
-  send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: clientName, version: "1" },
-    },
-  });
+  send(initializeRequest(clientName));
   send({ jsonrpc: "2.0", method: "notifications/initialized" });
 }
 

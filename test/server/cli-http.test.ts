@@ -6,7 +6,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { isolatedEnv, type Started, startHttpCli } from "./spawn.js";
+import { initializeRequest, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 
 interface RequestRow {
   idempotencyKey: string;
@@ -139,16 +139,7 @@ describe("HTTP CLI", () => {
     const res = await fetch(server.url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
+      body: JSON.stringify(initializeRequest("raw")),
     });
     expect(res.status).toBe(401);
   });
@@ -163,16 +154,7 @@ describe("HTTP CLI", () => {
           accept: "application/json, text/event-stream",
           authorization: `Bearer ${key}`,
         },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "idle", version: "1" },
-          },
-        }),
+        body: JSON.stringify(initializeRequest("idle")),
       });
     const statuses: number[] = [];
     for (let i = 0; i < 110; i++) {
