@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { hashKey, type Ledger, openLedger } from "../src/ledger/index.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
+import { isolatedEnv, ROOT, type Started, startHttpCli } from "../test/helpers/cli.js";
 import {
   available,
   freshStore,
@@ -22,7 +23,6 @@ import {
   startRedis,
 } from "../test/ledger/stores.js";
 import { haproxyInstalled, startHaproxy } from "../test/server/balancer.js";
-import { isolatedEnv, ROOT, type Started, startHttpCli } from "../test/server/spawn.js";
 
 const keyHash = hashKey(SANDBOX_API_KEY);
 const print = (line: string): void => {

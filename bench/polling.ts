@@ -18,7 +18,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { listenHttp } from "../src/sandbox/http.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
-import { CLI, isolatedEnv } from "../test/server/spawn.js";
+import { CLI, isolatedEnv } from "../test/helpers/cli.js";
 
 const RUNS = Number(process.env.BENCH_POLL_RUNS ?? 10);
 const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 10);

@@ -9,7 +9,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { hashKey, openLedger } from "../src/ledger/index.js";
 import { createSandbox } from "../src/sandbox/index.js";
-import { isolatedEnv, startHttpCli } from "../test/server/spawn.js";
+import { isolatedEnv, startHttpCli } from "../test/helpers/cli.js";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000);
 const print = (line: string) => process.stdout.write(`${line}\n`);

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { CLI, isolatedEnv, ROOT } from "../test/server/spawn.js";
+import { CLI, isolatedEnv, ROOT } from "../test/helpers/cli.js";
 import { hasChromium, openBrowser } from "../test/viewer/browser.js";
 import { probe } from "../test/viewer/probes-api.js";
 import { startStack } from "../test/viewer/stack.js";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { OPTIONS } from "../../src/config/parse.js";
 import { SETTINGS } from "../../src/config/settings.js";
 import { configurationTable, usage, withGeneratedTables } from "../../src/config/usage.js";
-import { ROOT } from "../server/spawn.js";
+import { ROOT } from "../helpers/cli.js";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { isolatedEnv, runCli } from "../server/spawn.js";
+import { isolatedEnv, runCli } from "../helpers/cli.js";
 
 const HEX = randomBytes(32).toString("hex");
 const FORMS = {

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { hashKey, type Ledger, LedgerError, openLedger, openStore } from "../../src/ledger/index.js";
 import { checkAdvance, newIdentity, type StoredRecord } from "../../src/ledger/record.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
-import { isolatedEnv, startHttpCli } from "../server/spawn.js";
+import { isolatedEnv, startHttpCli } from "../helpers/cli.js";
 import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./helpers.js";
 import {
   available,

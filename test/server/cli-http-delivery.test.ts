@@ -7,7 +7,7 @@ import { request as httpRequest } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { isolatedEnv, type Started, startHttpCli } from "./spawn.js";
+import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 
 const IMAGE = "POST /api/generate/image";
 

@@ -5,7 +5,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, expect, it } from "vitest";
-import { CLI, isolatedEnv } from "./spawn.js";
+import { CLI, isolatedEnv } from "../helpers/cli.js";
 
 const iso = isolatedEnv();
 afterAll(() => iso.cleanup());

@@ -9,7 +9,7 @@ import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { CLI, isolatedEnv, rawStdio } from "./spawn.js";
+import { CLI, isolatedEnv, rawStdio } from "../helpers/cli.js";
 
 const IMAGE = "POST /api/generate/image";
 const ARGS = { model: "sandbox-image-fast", prompt: "[sandbox:slow] a harbour at dusk", wait: 5 };

@@ -9,10 +9,10 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/index.js";
+import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
 import { available, freshStore, type StoreFixture } from "../ledger/stores.js";
 import { type Balancer, haproxyInstalled, startHaproxy } from "./balancer.js";
-import { isolatedEnv, type Started, startHttpCli } from "./spawn.js";
 
 const ROUTE = "POST /api/generate/image";
 const ready = haproxyInstalled();

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../server/spawn.js";
+import { ROOT } from "../helpers/cli.js";
 import { type Browser, type HostWindow, hasChromium, openBrowser } from "./browser.js";
 import { probe } from "./probes-api.js";
 import { type Stack, startStack } from "./stack.js";

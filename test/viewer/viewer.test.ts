@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
 import { VIEWER_TOOL } from "../../src/server/viewer-tools.js";
 import { listing } from "../../src/tooling/tool.js";
-import { isolatedEnv } from "../server/spawn.js";
+import { isolatedEnv } from "../helpers/cli.js";
 import { type Stack, startStack } from "./stack.js";
 
 const VIEWER = "ui://generation/viewer";
