@@ -6,6 +6,7 @@
  */
 import type { Model } from "../service/schemas.js";
 import type { Engine } from "../tooling/context.js";
+import { modelCatalog } from "../tooling/models.js";
 
 /** Hosts show a short list; the protocol caps a result at 100 values. */
 const MAX_VALUES = 100;
@@ -47,19 +48,9 @@ export async function completeOutputIndex(
   }
 }
 
-const catalogs = new WeakMap<Engine, { at: number; models: Promise<Model[]> }>();
-
-/** The model catalog, read at most once a minute per key; undefined when it cannot be read. */
-export async function catalogOf(engine: Engine): Promise<Model[] | undefined> {
-  const hit = catalogs.get(engine);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.models.catch(() => undefined);
-  const models = engine.client.listModels(limit()).then((l) => l.models);
-  catalogs.set(engine, { at: Date.now(), models });
-  return models.catch(() => {
-    catalogs.delete(engine);
-    return undefined;
-  });
-}
+/** The model catalog (tooling/models.ts: read once a minute per key); undefined when it cannot be read. */
+export const catalogOf = (engine: Engine): Promise<Model[] | undefined> =>
+  modelCatalog(engine).catch(() => undefined);
 
 /** Model IDs of one kind (and, for audio, one use), usable ones first; `available: false` left out. */
 export async function completeModelId(

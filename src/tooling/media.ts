@@ -56,7 +56,7 @@ export async function submitMedia(
         buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) }),
       maxGems,
       maxGemsLimit: LIMITS.mediaMaxGems,
-      estimate: (body) => estimateGems(engine, body.model, request.parameters ?? {}, ctx.signal),
+      estimate: (body) => estimateGems(engine, body.model, request.parameters ?? {}),
       idempotencyKey,
       budget,
       attemptMs: SUBMIT_ATTEMPT_MS,

@@ -5,29 +5,19 @@
  * whenever the user was not asked, the threshold travels as `maxGems` and a higher quote is
  * refused with PRICE_CHANGED instead of being spent.
  */
-import type { Model } from "../service/schemas.js";
 import type { Questions } from "./ask.js";
 import type { Engine, ToolContext } from "./context.js";
+import { modelCatalog } from "./models.js";
 import { declined } from "./results.js";
-
-const catalogs = new WeakMap<Engine, { at: number; models: Model[] }>();
-async function catalog(engine: Engine, signal: AbortSignal): Promise<Model[]> {
-  const hit = catalogs.get(engine);
-  if (hit && Date.now() - hit.at < 60_000) return hit.models;
-  const { models } = await engine.client.listModels({ signal });
-  catalogs.set(engine, { at: Date.now(), models });
-  return models;
-}
 
 /** baseGems × outputCount for image models; undefined where the catalog has no hint. */
 export async function estimateGems(
   engine: Engine,
   model: string,
   parameters: Record<string, unknown>,
-  signal: AbortSignal,
 ): Promise<number | undefined> {
   try {
-    const entry = (await catalog(engine, signal)).find((m) => m.id === model);
+    const entry = (await modelCatalog(engine)).find((m) => m.id === model);
     if (entry?.baseGems === undefined) return undefined;
     const count = typeof parameters.outputCount === "number" ? parameters.outputCount : 1;
     return entry.baseGems * count;
