@@ -6,8 +6,11 @@
  * - `additionalProperties: {}` and `items: {}` (any extra property, any item: the defaults);
  * - `propertyNames: {type: "string"}` (every JSON property name is a string);
  * - `properties: {}` (constrains nothing);
+ * - an integer's `minimum`/`maximum` at the safe-integer bounds (zod writes them for every `.int()`);
+ * - `default: {}` and `default: []` (an object or list left out is empty: what anyone would assume);
  * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
- * accepts the same values (`properties` and `required` constrain objects only).
+ * accepts the same values (`properties` and `required` constrain objects only), as is an open union
+ * `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) written `{type: T}`.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
@@ -20,6 +23,10 @@ const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
 
 function says(keyword: string, value: unknown): boolean {
   if (keyword === "$schema") return false;
+  if (keyword === "minimum" && value === Number.MIN_SAFE_INTEGER) return false;
+  if (keyword === "maximum" && value === Number.MAX_SAFE_INTEGER) return false;
+  if (keyword === "default" && (Array.isArray(value) || isObject(value)) && Object.keys(value).length === 0)
+    return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
   const empty = isObject(value) && Object.keys(value).length === 0;
   if ((keyword === "additionalProperties" || keyword === "items") && empty) return false;
@@ -59,7 +66,17 @@ export function compactSchema(schema: Json): Json {
       out[keyword] = value;
     }
   }
-  return mergeNullable(out);
+  return mergeOpenUnion(mergeNullable(out));
+}
+
+/** `anyOf` branches of one type, one of them that bare type: the union accepts exactly that type. */
+function mergeOpenUnion(schema: Json): Json {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || !branches.every(isObject)) return schema;
+  const bare = branches.find((b) => Object.keys(b).length === 1 && typeof b.type === "string");
+  if (bare === undefined || !branches.every((b) => b.type === bare.type)) return schema;
+  const { anyOf: _, ...rest } = schema;
+  return { type: bare.type, ...rest };
 }
 
 /** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */

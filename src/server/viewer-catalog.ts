@@ -72,7 +72,6 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
         offset: {
           type: "integer",
           minimum: 0,
-          maximum: 9007199254740991,
           description: "First byte to read (0 or more).",
         },
       },
@@ -88,14 +87,10 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
         },
         offset: {
           type: "integer",
-          minimum: -9007199254740991,
-          maximum: 9007199254740991,
           description: "First byte of this chunk.",
         },
         total: {
           type: "integer",
-          minimum: -9007199254740991,
-          maximum: 9007199254740991,
           description: "Size of the whole output in bytes.",
         },
         data: {

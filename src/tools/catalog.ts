@@ -163,7 +163,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -180,7 +180,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Options from the model's capabilities: mode (text-to-video, or image-to-video with sourceImage), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -305,6 +305,11 @@ export const CATALOG: readonly ListedTool[] = [
           minimum: 0,
           maximum: 1000000000,
         },
+        operation: {
+          type: "string",
+          enum: ["speech", "music", "voice_clone"],
+          description: "voice_clone speaks in a private uploaded voice.",
+        },
         idempotencyKey: {
           description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
@@ -319,11 +324,6 @@ export const CATALOG: readonly ListedTool[] = [
         save: {
           description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
-        },
-        operation: {
-          type: "string",
-          enum: ["speech", "music", "voice_clone"],
-          description: "voice_clone speaks in a private uploaded voice.",
         },
       },
       required: ["model", "prompt", "operation"],
@@ -438,7 +438,7 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "object",
                 properties: {
                   index: {
-                    type: "number",
+                    type: "integer",
                   },
                   status: {
                     type: "string",
@@ -851,6 +851,12 @@ export const CATALOG: readonly ListedTool[] = [
     inputSchema: {
       type: "object",
       properties: {
+        model: {
+          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
+          type: "string",
+          minLength: 1,
+          maxLength: 150,
+        },
         videoAssetId: {
           type: "string",
           minLength: 1,
@@ -861,12 +867,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "What to look for.",
           type: "string",
           maxLength: 2000,
-        },
-        model: {
-          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
-          type: "string",
-          minLength: 1,
-          maxLength: 150,
         },
         maxGems: {
           description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
