@@ -81,7 +81,7 @@ function storyboard(server: McpServer, engine: Engine): void {
           `2. Write ${n} shot descriptions that share the same characters, palette, lighting and style words, so the keyframes stay consistent.`,
           "3. Keyframes: call generate_image for shot 1. For the later shots, where the image model takes reference images, pass shot 1's output asset ID in referenceAssetIds to keep the look; otherwise repeat the shared style words.",
           '4. Clips: for each keyframe call generate_video with parameters {"mode": "image-to-video", "sourceImage": <the keyframe\'s asset ID>, "ratio": <the same ratio>, "duration": <a supported duration>} and a prompt describing the motion.',
-          "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID (never submit again; a repeated identical call replays without charging twice).",
+          "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID. Never submit again: once a call's result has arrived, an identical call is new work and is charged again.",
           "6. Save: call save_outputs for each finished task, then list the saved files for the user in shot order.",
         ].join("\n"),
       );
@@ -125,7 +125,7 @@ function voiceOver(server: McpServer, engine: Engine): void {
             ? `2. The script is ${script.length} characters and one speech request takes at most ${limit}: split it at sentence ends into ${parts} parts of at most ${limit} characters each, in order.`
             : `2. The script fits one speech request (at most ${limit} characters).`,
           `3. For each part call generate_audio with {"operation": "speech", "model": "${VOICE_MODEL_ID}", "prompt": <the part>, "parameters": {"voiceProfileId": <the voice ID>}}; speed (0.5 to 2), volume (-6 to 6 dB) and temperature (0 to 1) are optional.`,
-          "4. If a task is not finished when the call returns, call poll_task with its task ID; never submit the same part again (an identical call replays it without a second charge).",
+          "4. If a task is not finished when the call returns, call poll_task with its task ID. Never submit the same part again: its result has arrived, so an identical call would be new work, charged again.",
           "5. Save each finished task with save_outputs and give the user the files in order.",
         ].join("\n"),
       );
@@ -139,7 +139,7 @@ function recover(server: McpServer, engine: Engine): void {
     {
       title: "Recover lost work",
       description:
-        "Finds requests whose result was lost (a cut-off call, a restart) in this key's ledger and picks them up without paying twice.",
+        "Finds requests whose result never arrived (a cut-off call, a restart) in this key's ledger and picks them up without paying twice.",
       argsSchema: z.object({
         taskId: completable(z.string().describe("A task ID to pick up, if known."), (v) =>
           completeTaskId(engine, v ?? ""),
@@ -171,14 +171,14 @@ function recover(server: McpServer, engine: Engine): void {
           "",
           known,
           "",
-          "Cost: nothing new. list_requests and poll_task are free; repeating an identical call replays its identity, and the service returns the retained outcome without charging again.",
+          "Cost: list_requests and poll_task are free. Repeating the identical call of a request whose result never arrived (its outcome unknown, or not delivered) replays its identity, and the service returns the retained outcome without a second charge. Repeating a call whose result did arrive is new work and is charged again.",
           "",
           "Steps:",
           taskId
             ? `1. Call poll_task with {"taskId": "${taskId}", "wait": 30}.`
             : "1. Call list_requests: the records in state prepared, sent or uncertain, and succeeded ones whose result was not delivered, are the lost ones.",
           "2. For each request with a task ID: call poll_task with it; once terminal, save_outputs and show the user the result.",
-          "3. For a request with no task ID (state prepared, sent or uncertain): repeat the identical call (same tool, same arguments) or pass its idempotencyKey with the same arguments. It replays under the same identity; never change the arguments or drop the idempotencyKey, which would be new work and spend again.",
+          "3. For a request with no task ID (state prepared, sent or uncertain: its outcome is unknown): repeat the identical call (same tool, same arguments) or pass its idempotencyKey with the same arguments. It replays under the same identity; never change the arguments or drop the idempotencyKey, which would be new work and spend again.",
           "4. A closed request was refused for good (see its reason); doing it now is new work: ask the user first.",
         ].join("\n"),
       );

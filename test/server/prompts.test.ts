@@ -179,7 +179,8 @@ describe("prompts", () => {
     expect(text).toContain(
       `- ${open.identity}: generate_image sandbox-image-fast, succeeded, task task_lost`,
     );
-    expect(text).toContain("Cost: nothing new");
+    expect(text).toContain("list_requests and poll_task are free");
+    expect(text).toContain("Repeating a call whose result did arrive is new work and is charged again");
     expect(text).toContain("list_requests");
     const one = await h.mcp.getPrompt({ name: "recover_lost_work", arguments: { taskId: "task_lost" } });
     expect(promptText(one)).toContain('poll_task with {"taskId": "task_lost"');
