@@ -83,7 +83,9 @@ export function taskText(task: Task, o: TaskTextOptions): string {
   const lines = [`Task ${task.id} is ${task.status}${terminal ? " (terminal)" : " (not finished yet)"}.`];
   if (o.identity) {
     const how =
-      o.reused || o.created === false ? " It continues an earlier request under the same identity: not charged twice." : "";
+      o.reused || o.created === false
+        ? " It continues an earlier request under the same identity: not charged twice."
+        : "";
     lines.push(
       `Identity (idempotencyKey): ${o.identity}.${how} Keep it: the same arguments with idempotencyKey "${o.identity}" replay this request and never charge twice.`,
     );
