@@ -18,8 +18,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   tooling: ["ledger", "service"],
   tools: ["tooling", "ledger", "service"],
   config: ["tooling", "ledger", "service"],
-  // The view's browser code shares the polling schedule; run from source, html.ts builds the view.
-  viewer: ["service", "scripts"],
+  // The view's browser code shares the polling schedule; html.ts reads the built page, imports nothing.
+  viewer: ["service"],
   server: ["tools", "tooling", "ledger", "service", "sandbox", "viewer", "config"],
   cli: ["config", "server", "sandbox", "ledger", "service", "tooling"],
 };
