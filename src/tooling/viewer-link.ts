@@ -5,8 +5,9 @@
  */
 export const VIEWER_URI = "ui://generation/viewer";
 
-/** `ui.resourceUri`, plus the flat key older hosts read (as the ext-apps SDK's registerAppTool adds). */
-export const VIEWER_LINK: Record<string, unknown> = {
-  ui: { resourceUri: VIEWER_URI },
-  "ui/resourceUri": VIEWER_URI,
-};
+/**
+ * `ui.resourceUri`, as the Apps specification (2026-01-26) and ext-apps 2.x hosts read it. The flat
+ * `ui/resourceUri` of the drafts, which the SDK's registerAppTool still adds, is left out: it cost
+ * 42 bytes per tool in a tools/list held to 20,000 (the README's Tools section).
+ */
+export const VIEWER_LINK: Record<string, unknown> = { ui: { resourceUri: VIEWER_URI } };
