@@ -4,7 +4,7 @@
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
 import { readFileSync } from "node:fs";
-import { type Command, type Config, ConfigError, parseCommand, usage } from "./config.js";
+import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -82,7 +82,7 @@ async function serveHttp(config: Config): Promise<void> {
     await Promise.all([
       import("./server/engine.js"),
       import("./server/assemble.js"),
-      import("./server/http.js"),
+      import("./server/http-server.js"),
       import("./server/scrub-writes.js"),
     ]);
   const engines = await createEngines(config, { listenSandbox: true });
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${version()}\n`);
       return;
     case "sandbox": {
-      const { runSandboxServer } = await import("./sandbox/index.js");
+      const { runSandboxServer } = await import("./sandbox/sandbox.js");
       const running = await runSandboxServer({
         host: command.host,
         port: command.port,

@@ -10,6 +10,7 @@
  * never read as "no record".
  */
 import type { RedisClientType } from "@redis/client";
+import type { Durability } from "../config/store-uri.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -20,7 +21,6 @@ import {
   listPage,
   recordFrom,
 } from "./store.js";
-import type { Durability } from "./uri.js";
 
 const KEYHASHES = "gm:keyhashes";
 const ids = (keyHash: string): string => `gm:{${keyHash}}:ids`;

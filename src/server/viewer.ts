@@ -9,9 +9,9 @@ import {
   registerAppResource,
 } from "@modelcontextprotocol/ext-apps/server";
 import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
-import type { Engine } from "../tooling/context.js";
-import { type ListedTool, registerTool } from "../tooling/tool.js";
-import { VIEWER_URI } from "../tooling/viewer-link.js";
+import type { Engine } from "../mcp/context.js";
+import { type ListedTool, registerTool } from "../mcp/define-tool.js";
+import { VIEWER_URI } from "../mcp/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
 export interface ViewerOptions {
