@@ -1,5 +1,5 @@
 /**
- * The deployment the README documents: three replicas of the built CLI (`--transport http`) on one
+ * The deployment docs/deploying.md documents: three replicas of the built CLI (`--transport http`) on one
  * PostgreSQL ledger behind HAProxy, against the sandbox over loopback HTTP (through a recording
  * proxy that keeps every submission's identity and exact body). Identical calls landing on
  * different replicas at once are one logical request: one identity, one dispatch. A replica killed
