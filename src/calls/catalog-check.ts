@@ -6,9 +6,9 @@
  * configuration works (the service judges those), and a capability the catalog leaves out or
  * words in a shape not read here is left to the service too.
  *
- * Capabilities are free-form. The shapes read are the ones the interface names for video
- * (`inputs`, `aspectRatios`, `durations`, `resolutions`, `audio`) and, for image and audio models,
- * those of the sandbox's catalog (src/sandbox/model-catalog.ts: `ratios`, `resolutions`,
+ * Capabilities are free-form (docs/service.md#responses). The shapes read are the ones named there for
+ * video (`inputs`, `aspectRatios`, `durations`, `resolutions`, `audio`) and, for image and audio
+ * models, those of the sandbox's catalog (src/sandbox/model-catalog.ts: `ratios`, `resolutions`,
  * `maxOutputs`, `modes`, `operations`): a list of strings or numbers, or a number.
  */
 import type { Model } from "../client/schemas.js";
@@ -100,7 +100,7 @@ function checkImage(m: Model, p: Record<string, unknown>): void {
   }
 }
 
-/** The input each video mode needs, in the interface's `inputs` words. */
+/** The input each video mode needs, in the words of a video model's `inputs`. */
 const MODE_INPUT: Record<string, string> = { "text-to-video": "text", "image-to-video": "image" };
 
 function checkVideo(m: Model, p: Record<string, unknown>): void {
@@ -122,7 +122,8 @@ function checkVideo(m: Model, p: Record<string, unknown>): void {
 function checkAudio(m: Model, operation: string | undefined): void {
   if (operation === undefined) return;
   const offered = capList(m, "operations");
-  // Without a list, the interface's own rule: speech and voice_clone are service-voice's, music is not.
+  // Without a list, the service's own rule (docs/service.md#media-requests): speech and voice_clone
+  // are service-voice's, music is not.
   const speech = operation === "speech" || operation === "voice_clone";
   const fits = offered ? offered.includes(operation) : speech === (m.id === VOICE_MODEL_ID);
   if (fits) return;

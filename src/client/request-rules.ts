@@ -1,5 +1,5 @@
 /**
- * The rules of a request body that span several fields (the interface's per-operation limits:
+ * The rules of a request body that span several fields (docs/service.md#media-requests and docs/service.md#chat:
  * speech prompts, music modes, video modes, the conversation's size), stated once. A tool's input
  * schema carries them with `withRules` (src/tools/media_args.ts, src/tools/chat.ts), so arguments
  * are checked once, at the edge (src/mcp/define-tool.ts); requests.ts then only serialises. The
@@ -63,7 +63,7 @@ export function checkMediaRules(kind: MediaKind, body: MediaFields): void {
 
 function checkVideo(body: MediaFields): void {
   const p = parseOrThrow(VideoParametersSchema, body.parameters, "parameters");
-  // The interface: "`text-to-video` or `image-to-video`, per model; set explicitly".
+  // docs/service.md#media-requests: `mode` is `text-to-video` or `image-to-video`; "set it explicitly".
   if (p.mode === undefined) {
     throw new ArgumentError(
       "parameters.mode",

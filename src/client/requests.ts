@@ -1,8 +1,8 @@
 /**
  * Request bodies, serialised canonically: identical input gives byte-identical bodies, which
  * is what lets the ledger recognise a replay and send exactly the bytes it stored. The input was
- * checked once, at the edge, by the tool's schema (its bounds from schemas.ts, its cross-field
- * rules from request-rules.ts); here it is only asserted, not checked again.
+ * checked once, at the edge, by the tool's schema (the bounds of docs/service.md#request-bodies
+ * from schemas.ts, its cross-field rules from request-rules.ts); here it is only asserted.
  */
 
 import { strict as assert } from "node:assert";
@@ -57,7 +57,7 @@ export function assertMaxBytes(bytes: string, limit: number, field: string, what
 
 /**
  * A media body checked at the edge (a tool's arguments without its own fields); `parameters` and
- * `referenceAssetIds` default to empty, as the interface's do.
+ * `referenceAssetIds` default to empty, as the service's do (docs/service.md#request-bodies).
  */
 export interface MediaBodyInput {
   model: string;
@@ -95,7 +95,7 @@ export function buildMediaBody(
 export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: string } {
   const bytes = canonicalJson(body);
   // The conversation's own bound (128,000 bytes) was checked at the edge; past it, the other
-  // fields are small, so this only holds the interface's limit as an assertion.
+  // fields are small, so this only holds the service's limit (docs/service.md#chat) as an assertion.
   assertMaxBytes(bytes, LIMITS.text.requestBytes, "(request)", "the request");
   return { body, bytes };
 }

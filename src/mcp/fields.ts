@@ -32,7 +32,7 @@ export const saveField = z
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
-/** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
+/** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe(
   "Most Gems to reserve; default GENERATION_MAX_GEMS.",
 );
@@ -56,8 +56,8 @@ export const taskIdField = z
 // ---------- shared output fields ----------
 
 /**
- * The interface's Task (the client's TaskSchema, the one definition of it), described once in
- * prose rather than field by field: it appears in poll_task's output schema.
+ * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition),
+ * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
 export const TaskOut = TaskSchema.describe(
   "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",

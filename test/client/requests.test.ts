@@ -1,5 +1,5 @@
 /**
- * Every bound of the interface's field tables and Limits, at its edge: the limit passes,
+ * Every bound of docs/service.md (request bodies and limits), at its edge: the limit passes,
  * one past it is refused with an ArgumentError naming the field and the limit. The bodies are
  * checked by their one schema (schemas.ts with the rules of request-rules.ts), as a tool's edge
  * checks them, then serialised; bounds.test.ts shows nothing is sent.

@@ -1,9 +1,9 @@
 /**
  * Finds sentences that promise a repeated call costs nothing without saying when that holds. A
  * repeat replays (no second charge) only while the earlier call's outcome is unknown or its result
- * was not delivered; once delivered, an identical call is new work and is charged again (README,
- * "Idempotency guarantees", rules 3 and 7), unless the caller passes its idempotencyKey. A sentence
- * that pairs a free claim with a repeat must carry one of those qualifiers.
+ * was not delivered; once delivered, an identical call is new work and is charged again
+ * (docs/idempotency.md#rules, rules 3 and 7), unless the caller passes its idempotencyKey. A
+ * sentence that pairs a free claim with a repeat must carry one of those qualifiers.
  */
 
 /** A claim that something costs nothing (more). */
