@@ -120,3 +120,45 @@ describe("what the catalog rules out", () => {
     expect(h.sandbox.stats.requests("POST /api/generate/image")).toBe(1);
   });
 });
+
+describe("a call that may replay what the ledger holds", () => {
+  it("an uncertain request is replayed for the service to judge, even where the catalog now refuses it", async () => {
+    h = await harness();
+    // Sent while the catalog could not be read, and its outcome lost: the record stays open.
+    h.sandbox.faults.inject("GET /api/generate/models", { status: 503 }, 50);
+    h.sandbox.faults.inject("POST /api/generate/image", { status: 503 }, 100);
+    const args = { model: "sandbox-video-lite", prompt: "a fox", wait: 0 };
+    const lost = await h.call("generate_image", args);
+    expect(textOf(lost)).toMatch(/^(TIMEOUT|WORKFLOW_UNAVAILABLE|TEMPORARILY_UNAVAILABLE|HTTP_503)/);
+    const open = structured<{ requests: { idempotencyKey: string; state: string }[] }>(
+      await h.call("list_requests", {}),
+    ).requests;
+    expect(open).toHaveLength(1);
+    expect(open[0]?.state).not.toBe("closed");
+    h.sandbox.faults.clear();
+    const before = h.sandbox.stats.requests("POST /api/generate/image");
+    const again = await h.call("generate_image", args);
+    expect(textOf(again)).toMatch(/^MODEL_UNAVAILABLE: /);
+    expect(textOf(again)).toContain(open[0]?.idempotencyKey ?? "?");
+    expect(h.sandbox.stats.requests("POST /api/generate/image")).toBe(before + 1);
+  }, 30_000);
+
+  it("a known idempotencyKey goes to the ledger, which refuses a changed body without sending", async () => {
+    h = await harness();
+    const first = await h.call("generate_image", {
+      model: "sandbox-image-fast",
+      prompt: "a fox",
+      idempotencyKey: "mine-1",
+      wait: 0,
+    });
+    expect(first.isError, textOf(first)).toBeFalsy();
+    const r = await h.call("generate_image", {
+      model: "sandbox-video-lite",
+      prompt: "a fox",
+      idempotencyKey: "mine-1",
+      wait: 0,
+    });
+    expect(textOf(r)).toMatch(/^IDEMPOTENCY_CONFLICT: /);
+    expect(h.sandbox.stats.requests("POST /api/generate/image")).toBe(1);
+  });
+});
