@@ -17,8 +17,6 @@ const NEXT_STEPS: Record<string, string> = {
     "The original claim was released. A new authorized generation needs a new identity (call again without idempotencyKey).",
   INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
   OUTPUT_UNAVAILABLE: "The signed URL was refused (it may have expired). Call poll_task for a fresh URL.",
-  LEDGER_FILE_GONE:
-    "Restart the MCP server so it opens the ledger at GENERATION_STORE afresh. A deleted ledger forgets earlier requests: before repeating paid work, check the tasks you already have (poll_task with their task IDs).",
   OUTPUT_TOO_LARGE:
     "The output is larger than this server reads inline; call save_outputs with the task ID, or download it from its signed URL.",
 };
@@ -29,6 +27,9 @@ const LEDGER =
 /** The interface: an ambiguous upload is not to be repeated blindly (POST /api/generate/assets). */
 const AMBIGUOUS_UPLOAD =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly. For a voice, list_voices with scope mine shows whether it arrived; an asset upload spends no Gems, so uploading again at worst leaves a duplicate asset.";
+
+/** Ledger failures whose own action says more than "check GENERATION_STORE". */
+const OWN_ACTION = new Set(["LEDGER_NO_SQLITE", "LEDGER_FILE_GONE"]);
 
 export interface Failure {
   code: string;
@@ -43,7 +44,8 @@ export function nextStep(f: Failure): string {
   if (f.requestKind === "upload" && f.definitive === false) return AMBIGUOUS_UPLOAD;
   const listed = NEXT_STEPS[f.code];
   if (listed !== undefined) return listed;
-  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3).
-  if (f.code.startsWith("LEDGER_") && f.code !== "LEDGER_NO_SQLITE") return LEDGER;
+  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3), and a ledger
+  // file gone under the server says where its records were written back (src/ledger/sqlite-file.ts).
+  if (f.code.startsWith("LEDGER_") && !OWN_ACTION.has(f.code)) return LEDGER;
   return f.action;
 }
