@@ -5,7 +5,7 @@
  * learns from (src/client/poll-schedule.ts).
  */
 import type { DurationSample } from "../client/poll-schedule.js";
-import { isExpired, type StoredRecord, type TaskSeen } from "./record.js";
+import { isExpired, type StoredRecord, type TaskSeen, type TaskStatusSeen } from "./record.js";
 import type { LedgerStore } from "./store.js";
 import type { RecordWriter } from "./writes.js";
 
@@ -57,6 +57,20 @@ export class TaskHistory {
     // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
     if (rec === undefined || rec.seen !== undefined) return;
     await this.writer.save(rec, (cur) => ({ patch: cur.seen === undefined ? { seen } : {} }));
+  }
+
+  /**
+   * The status a tool just read, kept so a listing can show where the task stands (a request the
+   * service accepted may still be queued, or have failed). Written only when it changed: a task
+   * read again in the same status costs one indexed read, no write.
+   */
+  async noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    await this.writer.settled();
+    const [found] = await this.store.listPage({ keyHash, now: this.now(), taskId, limit: 1 });
+    if (found === undefined || found.lastStatus?.status === seen.status) return;
+    await this.writer.save(found, (cur) =>
+      (cur.lastStatus?.at ?? 0) > seen.at ? { patch: {} } : { patch: { lastStatus: seen } },
+    );
   }
 
   async taskOrigin(

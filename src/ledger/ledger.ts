@@ -31,6 +31,7 @@ import {
   type StoredRecord,
   summarize,
   type TaskSeen,
+  type TaskStatusSeen,
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
@@ -264,6 +265,10 @@ export class LedgerImpl implements Ledger {
 
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
     return this.#history.noteSeen(keyHash, taskId, seen);
+  }
+
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    return this.#history.noteStatus(keyHash, taskId, seen);
   }
 
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined> {

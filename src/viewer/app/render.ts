@@ -4,6 +4,8 @@
  * frame, failed outputs with their reason, and a footer with the identity and the Gems.
  * Output elements are kept across refreshes so media load once.
  */
+
+import { gems, statusPredicate } from "../../client/wording.js";
 import { outputActions } from "./actions.js";
 import { formatDuration, h, plural } from "./dom.js";
 import { attachMedia, type MediaElement } from "./media.js";
@@ -126,8 +128,8 @@ function statusLine(shown: Shown, now: number): HTMLElement {
   const done = TERMINAL.has(task.status);
   const parts = [`Task ${task.id}: ${task.status}`];
   if (!done) parts.push(`${plural(Math.round((now - shown.since) / 1000), "second")} elapsed`);
-  parts.push(`${task.quotedGems} Gems quoted`);
-  announce(`Task ${task.id} is ${task.status}.`);
+  parts.push(`${gems(task.quotedGems)} quoted`);
+  announce(`Task ${task.id} ${statusPredicate(task.status)}.`);
   const line = h(
     "p",
     { class: `status status-${task.status}`, "data-status": task.status },
