@@ -43,6 +43,7 @@ export function durationSamples(
  * may still be one of them).
  */
 export class TaskHistory {
+  readonly #notes = new Set<Promise<void>>();
   constructor(
     private readonly store: LedgerStore,
     private readonly writer: RecordWriter,
@@ -64,7 +65,20 @@ export class TaskHistory {
    * service accepted may still be queued, or have failed). Written only when it changed: a task
    * read again in the same status costs one indexed read, no write.
    */
-  async noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    const note = this.#noteStatus(keyHash, taskId, seen);
+    // A listing made after a tool read a task shows that read, though the tool did not wait for it.
+    const done = note.catch(() => {}).finally(() => this.#notes.delete(done));
+    this.#notes.add(done);
+    return note;
+  }
+
+  /** Resolves once the status notes begun so far have landed (or failed). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#notes]);
+  }
+
+  async #noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
     await this.writer.settled();
     const [found] = await this.store.listPage({ keyHash, now: this.now(), taskId, limit: 1 });
     if (found === undefined || found.lastStatus?.status === seen.status) return;

@@ -238,6 +238,7 @@ export class LedgerImpl implements Ledger {
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
     // After this ledger's queued writes, so a listing shows what its calls already returned.
+    await this.#history.settled();
     await this.#writer.settled();
     const now = this.#o.now();
     const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);

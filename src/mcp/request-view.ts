@@ -72,5 +72,6 @@ export function stateWords(r: LedgerRecord): string {
 /** One line of list_requests. */
 export function requestLine(r: LedgerRecord): string {
   const what = [r.model, r.prompt === undefined ? undefined : `"${r.prompt}"`].filter(Boolean).join(" ");
-  return `- ${r.idempotencyKey} ${r.tool}${what ? ` (${what})` : ""}: ${stateWords(r)}. Updated ${r.updatedAt}.`;
+  const state = stateWords(r).replace(/[.!?]+$/, "");
+  return `- ${r.idempotencyKey} ${r.tool}${what ? ` (${what})` : ""}: ${state}. Updated ${r.updatedAt}.`;
 }

@@ -29,7 +29,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
         },
         terminal: {
           type: "boolean",
-          description: "True once the task is succeeded, partial, failed or cancelled.",
+          description: "True once the task has finished: succeeded, partial, failed or cancelled.",
         },
       },
       required: ["task", "terminal"],
