@@ -25,7 +25,9 @@ const readTask = defineTool({
   outputSchema: z.object({
     // The view reads the task as poll_task returns it; its shape is poll_task's, so not repeated here.
     task: z.looseObject({}).describe("The service's task as it stands (as poll_task returns it)."),
-    terminal: z.boolean().describe("True once the task has finished: succeeded, partial, failed or cancelled."),
+    terminal: z
+      .boolean()
+      .describe("True once the task has finished: succeeded, partial, failed or cancelled."),
   }),
   annotations: READ_HINTS,
   meta: APP_ONLY,
