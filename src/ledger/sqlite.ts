@@ -161,8 +161,12 @@ export class SqliteStore implements LedgerStore {
     });
   }
 
+  /** A file deleted since the last claim is written back first: the connection holds its last copy. */
   async close(): Promise<void> {
-    await this.queue.run(() => this.#conn.close());
+    await this.queue.run(async () => {
+      await this.#checkFile().catch(() => {});
+      await this.#conn.close();
+    });
   }
 
   /**

@@ -89,3 +89,36 @@ it("writes an uncertain record back when the file is deleted, and a restart resu
     await second.client.close();
   }
 }, 60_000);
+
+it("writes the records back at shutdown when no paid call came after the deletion", async () => {
+  const file = join(iso.dir, "ledger.sqlite");
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+  const args = { ...ARGS, prompt: "a harbour at dawn" };
+  const first = await connectCli({ args: [CLI], env: serverEnv(), name: "writeback-3" });
+  let identity: string;
+  try {
+    await inject("POST /api/generate/image", { status: 503, commit: true }, 100);
+    const lost = (await first.client.callTool({ name: "generate_image", arguments: args })) as Result;
+    identity = /gm-[a-z0-9]+-[0-9a-f]{16}/.exec(textOf(lost))?.[0] ?? "";
+    expect(identity, textOf(lost)).not.toBe("");
+    await fetch(`${sandbox.url}/sandbox/faults`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
+    });
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+  } finally {
+    // The host stops the server (stdin closes): the ledger closes, and writes its records back.
+    await first.client.close();
+  }
+  expect(first.stderr()).toContain(`the requests it recorded were written back to ${file}`);
+  expect(existsSync(file)).toBe(true);
+
+  const second = await connectCli({ args: [CLI], env: serverEnv(), name: "writeback-4" });
+  try {
+    const resumed = (await second.client.callTool({ name: "generate_image", arguments: args })) as Result;
+    expect(resumed.isError, textOf(resumed)).toBeFalsy();
+    expect(resumed.structuredContent).toMatchObject({ idempotencyKey: identity, created: false });
+  } finally {
+    await second.client.close();
+  }
+}, 60_000);
