@@ -5,6 +5,7 @@
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import type { Task } from "../client/schemas.js";
+import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { describeError } from "../mcp/results.js";
@@ -80,7 +81,9 @@ export interface TaskTextOptions {
 
 export function taskText(task: Task, o: TaskTextOptions): string {
   const terminal = isTerminal(task.status);
-  const lines = [`Task ${task.id} is ${task.status}${terminal ? " (terminal)" : " (not finished yet)"}.`];
+  const lines = [
+    `Task ${task.id} ${statusPredicate(task.status)}${terminal ? " (terminal)" : " (not finished yet)"}.`,
+  ];
   if (o.identity) {
     const how =
       o.reused || o.created === false

@@ -882,15 +882,14 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
     inputSchema: {
       type: "object",
       properties: {
         state: {
-          description:
-            "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
+          description: "Only records in this state (open: unresolved or undelivered; succeeded = accepted).",
           type: "string",
-          enum: ["open", "prepared", "sent", "uncertain", "succeeded", "closed"],
+          enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },
         limit: {
           description: "How many records to return (1 to 100; default 20).",
@@ -937,6 +936,9 @@ export const CATALOG: readonly ListedTool[] = [
               taskId: {
                 type: "string",
               },
+              taskStatus: {
+                type: "string",
+              },
               model: {
                 type: "string",
               },
@@ -948,7 +950,8 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
           },
-          description: "Records, newest first, with identity, tool, state, taskId, model and ISO times.",
+          description:
+            "Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times.",
         },
         nextCursor: {
           description: "Pass as cursor for the next page; absent on the last page.",

@@ -61,7 +61,7 @@ export default defineTool({
         ? extraction.analysis
         : JSON.stringify(extraction.analysis, null, 2);
     const text = [
-      `Extraction ${id} of a ${extraction.durationSeconds} s video (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
+      `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
       chargedText(run.result, ceiling.maxGems, run.reused),
       `Analysis:\n${analysis}`,
       `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,

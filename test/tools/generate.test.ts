@@ -50,7 +50,7 @@ describe("generation tools", () => {
     expect(s.task.status).toBe("succeeded");
     expect(s.idempotencyKey).toMatch(/^[a-zA-Z0-9_.:-]{1,128}$/);
     const text = textOf(r);
-    expect(text).toContain(`Task ${s.task.id} is succeeded`);
+    expect(text).toContain(`Task ${s.task.id} has succeeded`);
     expect(text).toContain(s.idempotencyKey);
     expect(text).toMatch(/Gems: quoted \d+, charged \d+, released \d+/);
     for (const o of s.task.outputs) expect(text).toContain(o.asset?.url);
