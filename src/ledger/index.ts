@@ -22,6 +22,7 @@ export {
   RECORD_STATES,
   type RecordState,
 } from "./record.js";
+export type { KeyedStore } from "./keyed.js";
 export type { BackoffOptions } from "./replay.js";
 export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation, StoreUriError } from "./uri.js";

@@ -25,6 +25,7 @@ import {
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
+import type { KeyedStore } from "./keyed.js";
 import { type LedgerStore, listPage } from "./store.js";
 import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 import { change, RecordWriter } from "./writes.js";
@@ -264,6 +265,10 @@ export class LedgerImpl implements Ledger {
 
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]> {
     return this.#history.durations(keyHash, model, limit);
+  }
+
+  async keyed(): Promise<KeyedStore> {
+    return this.#store.keyed();
   }
 
   async recover(): Promise<void> {

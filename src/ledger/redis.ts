@@ -10,6 +10,8 @@
  * never read as "no record".
  */
 import type { RedisClientType } from "@redis/client";
+import type { KeyedStore } from "./keyed.js";
+import { redisKeyed } from "./keyed-redis.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -235,6 +237,10 @@ export class RedisStore implements LedgerStore {
       }
     }
     return removed;
+  }
+
+  keyed(): KeyedStore {
+    return redisKeyed(this.#client);
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@
  */
 import { dirname } from "node:path";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
+import { type KeyedStore, sqliteKeyed } from "./keyed.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
 import { ensureDir, errText, type FileId, fileId, parseSqliteUri } from "./sqlite-file.js";
 import {
@@ -145,6 +146,10 @@ export class SqliteStore implements LedgerStore {
       );
       return rows.length === 1;
     });
+  }
+
+  keyed(): KeyedStore {
+    return sqliteKeyed((sql, params) => this.query(sql, ...params));
   }
 
   async close(): Promise<void> {
