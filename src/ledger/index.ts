@@ -11,6 +11,7 @@ import type { LedgerStore } from "./store.js";
 import type { Ledger } from "./types.js";
 import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
+export type { KeyedStore } from "./keyed.js";
 export {
   type ErrorSummary,
   hashKey,
@@ -22,7 +23,6 @@ export {
   RECORD_STATES,
   type RecordState,
 } from "./record.js";
-export type { KeyedStore } from "./keyed.js";
 export type { BackoffOptions } from "./replay.js";
 export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 export { defaultStoreUri, parseStoreUri, STORE_SCHEMES, type StoreLocation, StoreUriError } from "./uri.js";

@@ -127,5 +127,4 @@ class SqlKeyed implements KeyedStore {
 }
 
 export const sqliteKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, SQLITE, now);
-export const postgresKeyed = (q: SqlQuery, now?: () => number): KeyedStore =>
-  new SqlKeyed(q, POSTGRES, now);
+export const postgresKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, POSTGRES, now);

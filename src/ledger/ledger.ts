@@ -8,6 +8,7 @@ import { ArgumentError } from "../service/errors.js";
 import type { DurationSample } from "../service/schedule.js";
 import { checkRequest, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
+import type { KeyedStore } from "./keyed.js";
 import {
   bodyHash,
   IdempotencyConflictError,
@@ -25,7 +26,6 @@ import {
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
-import type { KeyedStore } from "./keyed.js";
 import { type LedgerStore, listPage } from "./store.js";
 import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 import { change, RecordWriter } from "./writes.js";
