@@ -12,8 +12,9 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { hashKey, type Ledger, openLedger } from "../src/ledger/index.js";
-import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
+import { hashKey, type Ledger, openLedger } from "../src/ledger/open-ledger.js";
+import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
+import { haproxyInstalled, startHaproxy } from "../test/e2e/balancer.js";
 import { isolatedEnv, ROOT, type Started, startHttpCli } from "../test/helpers/cli.js";
 import {
   available,
@@ -22,7 +23,6 @@ import {
   type StoreKind,
   startRedis,
 } from "../test/ledger/stores.js";
-import { haproxyInstalled, startHaproxy } from "../test/server/balancer.js";
 
 const keyHash = hashKey(SANDBOX_API_KEY);
 const print = (line: string): void => {

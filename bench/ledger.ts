@@ -17,13 +17,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { node24, ROOT } from "../scripts/packaged.js";
+import { buildMediaBody } from "../src/client/requests.js";
+import { ServiceClient } from "../src/client/service-client.js";
 import { loadNodeSqlite } from "../src/ledger/drivers.js";
-import { hashKey, openLedger } from "../src/ledger/index.js";
+import { hashKey, openLedger } from "../src/ledger/open-ledger.js";
 import { bodyHash, newIdentity, type StoredRecord } from "../src/ledger/record.js";
 import { SqliteStore } from "../src/ledger/sqlite.js";
-import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
-import { ServiceClient } from "../src/service/client.js";
-import { buildMediaBody } from "../src/service/requests.js";
+import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 
 const N_CLAIM = Number(process.env.BENCH_CLAIMS ?? 500);
 const N_SUBMIT = Number(process.env.BENCH_SUBMISSIONS ?? 300);

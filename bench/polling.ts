@@ -16,8 +16,8 @@
 import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { listenHttp } from "../src/sandbox/http.js";
-import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/index.js";
+import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
+import { listenHttp } from "../src/sandbox/sandbox-http.js";
 import { CLI, isolatedEnv } from "../test/helpers/cli.js";
 
 const RUNS = Number(process.env.BENCH_POLL_RUNS ?? 10);

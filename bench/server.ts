@@ -13,7 +13,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { SANDBOX_API_KEY } from "../src/sandbox/index.js";
+import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
 import { delayProxy } from "./delay-proxy.js";
 import { preparePeers, type Runner } from "./peer-servers.js";

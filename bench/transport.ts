@@ -7,8 +7,8 @@
  * 2. Graceful shutdown: from SIGTERM to the answer of a call waiting on a slow task (5 runs).
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { hashKey, openLedger } from "../src/ledger/index.js";
-import { createSandbox } from "../src/sandbox/index.js";
+import { hashKey, openLedger } from "../src/ledger/open-ledger.js";
+import { createSandbox } from "../src/sandbox/sandbox.js";
 import { isolatedEnv, startHttpCli } from "../test/helpers/cli.js";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000);

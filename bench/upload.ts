@@ -16,7 +16,7 @@ import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync }
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ServiceClient } from "../src/service/client.js";
+import { ServiceClient } from "../src/client/service-client.js";
 
 const SIZE = 31_457_280;
 /** Voices may be up to 50 MiB; 45 MiB shows a large multipart body is streamed too. */

@@ -1,6 +1,6 @@
 /**
  * Rewrites the README's "Command line" and "Configuration" tables from the list of settings
- * (src/config/settings.ts). test/cli/readme.test.ts fails when the committed README differs.
+ * (src/config/settings.ts). test/config/readme.test.ts fails when the committed README differs.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { withGeneratedTables } from "../src/config/usage.js";

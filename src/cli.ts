@@ -4,7 +4,7 @@
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
 import { readFileSync } from "node:fs";
-import { type Command, type Config, ConfigError, parseCommand, usage } from "./config.js";
+import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -82,10 +82,10 @@ async function serveHttp(config: Config): Promise<void> {
     await Promise.all([
       import("./server/engine.js"),
       import("./server/assemble.js"),
-      import("./server/http.js"),
+      import("./server/http-server.js"),
       import("./server/scrub-writes.js"),
     ]);
-  let oauth: import("./server/oauth/index.js").OAuthGate | undefined;
+  let oauth: import("./server/oauth/oauth-gate.js").OAuthGate | undefined;
   const engines = await createEngines(config, {
     listenSandbox: true,
     // --auth oauth: a key the service refuses (revoked, expired) ends the sign-ins over it.
@@ -97,7 +97,7 @@ async function serveHttp(config: Config): Promise<void> {
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
   if (config.auth === "oauth") {
-    const { startOAuth } = await import("./server/oauth/start.js");
+    const { startOAuth } = await import("./server/oauth/oauth-start.js");
     oauth = await startOAuth(config, engines).catch(async (error: unknown) => {
       await engines.close();
       fail(
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${version()}\n`);
       return;
     case "sandbox": {
-      const { runSandboxServer } = await import("./sandbox/index.js");
+      const { runSandboxServer } = await import("./sandbox/sandbox.js");
       const running = await runSandboxServer({
         host: command.host,
         port: command.port,

@@ -1,6 +1,6 @@
 /**
  * The layout the README's Development section describes, held: each folder of src/ imports only the
- * folders below it (server → tools → tooling → ledger → service), and no module imports, directly or
+ * folders below it (cli → server → tools → calls → mcp → ledger → client → config), and no module imports, directly or
  * through others, itself. Imports are read from the source text, type-only and lazy ones included.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -12,16 +12,17 @@ const SRC = join(ROOT, "src");
 
 /** What each folder (or top-level module) of src/ may import besides itself. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  service: [],
-  ledger: ["service"],
-  sandbox: ["service"],
-  tooling: ["ledger", "service"],
-  tools: ["tooling", "ledger", "service"],
-  config: ["tooling", "ledger", "service"],
+  config: [],
+  client: ["config"],
+  ledger: ["client", "config"],
+  sandbox: ["client", "config"],
+  mcp: ["ledger", "client", "config"],
+  calls: ["mcp", "ledger", "client", "config"],
+  tools: ["calls", "mcp", "ledger", "client", "config"],
   // The view's browser code shares the polling schedule; run from source, html.ts builds the view.
-  viewer: ["service", "scripts"],
-  server: ["tools", "tooling", "ledger", "service", "sandbox", "viewer", "config"],
-  cli: ["config", "server", "sandbox", "ledger", "service", "tooling"],
+  viewer: ["client", "scripts"],
+  server: ["tools", "calls", "mcp", "ledger", "client", "sandbox", "viewer", "config"],
+  cli: ["config", "server", "sandbox", "ledger", "client", "mcp"],
 };
 
 function sources(dir: string): string[] {
@@ -77,5 +78,22 @@ describe("the source layout", () => {
     };
     for (const file of FILES) if (state.get(file) === undefined) visit(file, [file]);
     expect(circles).toEqual([]);
+  });
+
+  it("names every file once in src/, and every test file once in test/", () => {
+    const twice = (files: string[]): string[] => {
+      const seen = new Map<string, string[]>();
+      for (const f of files) {
+        const name = f.split("/").pop() ?? f;
+        seen.set(name, [...(seen.get(name) ?? []), relative(ROOT, f)]);
+      }
+      return [...seen.values()].filter((paths) => paths.length > 1).map((paths) => paths.join(" = "));
+    };
+    const all = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? (e.name === "fixtures" ? [] : all(join(dir, e.name))) : [join(dir, e.name)],
+      );
+    expect(twice(all(SRC).filter((f) => /\.(ts|mts|mjs)$/.test(f)))).toEqual([]);
+    expect(twice(all(join(ROOT, "test")).filter((f) => f.endsWith(".test.ts")))).toEqual([]);
   });
 });

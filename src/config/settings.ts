@@ -5,10 +5,9 @@
  */
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "../ledger/uri.js";
-import { LIMITS } from "../service/limits.js";
-import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
-import type { EngineConfig } from "../tooling/context.js";
+import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { LIMITS } from "./service-limits.js";
+import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
   type Reader,
   readApiKey,
@@ -29,7 +28,25 @@ import {
   readWaitSeconds,
 } from "./values.js";
 
-/** The whole configuration: how to serve, and what tools read (EngineConfig, defined where it is used). */
+/**
+ * The part of the configuration tools read (an Engine carries it; src/mcp/context.ts). The
+ * configuration sits below every other room, so tools import it and never the reverse.
+ */
+export interface EngineConfig {
+  /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
+  files: string[];
+  outputDir: string;
+  /** `maxGems` for submissions that name none. */
+  maxGems?: number;
+  extractionModel: string;
+  defaultWaitSeconds: number;
+  /** Spending above this is confirmed by the user first, or sent as the ceiling. */
+  confirmAboveGems?: number;
+  /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
+  mediaOrigins?: string[];
+}
+
+/** The whole configuration: how to serve, and what tools read (EngineConfig). */
 export interface Config extends EngineConfig {
   transport: "stdio" | "http";
   host: string;

@@ -5,9 +5,9 @@
  */
 import { readFileSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
-import { parseStoreUri, StoreUriError } from "../ledger/uri.js";
-import { LIMITS } from "../service/limits.js";
-import { MAX_WAIT_SECONDS } from "../tooling/bounds.js";
+import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { LIMITS } from "./service-limits.js";
+import { parseStoreUri, StoreUriError } from "./store-uri.js";
 
 /** A configuration the server refuses to start with; `message` is one line, safe to print. */
 export class ConfigError extends Error {

@@ -1,8 +1,8 @@
 /** What the ledger checks of a run request before anything else, and how it words a refusal. */
-import { ArgumentError } from "../service/errors.js";
-import { LIMITS } from "../service/limits.js";
+import { ArgumentError } from "../client/service-errors.js";
+import { LIMITS } from "../config/service-limits.js";
+import type { RunRequest } from "./ledger-types.js";
 import { LedgerError } from "./record.js";
-import type { RunRequest } from "./types.js";
 
 export function checkRequest(req: RunRequest): void {
   if (!/^[0-9a-f]{64}$/.test(req.keyHash))

@@ -4,7 +4,7 @@
  * only, so a Redis Cluster may place each key anywhere.
  */
 import type { RedisClientType } from "@redis/client";
-import type { KeyedStore } from "./keyed.js";
+import type { KeyedStore } from "./keyed-store.js";
 
 const PREFIX = "gm:kv:";
 

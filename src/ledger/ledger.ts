@@ -3,12 +3,21 @@
  * replay uncertain outcomes under the same identity and bytes, close definitive ones.
  */
 
-import { sleep } from "../service/backoff.js";
-import { ArgumentError } from "../service/errors.js";
-import type { DurationSample } from "../service/schedule.js";
+import { sleep } from "../client/backoff.js";
+import type { DurationSample } from "../client/poll-schedule.js";
+import { ArgumentError } from "../client/service-errors.js";
 import { checkRequest, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
-import type { KeyedStore } from "./keyed.js";
+import type { KeyedStore } from "./keyed-store.js";
+import type {
+  Ledger,
+  LedgerSettings,
+  ListOptions,
+  Ref,
+  RunRequest,
+  RunResult,
+  Send,
+} from "./ledger-types.js";
 import {
   bodyHash,
   IdempotencyConflictError,
@@ -27,7 +36,6 @@ import {
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
 import { type LedgerStore, listPage } from "./store.js";
-import type { Ledger, LedgerSettings, ListOptions, Ref, RunRequest, RunResult, Send } from "./types.js";
 import { change, RecordWriter } from "./writes.js";
 
 interface Flight<T> {

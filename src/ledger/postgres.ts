@@ -9,7 +9,8 @@
  * `pg` is an optional peer dependency, loaded only for postgres:// URIs.
  */
 import type { Pool, PoolClient } from "pg";
-import { type KeyedStore, postgresKeyed } from "./keyed.js";
+import type { Durability } from "../config/store-uri.js";
+import { type KeyedStore, postgresKeyed } from "./keyed-store.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -23,7 +24,6 @@ import {
   recordFrom,
   recordKey,
 } from "./store.js";
-import type { Durability } from "./uri.js";
 
 const TABLE = "generation_mcp_ledger";
 /** How long one statement may take before the call is refused (a stalled store must not hang a call). */

@@ -3,8 +3,8 @@
  * The API key itself never appears here: records carry `keyHash` only.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { LIMITS } from "../service/limits.js";
-import { type Scrub, scrubKeyShapes } from "../service/scrub.js";
+import { type Scrub, scrubKeyShapes } from "../client/scrub.js";
+import { LIMITS } from "../config/service-limits.js";
 
 /** `prepared`: committed, no byte sent yet. `sent`: an attempt is (or was, before a crash) on the wire.
  * `uncertain`: the last attempt's outcome is unknown. `succeeded`: the service accepted it.

@@ -10,8 +10,9 @@
  * never read as "no record".
  */
 import type { RedisClientType } from "@redis/client";
-import type { KeyedStore } from "./keyed.js";
+import type { Durability } from "../config/store-uri.js";
 import { redisKeyed } from "./keyed-redis.js";
+import type { KeyedStore } from "./keyed-store.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -22,7 +23,6 @@ import {
   listPage,
   recordFrom,
 } from "./store.js";
-import type { Durability } from "./uri.js";
 
 const KEYHASHES = "gm:keyhashes";
 const ids = (keyHash: string): string => `gm:{${keyHash}}:ids`;

@@ -3,8 +3,8 @@
  * It acts on the client's classification (ServiceError.outcome) and knows nothing of HTTP; the
  * timing itself is the service client's one backoff module.
  */
-import { type Backoff, retryDelay } from "../service/backoff.js";
-import { ArgumentError, ServiceError } from "../service/errors.js";
+import { type Backoff, retryDelay } from "../client/backoff.js";
+import { ArgumentError, ServiceError } from "../client/service-errors.js";
 
 export interface BackoffOptions extends Backoff {
   /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */

@@ -4,9 +4,9 @@
  */
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
 import type { SqliteDriverName } from "./drivers.js";
 import { LedgerError } from "./record.js";
-import { parseStoreUri, type StoreLocation, StoreUriError } from "./uri.js";
 
 const DRIVERS: Record<string, SqliteDriverName> = { node: "node:sqlite", sqlite3: "sqlite3" };
 

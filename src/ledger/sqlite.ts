@@ -13,7 +13,7 @@
  */
 import { dirname } from "node:path";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
-import { type KeyedStore, sqliteKeyed } from "./keyed.js";
+import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
 import { ensureDir, errText, type FileId, fileId, parseSqliteUri } from "./sqlite-file.js";
 import {

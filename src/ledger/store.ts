@@ -6,7 +6,7 @@
  * two processes racing on one request get one identity, and no write lands on a record another
  * process changed since it was read.
  */
-import type { KeyedStore } from "./keyed.js";
+import type { KeyedStore } from "./keyed-store.js";
 import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
 
 export const NAMESPACE = "ledger";

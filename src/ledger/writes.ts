@@ -2,9 +2,10 @@
  * Every change to a stored record after its claim: compare-and-set on the version it was computed
  * from, forward only, in the order this process made them.
  */
+
+import type { LedgerSettings } from "./ledger-types.js";
 import { checkAdvance, isFinal, LedgerError, type StoredRecord } from "./record.js";
 import type { LedgerStore } from "./store.js";
-import type { LedgerSettings } from "./types.js";
 
 /** What one write changes, computed from the record as it is in the store when the write lands. */
 export type Change = (cur: StoredRecord) => {

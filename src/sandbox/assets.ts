@@ -6,10 +6,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { fileTypeFromBuffer } from "file-type";
 import { parseBuffer } from "music-metadata";
-import { LIMITS } from "../service/limits.js";
+import { LIMITS } from "../config/service-limits.js";
 import { readBody } from "./body.js";
-import { errorResponse, invalid, invalidReference, notFound, Refusal } from "./errors.js";
 import { mp4Duration } from "./media/duration.js";
+import { errorResponse, invalid, invalidReference, notFound, Refusal } from "./sandbox-errors.js";
 
 export type AssetKind = "image" | "video" | "audio";
 

@@ -1,6 +1,6 @@
 /** Reading request bodies with a byte limit, and the canonical JSON used to compare replays. */
-import { ArgumentError } from "../service/errors.js";
-import { Refusal, tooLarge } from "./errors.js";
+import { ArgumentError } from "../client/service-errors.js";
+import { Refusal, tooLarge } from "./sandbox-errors.js";
 
 export async function readBody(req: Request, maxBytes: number, what: string): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? Number.NaN);

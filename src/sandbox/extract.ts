@@ -4,12 +4,13 @@
  * A prompt containing `[sandbox:analysis-failed]` gives 409 ANALYSIS_FAILED, billed and
  * retained for replay, as the interface describes.
  */
-import { LIMITS } from "../service/limits.js";
-import { ExtractRequestSchema, parseOrThrow } from "../service/schemas.js";
+
+import { ExtractRequestSchema, parseOrThrow } from "../client/schemas.js";
+import { LIMITS } from "../config/service-limits.js";
 import { readJson, validated } from "./body.js";
-import { errorResponse, invalid, json, modelUnavailable } from "./errors.js";
 import { requireIdempotencyKey } from "./idempotency.js";
 import { admit } from "./keys.js";
+import { errorResponse, invalid, json, modelUnavailable } from "./sandbox-errors.js";
 import type { RequestCtx } from "./state.js";
 import { SANDBOX_MARKERS } from "./tasks.js";
 

@@ -3,9 +3,9 @@
  * the same identity with another route or another canonical body is a conflict; the exact
  * request again returns what was retained, without new work.
  */
-import { LIMITS } from "../service/limits.js";
+import { LIMITS } from "../config/service-limits.js";
 import { canonicalJson } from "./body.js";
-import { invalid, Refusal } from "./errors.js";
+import { invalid, Refusal } from "./sandbox-errors.js";
 
 export type Retained =
   | { kind: "task"; taskId: string }

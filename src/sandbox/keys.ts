@@ -7,9 +7,9 @@
  * outstanding reservations, whatever month they were made in, must leave room for a new one.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { LIMITS } from "../service/limits.js";
+import { LIMITS } from "../config/service-limits.js";
 import { utcMonth } from "./clock.js";
-import { Refusal } from "./errors.js";
+import { Refusal } from "./sandbox-errors.js";
 
 export type Scope = "read" | "generate";
 

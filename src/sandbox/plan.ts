@@ -1,8 +1,8 @@
 /** What a validated media request turns into: a quote, the outputs to render, and timings. */
-import { FORBIDDEN_PARAMETER_NAMES } from "../service/schemas.js";
+import { FORBIDDEN_PARAMETER_NAMES } from "../client/schemas.js";
 import type { AssetKind, AssetRecord, AssetStore } from "./assets.js";
-import type { CatalogModel } from "./catalog.js";
-import { invalid } from "./errors.js";
+import type { CatalogModel } from "./model-catalog.js";
+import { invalid } from "./sandbox-errors.js";
 import type { VoiceStore } from "./voices.js";
 
 export interface OutputPlan {

@@ -2,8 +2,12 @@
  * The fetch-style core: routes every endpoint of the interface plus the signed file route,
  * authenticates, checks scopes, applies injected faults, and turns refusals into the envelope.
  */
-import { publicCatalog } from "./catalog.js";
-import { chatCompletion } from "./chat.js";
+
+import { chatCompletion } from "./chat-endpoint.js";
+import { extractVideo } from "./extract.js";
+import { echoedKey, type Fault, parseInjection } from "./faults.js";
+import { requireScope, type Scope } from "./keys.js";
+import { publicCatalog } from "./model-catalog.js";
 import {
   ConnectionReset,
   errorResponse,
@@ -12,10 +16,7 @@ import {
   notFound,
   Refusal,
   refusalResponse,
-} from "./errors.js";
-import { extractVideo } from "./extract.js";
-import { echoedKey, type Fault, parseInjection } from "./faults.js";
-import { requireScope, type Scope } from "./keys.js";
+} from "./sandbox-errors.js";
 import type { RequestCtx, SandboxState } from "./state.js";
 import { submitMedia } from "./submit.js";
 

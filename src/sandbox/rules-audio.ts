@@ -1,18 +1,19 @@
 /** Validation, quotes and outputs for audio: speech and voice cloning on service-voice, and music. */
-import { LIMITS } from "../service/limits.js";
+
 import {
   type MediaRequest,
   MUSIC_ADVANCED_ONLY,
   MusicParametersSchema,
   parseOrThrow,
   SpeechParametersSchema,
-} from "../service/schemas.js";
+} from "../client/schemas.js";
+import { LIMITS } from "../config/service-limits.js";
 import type { AssetRecord } from "./assets.js";
 import { validated } from "./body.js";
-import { type CatalogModel, capList } from "./catalog.js";
-import { invalid, invalidReference } from "./errors.js";
 import { renderAudio } from "./media/wav.js";
+import { type CatalogModel, capList } from "./model-catalog.js";
 import { checkParameterNames, type MediaPlan, type PlanDeps, seedOf } from "./plan.js";
+import { invalid, invalidReference } from "./sandbox-errors.js";
 
 export function planAudio(body: MediaRequest, m: CatalogModel, d: PlanDeps): MediaPlan {
   const op = body.operation;

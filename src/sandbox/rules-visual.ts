@@ -4,14 +4,14 @@ import {
   type MediaRequest,
   parseOrThrow,
   VideoParametersSchema,
-} from "../service/schemas.js";
+} from "../client/schemas.js";
 import type { AssetRecord } from "./assets.js";
 import { validated } from "./body.js";
-import { type CatalogModel, capList, capNumber } from "./catalog.js";
-import { invalid } from "./errors.js";
 import { renderVideo } from "./media/mp4.js";
 import { renderImage } from "./media/png.js";
+import { type CatalogModel, capList, capNumber } from "./model-catalog.js";
 import { checkParameterNames, type MediaPlan, oneOf, type PlanDeps, seedOf } from "./plan.js";
+import { invalid } from "./sandbox-errors.js";
 
 const RESOLUTION_MULTIPLIER: Record<string, number> = { "1K": 1, "2K": 2, "4K": 4, "720p": 1, "1080p": 2 };
 

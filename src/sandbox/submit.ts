@@ -1,15 +1,16 @@
 /** POST /api/generate/{image,video,audio}: idempotent media submissions that create tasks. */
-import type { MediaKind } from "../service/limits.js";
-import { MediaRequestSchema, parseOrThrow } from "../service/schemas.js";
+
+import { MediaRequestSchema, parseOrThrow } from "../client/schemas.js";
+import type { MediaKind } from "../config/service-limits.js";
 import type { AssetRecord } from "./assets.js";
 import { readJson, validated } from "./body.js";
-import { findModel } from "./catalog.js";
-import { invalid, invalidReference, json, notFound } from "./errors.js";
 import { requireIdempotencyKey } from "./idempotency.js";
 import { admit } from "./keys.js";
+import { findModel } from "./model-catalog.js";
 import type { PlanDeps } from "./plan.js";
 import { planAudio } from "./rules-audio.js";
 import { planImage, planVideo } from "./rules-visual.js";
+import { invalid, invalidReference, json, notFound } from "./sandbox-errors.js";
 import type { RequestCtx } from "./state.js";
 
 /** Generous for a 30,000-character prompt plus parameters; larger bodies get 413. */

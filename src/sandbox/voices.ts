@@ -3,9 +3,9 @@
  * filter matter) and each key's uploaded private drafts in `mine`.
  */
 import { fileTypeFromBuffer } from "file-type";
-import { LIMITS } from "../service/limits.js";
+import { LIMITS } from "../config/service-limits.js";
 import { readBody } from "./body.js";
-import { invalid, Refusal, tooLarge } from "./errors.js";
+import { invalid, Refusal, tooLarge } from "./sandbox-errors.js";
 
 export interface VoiceRecord {
   id: string;

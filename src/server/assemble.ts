@@ -3,10 +3,10 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import type { Engine } from "../tooling/context.js";
-import { registerTool } from "../tooling/tool.js";
+import type { Engine } from "../mcp/context.js";
+import { registerTool } from "../mcp/define-tool.js";
+import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
-import { TOOL_LOADERS } from "../tools/index.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { mediaOrigins, registerViewer } from "./viewer.js";

@@ -4,9 +4,10 @@
  * A completion is a convenience: anything that cannot be read answers with no values, never
  * an error, and every service read is bounded so a host's typing never waits long.
  */
-import type { Model } from "../service/schemas.js";
-import type { Engine } from "../tooling/context.js";
-import { modelCatalog } from "../tooling/models.js";
+
+import { modelCatalog } from "../calls/models.js";
+import type { Model } from "../client/schemas.js";
+import type { Engine } from "../mcp/context.js";
 
 /** Hosts show a short list; the protocol caps a result at 100 values. */
 const MAX_VALUES = 100;
@@ -48,7 +49,7 @@ export async function completeOutputIndex(
   }
 }
 
-/** The model catalog (tooling/models.ts: read once a minute per key); undefined when it cannot be read. */
+/** The model catalog (calls/models.ts: read once a minute per key); undefined when it cannot be read. */
 export const catalogOf = (engine: Engine): Promise<Model[] | undefined> =>
   modelCatalog(engine).catch(() => undefined);
 

@@ -3,10 +3,11 @@
  * ledger per process (a LazyLedger, opened on first use) and one service target (the configured
  * service, or the embedded sandbox of sandbox-start.ts behind placeholder-fetch.ts).
  */
-import type { Config } from "../config.js";
-import type { KeyedStore } from "../ledger/index.js";
-import { scrubKeyShapes } from "../service/scrub.js";
-import type { Engine } from "../tooling/context.js";
+
+import { scrubKeyShapes } from "../client/scrub.js";
+import type { Config } from "../config/index.js";
+import type { KeyedStore } from "../ledger/open-ledger.js";
+import type { Engine } from "../mcp/context.js";
 import { LazyLedger } from "./lazy-ledger.js";
 import { placeholderFetch } from "./placeholder-fetch.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
@@ -83,14 +84,14 @@ export const MAX_CACHED_ENGINES = 256;
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from record.js, not the ledger's index: the index pulls the store modules in.
   const [{ ServiceClient }, { hashKey }] = await Promise.all([
-    import("../service/client.js"),
+    import("../client/service-client.js"),
     import("../ledger/record.js"),
   ]);
   const target = await serviceTarget(config, o);
   const { baseUrl: serviceUrl, fetchImpl } = target;
 
   const ledger = new LazyLedger(async () => {
-    const { openLedger } = await import("../ledger/index.js");
+    const { openLedger } = await import("../ledger/open-ledger.js");
     const opened = await openLedger({ storeUri: config.store });
     // A store accepted below "durable before the first byte" is said loudly, once, at open.
     if (opened.durabilityNote !== undefined)

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import { bindChannel, Channel } from "../tooling/delivery.js";
+import { bindChannel, Channel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
 export type FetchHandler = (

@@ -7,9 +7,9 @@
  */
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { LIMITS, VOICE_MODEL_ID } from "../service/limits.js";
-import type { Model } from "../service/schemas.js";
-import type { Engine } from "../tooling/context.js";
+import type { Model } from "../client/schemas.js";
+import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
+import type { Engine } from "../mcp/context.js";
 import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./completions.js";
 
 const MAX_SHOTS = 12;

@@ -8,10 +8,10 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { scrubDeep } from "../service/scrub.js";
-import type { Engine } from "../tooling/context.js";
-import { describeError } from "../tooling/results.js";
-import { outputName, outputUri } from "../tooling/taskview.js";
+import { outputName, outputUri } from "../calls/task-view.js";
+import { scrubDeep } from "../client/scrub.js";
+import type { Engine } from "../mcp/context.js";
+import { describeError } from "../mcp/results.js";
 import { taskCompletions } from "./completions.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */

@@ -2,7 +2,7 @@
  * The embedded sandbox of --sandbox: started once, on demand, always listening on loopback, so
  * the signed output URLs it hands out are real ones people and other programs can open.
  */
-import type { Sandbox } from "../sandbox/index.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
 
 /** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
 export const EMBEDDED_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
@@ -20,7 +20,7 @@ export function embeddedSandbox(): EmbeddedSandbox {
   return {
     start() {
       started ??= (async () => {
-        const { createSandbox } = await import("../sandbox/index.js");
+        const { createSandbox } = await import("../sandbox/sandbox.js");
         sandbox = createSandbox({ timeScale: 1 });
         const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
         closeListener = listening.close;

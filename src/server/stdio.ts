@@ -5,7 +5,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { bindChannel, Channel } from "../tooling/delivery.js";
+import { bindChannel, Channel } from "../mcp/delivery.js";
 import { DeliveringStdioTransport } from "./stdio-wire.js";
 
 /** Same bound as HTTP: a 30 MiB asset as base64 `data` is about 40 MiB on one line. */

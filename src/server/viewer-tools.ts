@@ -4,12 +4,12 @@
  * chunks for hosts that let the view load neither the signed URL nor a whole resource.
  */
 import { z } from "zod";
-import { isTerminal } from "../service/limits.js";
-import type { Engine } from "../tooling/context.js";
-import { okResult } from "../tooling/results.js";
-import { SAVE_MAX_BYTES } from "../tooling/saving.js";
-import { defineTool, type ToolDefinition } from "../tooling/tool.js";
-import { VIEWER_URI } from "../tooling/viewer-link.js";
+import { SAVE_MAX_BYTES } from "../calls/saving.js";
+import { isTerminal } from "../config/service-limits.js";
+import type { Engine } from "../mcp/context.js";
+import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
+import { okResult } from "../mcp/results.js";
+import { VIEWER_URI } from "../mcp/viewer-link.js";
 
 const APP_ONLY = { ui: { resourceUri: VIEWER_URI, visibility: ["app"] }, "ui/resourceUri": VIEWER_URI };
 const READ_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };

@@ -5,9 +5,9 @@
  */
 import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
 import type { McpServer } from "@modelcontextprotocol/server";
-import type { Engine } from "../tooling/context.js";
-import { registerTool } from "../tooling/tool.js";
-import { VIEWER_URI } from "../tooling/viewer-link.js";
+import type { Engine } from "../mcp/context.js";
+import { registerTool } from "../mcp/define-tool.js";
+import { VIEWER_URI } from "../mcp/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
 export interface ViewerOptions {

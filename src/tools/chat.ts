@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { endpointOf } from "../service/endpoints.js";
-import { LIMITS } from "../service/limits.js";
-import { defaultBudget } from "../tooling/budget.js";
-import { chargedText } from "../tooling/charged.js";
-import { idempotencyKeyField, modelField, textMaxGemsField } from "../tooling/fields.js";
-import { paidCall } from "../tooling/paid.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
+import { defaultBudget } from "../calls/budget.js";
+import { chargedText } from "../calls/charged.js";
+import { paidCall } from "../calls/paid-call.js";
+import { endpointOf } from "../client/endpoints.js";
+import { LIMITS } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { idempotencyKeyField, modelField, textMaxGemsField } from "../mcp/fields.js";
+import { okResult } from "../mcp/results.js";
 
 const T = LIMITS.text;
 
@@ -60,7 +60,7 @@ export default defineTool({
   async handler(args, ctx, engine) {
     const { idempotencyKey, maxGems, ...request } = args;
     // Always streamed, so progress can follow the text as it arrives.
-    const { buildChatBody } = await import("../service/requests.js");
+    const { buildChatBody } = await import("../client/requests.js");
     let lastReport = 0;
     const paid = await paidCall(engine, ctx, {
       tool: "chat",

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { endpointOf } from "../service/endpoints.js";
-import { LIMITS } from "../service/limits.js";
-import { defaultBudget } from "../tooling/budget.js";
-import { chargedText } from "../tooling/charged.js";
-import { idempotencyKeyField, textMaxGemsField } from "../tooling/fields.js";
-import { paidCall } from "../tooling/paid.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
+import { defaultBudget } from "../calls/budget.js";
+import { chargedText } from "../calls/charged.js";
+import { paidCall } from "../calls/paid-call.js";
+import { endpointOf } from "../client/endpoints.js";
+import { LIMITS } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { okResult } from "../mcp/results.js";
 
 const E = LIMITS.extraction;
 
@@ -41,7 +41,7 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
     const { idempotencyKey, maxGems, ...rest } = args;
-    const { buildExtractBody } = await import("../service/requests.js");
+    const { buildExtractBody } = await import("../client/requests.js");
     const paid = await paidCall(engine, ctx, {
       tool: "extract_video",
       endpoint: endpointOf("extraction"),

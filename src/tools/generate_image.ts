@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { submitMedia } from "../tooling/media.js";
-import { defineTool } from "../tooling/tool.js";
-import { VIEWER_LINK } from "../tooling/viewer-link.js";
+import { submitMedia } from "../calls/media-call.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { VIEWER_LINK } from "../mcp/viewer-link.js";
 import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listCursor, RECORD_STATES } from "../ledger/record.js";
-import { idempotencyKeyField } from "../tooling/fields.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { idempotencyKeyField } from "../mcp/fields.js";
+import { okResult } from "../mcp/results.js";
 
 /** Small by default: hosts cap tool output, and a person looks for one lost request at a time. */
 export const DEFAULT_LIMIT = 20;

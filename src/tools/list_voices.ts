@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { LIMITS } from "../service/limits.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
+import { LIMITS } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "list_voices",

@@ -1,6 +1,6 @@
 /** Arguments shared by generate_image, generate_video and generate_audio. */
 import { z } from "zod";
-import { LIMITS } from "../service/limits.js";
+import { LIMITS } from "../config/service-limits.js";
 import {
   idempotencyKeyField,
   modelField,
@@ -8,7 +8,7 @@ import {
   saveField,
   TaskBriefOut,
   waitField,
-} from "../tooling/fields.js";
+} from "../mcp/fields.js";
 
 export const mediaFields = (kind: string, parameters: string, prompt = "What to generate.") => ({
   model: modelField(kind),

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { isTerminal } from "../service/limits.js";
-import { callBudget } from "../tooling/budget.js";
-import { TaskOut, taskIdField } from "../tooling/fields.js";
-import { presentTask } from "../tooling/present.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
-import { VIEWER_LINK } from "../tooling/viewer-link.js";
-import { waitWithProgress } from "../tooling/waiting.js";
+import { callBudget } from "../calls/budget.js";
+import { presentTask } from "../calls/present.js";
+import { waitWithProgress } from "../calls/waiting.js";
+import { isTerminal } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { TaskOut, taskIdField } from "../mcp/fields.js";
+import { okResult } from "../mcp/results.js";
+import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 export default defineTool({
   name: "poll_task",

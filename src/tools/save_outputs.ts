@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { Questions } from "../tooling/ask.js";
-import { TaskBriefOut, taskIdField } from "../tooling/fields.js";
-import { okResult } from "../tooling/results.js";
-import { saveOutputs, saveTarget } from "../tooling/saving.js";
-import { defineTool } from "../tooling/tool.js";
+import { saveOutputs, saveTarget } from "../calls/saving.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
+import { Questions } from "../mcp/questions.js";
+import { okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "save_outputs",

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { ArgumentError } from "../service/errors.js";
-import { LIMITS } from "../service/limits.js";
-import { Questions } from "../tooling/ask.js";
-import { allowedDirs, type MediaType, openMedia, sniff } from "../tooling/files.js";
-import { okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
-import { VIEWER_LINK } from "../tooling/viewer-link.js";
+import { allowedDirs, type MediaType, openMedia, sniff } from "../calls/files.js";
+import { ArgumentError } from "../client/service-errors.js";
+import { LIMITS } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { Questions } from "../mcp/questions.js";
+import { okResult } from "../mcp/results.js";
+import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 const MAX = LIMITS.asset.maxBytes;
 const MEDIA = /^(image|video|audio)\//;

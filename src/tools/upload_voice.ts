@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { ArgumentError } from "../service/errors.js";
-import { LIMITS } from "../service/limits.js";
-import { Questions } from "../tooling/ask.js";
-import { allowedDirs, type MediaType, openMedia } from "../tooling/files.js";
-import { declined, okResult } from "../tooling/results.js";
-import { defineTool } from "../tooling/tool.js";
+import { allowedDirs, type MediaType, openMedia } from "../calls/files.js";
+import { ArgumentError } from "../client/service-errors.js";
+import { LIMITS } from "../config/service-limits.js";
+import { defineTool } from "../mcp/define-tool.js";
+import { Questions } from "../mcp/questions.js";
+import { declined, okResult } from "../mcp/results.js";
 
 const { min, max } = LIMITS.voice.duration;
 // MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio, as file-type names them.

@@ -1,6 +1,6 @@
 /**
  * The tools the README's tool table promises: tests check the server against this list, written
- * independently of src/tools/index.ts.
+ * independently of src/tools/all-tools.ts.
  */
 export const CONTRACT_TOOLS = [
   "list_models",

@@ -3,8 +3,8 @@
  * only, successes only, per key, newest first, and nothing lost to a concurrent delivery mark.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { hashKey, type Ledger } from "../../src/ledger/index.js";
-import { API_KEY, fastLedger, OTHER_KEY, tempDir } from "./helpers.js";
+import { hashKey, type Ledger } from "../../src/ledger/open-ledger.js";
+import { API_KEY, fastLedger, OTHER_KEY, tempDir } from "./ledger-helpers.js";
 
 let t: ReturnType<typeof tempDir>;
 let ledger: Ledger;

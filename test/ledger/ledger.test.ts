@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
 import { connect } from "../../src/ledger/drivers.js";
-import { hashKey, IdentifiedError, type Ledger, LedgerError, openLedger } from "../../src/ledger/index.js";
-import { ConnectionError, IncompleteStreamError } from "../../src/service/errors.js";
+import {
+  hashKey,
+  IdentifiedError,
+  type Ledger,
+  LedgerError,
+  openLedger,
+} from "../../src/ledger/open-ledger.js";
 import {
   API_KEY,
   BODY,
@@ -11,7 +17,7 @@ import {
   STORE,
   scriptedSend,
   serviceError,
-} from "./helpers.js";
+} from "./ledger-helpers.js";
 import { available, freshStore, type StoreFixture } from "./stores.js";
 
 const keyHash = hashKey(API_KEY);

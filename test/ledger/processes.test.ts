@@ -8,11 +8,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hashKey, openLedger } from "../../src/ledger/index.js";
-import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
-import { buildMediaBody } from "../../src/service/requests.js";
+import { buildMediaBody } from "../../src/client/requests.js";
+import { hashKey, openLedger } from "../../src/ledger/open-ledger.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { type Receiver, startReceiver } from "./fixtures/receiver.js";
-import { tempDir } from "./helpers.js";
+import { tempDir } from "./ledger-helpers.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "test/ledger/fixtures/submit.ts");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ArgumentError, ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
 import { backoffDelay, DEFAULT_BACKOFF, verdict } from "../../src/ledger/replay.js";
-import { ArgumentError, ConnectionError, IncompleteStreamError } from "../../src/service/errors.js";
-import { serviceError } from "./helpers.js";
+import { serviceError } from "./ledger-helpers.js";
 
 const max = () => 0.999999;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { hashKey, IdempotencyConflictError, type Ledger } from "../../src/ledger/index.js";
-import { API_KEY, BODY, fastLedger, OTHER_KEY, STORE, scriptedSend, serviceError } from "./helpers.js";
+import { hashKey, IdempotencyConflictError, type Ledger } from "../../src/ledger/open-ledger.js";
+import { API_KEY, BODY, fastLedger, OTHER_KEY, STORE, scriptedSend, serviceError } from "./ledger-helpers.js";
 import { available, freshStore, type StoreFixture } from "./stores.js";
 
 const keyHash = hashKey(API_KEY);

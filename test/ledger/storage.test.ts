@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connect, loadNodeSqlite, NO_DRIVER_ACTION } from "../../src/ledger/drivers.js";
-import { hashKey, LedgerError, openLedger } from "../../src/ledger/index.js";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
+import { hashKey, LedgerError, openLedger } from "../../src/ledger/open-ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
 import { SqliteStore } from "../../src/ledger/sqlite.js";
 import {
@@ -22,7 +22,7 @@ import {
   tempDir,
   uriFor,
   withParam,
-} from "./helpers.js";
+} from "./ledger-helpers.js";
 
 const keyHash = hashKey(API_KEY);
 const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: BODY };

@@ -5,11 +5,11 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { hashKey, type Ledger, LedgerError, openLedger, openStore } from "../../src/ledger/index.js";
+import { hashKey, type Ledger, LedgerError, openLedger, openStore } from "../../src/ledger/open-ledger.js";
 import { checkAdvance, newIdentity, type StoredRecord } from "../../src/ledger/record.js";
-import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, startHttpCli } from "../helpers/cli.js";
-import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./helpers.js";
+import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./ledger-helpers.js";
 import {
   available,
   freshStore,

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { tempDir } from "./helpers.js";
+import { tempDir } from "./ledger-helpers.js";
 
 export type StoreKind = "sqlite" | "postgres" | "redis";
 export const STORE_KINDS: StoreKind[] = ["sqlite", "postgres", "redis"];

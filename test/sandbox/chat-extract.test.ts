@@ -1,7 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_EXTRACTION_MODEL } from "../../src/sandbox/index.js";
-import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { renderAudio } from "../../src/sandbox/media/wav.js";
 import {
   AssetEnvelopeSchema,
   ChatChunkSchema,
@@ -9,8 +6,11 @@ import {
   ExtractionResponseSchema,
   SubmissionSchema,
   TaskEnvelopeSchema,
-} from "../../src/service/schemas.js";
-import { freshIdem, type Harness, startSandbox } from "./helpers.js";
+} from "../../src/client/schemas.js";
+import { renderVideo } from "../../src/sandbox/media/mp4.js";
+import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { SANDBOX_EXTRACTION_MODEL } from "../../src/sandbox/sandbox.js";
+import { freshIdem, type Harness, startSandbox } from "./sandbox-helpers.js";
 
 let h: Harness;
 beforeAll(async () => {

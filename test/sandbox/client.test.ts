@@ -6,17 +6,17 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildChatBody, buildExtractBody, buildMediaBody } from "../../src/client/requests.js";
+import { ServiceClient } from "../../src/client/service-client.js";
+import { renderVideo } from "../../src/sandbox/media/mp4.js";
+import { renderAudio } from "../../src/sandbox/media/wav.js";
 import {
   createSandbox,
   SANDBOX_API_KEY,
   SANDBOX_EXTRACTION_MODEL,
   type Sandbox,
-} from "../../src/sandbox/index.js";
-import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { renderAudio } from "../../src/sandbox/media/wav.js";
-import { ServiceClient } from "../../src/service/client.js";
-import { buildChatBody, buildExtractBody, buildMediaBody } from "../../src/service/requests.js";
-import { decodePng, freshIdem } from "./helpers.js";
+} from "../../src/sandbox/sandbox.js";
+import { decodePng, freshIdem } from "./sandbox-helpers.js";
 
 for (const mode of ["http", "fetch"] as const) {
   describe(`service client against the sandbox (${mode})`, () => {

@@ -3,10 +3,10 @@
  * field present, and no field where the interface closes the object.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_EXTRACTION_MODEL } from "../../src/sandbox/index.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
-import { freshIdem, type Harness, startSandbox } from "./helpers.js";
+import { SANDBOX_EXTRACTION_MODEL } from "../../src/sandbox/sandbox.js";
+import { freshIdem, type Harness, startSandbox } from "./sandbox-helpers.js";
 
 type Obj = Record<string, unknown>;
 let h: Harness;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, SANDBOX_API_KEY } from "../../src/sandbox/index.js";
-import { SubmissionSchema } from "../../src/service/schemas.js";
-import { freshIdem, type Harness, startSandbox } from "./helpers.js";
+import { SubmissionSchema } from "../../src/client/schemas.js";
+import { createSandbox, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
+import { freshIdem, type Harness, startSandbox } from "./sandbox-helpers.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -132,7 +132,7 @@ describe("fault injection", () => {
 
 describe("runSandboxServer", () => {
   it("prints its base URL and the sandbox key, and serves on it", async () => {
-    const { runSandboxServer } = await import("../../src/sandbox/index.js");
+    const { runSandboxServer } = await import("../../src/sandbox/sandbox.js");
     const lines: string[] = [];
     const running = await runSandboxServer({ port: 0, host: "127.0.0.1", out: (l) => lines.push(l) });
     expect(lines.join("\n")).toContain(running.url);

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { renderImage } from "../../src/sandbox/media/png.js";
-import { renderAudio } from "../../src/sandbox/media/wav.js";
 import {
   AssetEnvelopeSchema,
   SubmissionSchema,
   VoiceEnvelopeSchema,
   VoiceListSchema,
-} from "../../src/service/schemas.js";
-import { freshIdem, type Harness, startSandbox } from "./helpers.js";
+} from "../../src/client/schemas.js";
+import { renderVideo } from "../../src/sandbox/media/mp4.js";
+import { renderImage } from "../../src/sandbox/media/png.js";
+import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { freshIdem, type Harness, startSandbox } from "./sandbox-helpers.js";
 
 type Body = { error: { code?: string; message: string } } & Record<string, unknown>;
 let h: Harness;

@@ -10,7 +10,7 @@ import { mp4Duration } from "../../src/sandbox/media/duration.js";
 import { renderVideo, videoSize } from "../../src/sandbox/media/mp4.js";
 import { imageSize, renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
-import { decodePng } from "./helpers.js";
+import { decodePng } from "./sandbox-helpers.js";
 
 describe("sandbox media encoders", () => {
   it("crc32 matches the standard check value", () => {

@@ -2,8 +2,8 @@
 import { http, passthrough } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSandbox, SANDBOX_API_KEY } from "../../src/sandbox/index.js";
-import { ModelListSchema, SubmissionSchema } from "../../src/service/schemas.js";
+import { ModelListSchema, SubmissionSchema } from "../../src/client/schemas.js";
+import { createSandbox, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 
 const BASE = "https://service.sandbox.test";
 const sb = createSandbox({ now: () => 1_800_000_000_000, seed: "msw" });

@@ -1,9 +1,9 @@
 import { fileTypeFromBuffer } from "file-type";
 import { parseBuffer } from "music-metadata";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_MARKERS } from "../../src/sandbox/index.js";
-import { SubmissionSchema, type Task, TaskEnvelopeSchema } from "../../src/service/schemas.js";
-import { decodePng, freshIdem, type Harness, startSandbox } from "./helpers.js";
+import { SubmissionSchema, type Task, TaskEnvelopeSchema } from "../../src/client/schemas.js";
+import { SANDBOX_MARKERS } from "../../src/sandbox/sandbox.js";
+import { decodePng, freshIdem, type Harness, startSandbox } from "./sandbox-helpers.js";
 
 let h: Harness;
 beforeAll(async () => {

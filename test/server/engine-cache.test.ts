@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config/index.js";
 import { createEngines, MAX_CACHED_ENGINES } from "../../src/server/engine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-cache-"));

@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { hashKey } from "../../src/ledger/index.js";
-import { SANDBOX_API_KEY } from "../../src/sandbox/index.js";
+import { waitForTask } from "../../src/client/poll.js";
+import { loadConfig } from "../../src/config/index.js";
+import { hashKey } from "../../src/ledger/open-ledger.js";
+import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { createEngines, EMBEDDED_SANDBOX_KEY } from "../../src/server/engine.js";
-import { waitForTask } from "../../src/service/poll.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

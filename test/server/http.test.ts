@@ -7,8 +7,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http.js";
-import { channelOf } from "../../src/tooling/delivery.js";
+import { channelOf } from "../../src/mcp/delivery.js";
+import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http-server.js";
 
 const KEY_A = `lgk_${"a".repeat(64)}`;
 const KEY_B = `lgk_${"b".repeat(64)}`;
@@ -21,7 +21,7 @@ function whoamiServer(keyHash: string): McpServer {
     "whoami",
     { description: "the key hash", inputSchema: z.object({}) },
     async (_args, ctx) => {
-      // As the real tools do (src/tooling/tool.ts): a call that worked tells its channel.
+      // As the real tools do (src/mcp/define-tool.ts): a call that worked tells its channel.
       channelOf(ctx.http?.req)?.succeeded();
       return { content: [{ type: "text", text: keyHash }] };
     },

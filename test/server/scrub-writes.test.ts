@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { keyScrubber } from "../../src/client/scrub.js";
 import { scrubWrites } from "../../src/server/scrub-writes.js";
-import { keyScrubber } from "../../src/service/scrub.js";
 
 const HEX = randomBytes(32).toString("hex");
 

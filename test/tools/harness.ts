@@ -11,14 +11,14 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { type CallToolResult, createMcpHandler, InMemoryTransport } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
 import { z } from "zod";
-import { hashKey, type Ledger, openLedger } from "../../src/ledger/index.js";
+import { ServiceClient } from "../../src/client/service-client.js";
+import { hashKey, type Ledger, openLedger } from "../../src/ledger/open-ledger.js";
+import type { Engine, EngineConfig } from "../../src/mcp/context.js";
+import type { ToolDefinition } from "../../src/mcp/define-tool.js";
 import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
-import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { createMcpServer } from "../../src/server/assemble.js";
-import { ServiceClient } from "../../src/service/client.js";
-import type { Engine, EngineConfig } from "../../src/tooling/context.js";
-import type { ToolDefinition } from "../../src/tooling/tool.js";
-import { loadTools } from "../../src/tools/index.js";
+import { loadTools } from "../../src/tools/all-tools.js";
 import { tempDir } from "../helpers/temp.js";
 
 export const BASE_URL = "http://sandbox.invalid";

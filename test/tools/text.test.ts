@@ -1,11 +1,11 @@
 import { Client } from "@modelcontextprotocol/client";
 import { type CallToolResult, InMemoryTransport, McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { hashKey } from "../../src/ledger/index.js";
+import { ServiceClient } from "../../src/client/service-client.js";
+import { hashKey } from "../../src/ledger/open-ledger.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { createMcpServer } from "../../src/server/assemble.js";
 import { registerResources } from "../../src/server/resources.js";
-import { ServiceClient } from "../../src/service/client.js";
 import { BASE_URL, checkOutput, type Harness, harness, structured, textOf } from "./harness.js";
 
 const CHAT = "POST /api/generate/text/v1/chat/completions";

@@ -3,7 +3,7 @@
  * built `dist/cli.js` on stdio pointed at it (GENERATION_BASE_URL), reached by a real MCP client.
  */
 import type { Client } from "@modelcontextprotocol/client";
-import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/index.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 
 export interface Stack {

@@ -12,9 +12,9 @@ import {
   RESOURCE_MIME_TYPE,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listing } from "../../src/mcp/define-tool.js";
 import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
 import { VIEWER_TOOL } from "../../src/server/viewer-tools.js";
-import { listing } from "../../src/tooling/tool.js";
 import { isolatedEnv } from "../helpers/cli.js";
 import { type Stack, startStack } from "./stack.js";
 
@@ -159,7 +159,7 @@ describe("the viewer costs nothing until a host reads it", () => {
 
 describe("GENERATION_MEDIA_ORIGINS", () => {
   it("adds a CDN's origin to the view's CSP, and refuses anything but origins", async () => {
-    const { parseCommand, ConfigError } = await import("../../src/config.js");
+    const { parseCommand, ConfigError } = await import("../../src/config/index.js");
     const cmd = parseCommand(["--sandbox"], {
       GENERATION_MEDIA_ORIGINS: "https://cdn.example.com, http://127.0.0.1:9000",
     });

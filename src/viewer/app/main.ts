@@ -4,7 +4,7 @@
  * follows a running task through the app-only tool viewer_read_task on poll_task's schedule
  * (about 2, 4, 8, then 15 s, with jitter) until it is terminal. The model calls nothing for it.
  */
-import { pollDelayMs } from "../../service/poll.js";
+import { pollDelayMs } from "../../client/poll.js";
 import { h } from "./dom.js";
 import { Host, type HostContext, type ToolResult } from "./protocol.js";
 import { renderStatus, renderTask, type Shown } from "./render.js";

@@ -1,0 +1,230 @@
+/**
+ * The one request path to the service. Everything that leaves the process for the
+ * service goes through `ServiceHttp`: the base URL, the bearer key (only to the base
+ * URL's origin), a timeout on every request, error envelopes turned into the
+ * ServiceError family, and retries for reads only (a submission or an upload is never
+ * repeated here: the ledger owns that decision).
+ */
+import type { z } from "zod";
+import { type Backoff, retryDelay, sleep } from "./backoff.js";
+import { type Deadline, failureOf, startDeadline } from "./deadline.js";
+import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
+import { errorOf, parseBody, readText } from "./responses.js";
+import { InvalidResponseError, type RequestKind, ServiceError } from "./service-errors.js";
+
+export type { FetchLike };
+
+export interface HttpOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: FetchLike | undefined;
+  /** Per-attempt timeout; streams treat it as the longest silence between chunks. */
+  timeoutMs?: number | undefined;
+  /** Retries of a failed read (GET/HEAD) after the first attempt. */
+  readRetries?: number | undefined;
+  /** Source of jitter; tests pin it. */
+  random?: (() => number) | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Told when the service refuses the key itself (401 INVALID_API_KEY: revoked, expired). */
+  onKeyRefused?: (() => void) | undefined;
+}
+
+export interface RequestSpec {
+  method: "GET" | "HEAD" | "POST";
+  /** Path (and query) relative to the base URL, starting with `/`. */
+  path: string;
+  kind: RequestKind;
+  headers?: Record<string, string>;
+  body?: RequestInit["body"];
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  /** A fetch chosen for this request (uploads); otherwise the one in force. */
+  fetch?: FetchLike | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
+const NATIVE_FETCH = globalThis.fetch;
+/** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */
+const READ_BACKOFF: Backoff = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_000 };
+
+export class ServiceHttp {
+  readonly baseUrl: string;
+  // A true private field: util.inspect, JSON.stringify and logs of the client never show it.
+  readonly #apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly readRetries: number;
+  private readonly random: () => number;
+  private readonly injected: FetchLike | undefined;
+  private readonly proxied: boolean;
+  private readonly onKeyRefused: (() => void) | undefined;
+
+  constructor(o: HttpOptions) {
+    const url = new URL(o.baseUrl);
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
+    this.baseUrl = url.href.replace(/\/+$/, "");
+    this.#apiKey = o.apiKey;
+    this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.readRetries = o.readRetries ?? 3;
+    this.random = o.random ?? Math.random;
+    this.injected = o.fetch;
+    this.proxied = o.fetch === undefined && proxyFromEnv(o.env ?? process.env);
+    this.onKeyRefused = o.onKeyRefused;
+  }
+
+  /** The fetch in force: injected, undici through the proxy, or the global one (looked up per call). */
+  async fetchImpl(): Promise<FetchLike> {
+    if (this.injected) return this.injected;
+    if (this.proxied) return proxyFetch();
+    return (input, init) => globalThis.fetch(input, init);
+  }
+
+  /**
+   * The fetch for a streamed upload, and whether the body may recycle its read buffers.
+   * Recycling keeps a 30 MiB upload within a few MiB, but is only sound when the consumer
+   * writes each chunk out before asking for the next and keeps no reference: undici's
+   * HTTP/1 writer does (it awaits 'drain'). Node 20's bundled fetch measured ~25 MiB more
+   * for the same upload, so the npm undici is used (imported on first upload only). An
+   * injected or patched fetch (tests, instrumentation) may keep chunks: fresh buffers then.
+   */
+  async uploadFetch(): Promise<{ fetch: FetchLike; recycle: boolean }> {
+    if (this.injected) return { fetch: this.injected, recycle: false };
+    if (this.proxied) return { fetch: await proxyFetch(), recycle: true };
+    if (globalThis.fetch === NATIVE_FETCH) return { fetch: await undiciFetch(), recycle: true };
+    return { fetch: (input, init) => globalThis.fetch(input, init), recycle: false };
+  }
+
+  /** A FormData the fetch in force can serialise (undici's own when proxied). */
+  async formData(): Promise<FormData> {
+    if (this.proxied) {
+      const undici = await import("undici");
+      return new undici.FormData() as unknown as FormData;
+    }
+    return new FormData();
+  }
+
+  /**
+   * One attempt. Returns the 2xx response with its deadline still armed (the caller
+   * reads the body, then clears it); anything else throws a member of the family.
+   */
+  async open(spec: RequestSpec): Promise<{ res: Response; deadline: Deadline }> {
+    const url = `${this.baseUrl}${spec.path}`;
+    const what = `${spec.method} ${spec.path.split("?")[0]}`;
+    const deadline = startDeadline(spec.timeoutMs ?? this.timeoutMs, spec.signal);
+    const headers = new Headers(spec.headers);
+    // The key goes to the base URL's origin and nowhere else: redirects are not followed.
+    headers.set("authorization", `Bearer ${this.#apiKey}`);
+    if (!headers.has("accept")) headers.set("accept", "application/json");
+    const init: RequestInit & { duplex?: "half" } = {
+      method: spec.method,
+      headers,
+      redirect: "manual",
+      signal: deadline.signal,
+    };
+    if (spec.body !== undefined) {
+      init.body = spec.body;
+      if (spec.body instanceof ReadableStream) init.duplex = "half";
+      if (typeof spec.body !== "string") {
+        // fetch clones (tees) the request whenever it might follow a redirect, and the
+        // unread branch then holds every chunk of an upload until it ends: 30 MiB in
+        // memory. `window: null` with `redirect: "error"` is the spec's path with no clone.
+        init.redirect = "error";
+        init.window = null;
+      }
+    }
+    let res: Response;
+    try {
+      const f = spec.fetch ?? (await this.fetchImpl());
+      res = await f(url, init);
+    } catch (err) {
+      deadline.clear();
+      throw failureOf(err, deadline, spec.signal, what, spec.kind);
+    }
+    if (res.ok) return { res, deadline };
+    try {
+      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+        void res.body?.cancel().catch(() => {});
+        throw new InvalidResponseError({
+          status: res.status,
+          code: undefined,
+          message: `${what}: the service answered with a redirect (HTTP ${res.status}), which this client does not follow with the key`,
+          requestKind: spec.kind,
+        });
+      }
+      const error = await errorOf(res, spec.kind, what, deadline.signal);
+      if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
+      throw error;
+    } catch (err) {
+      if ((err as { name?: string }).name === "AbortError" || deadline.timedOut()) {
+        throw failureOf(err, deadline, spec.signal, what, spec.kind);
+      }
+      throw err;
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** A request whose JSON answer is parsed with `schema`. Reads retry transient failures. */
+  async json<S extends z.ZodType>(
+    spec: RequestSpec,
+    schema: S,
+  ): Promise<{ status: number; headers: Headers; data: z.output<S> }> {
+    return this.retrying(spec, async () => {
+      const { res, deadline } = await this.open(spec);
+      const what = `${spec.method} ${spec.path.split("?")[0]}`;
+      let text: string;
+      try {
+        text = await readText(res, deadline.signal);
+      } catch (err) {
+        throw failureOf(err, deadline, spec.signal, what, spec.kind);
+      } finally {
+        deadline.clear();
+      }
+      return {
+        status: res.status,
+        headers: res.headers,
+        data: parseBody(schema, text, res.status, spec.kind, what),
+      };
+    });
+  }
+
+  /** HEAD: the status only (a 404 is an answer, not a failure). */
+  async head(spec: Omit<RequestSpec, "method">): Promise<number> {
+    const full: RequestSpec = { ...spec, method: "HEAD" };
+    return this.retrying(full, async () => {
+      try {
+        const { res, deadline } = await this.open(full);
+        deadline.clear();
+        void res.body?.cancel().catch(() => {});
+        return res.status;
+      } catch (err) {
+        if ((err as ServiceError).status === 404) return 404;
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Runs `attempt` once for submissions and uploads; for reads, retries failures whose
+   * outcome is `retryable` (see backoff.ts for the waits). A Retry-After longer than the
+   * cap is the caller's to schedule (the error carries it), not ours to block on.
+   */
+  async retrying<T>(spec: RequestSpec, attempt: () => Promise<T>): Promise<T> {
+    if (spec.kind !== "read") return attempt();
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        // A redirect is not transient: asking again gets the same answer.
+        const transient =
+          err instanceof ServiceError &&
+          err.outcome === "retryable" &&
+          (err.status === undefined || err.status >= 400);
+        if (!transient || n >= this.readRetries || spec.signal?.aborted) throw err;
+        const delay = retryDelay(n, READ_BACKOFF, this.random, err.retryAfterMs);
+        if (delay.cut) throw err;
+        await sleep(delay.ms, spec.signal);
+      }
+    }
+  }
+}

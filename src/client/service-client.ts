@@ -1,0 +1,275 @@
+/**
+ * ServiceClient: every endpoint of the generation service, typed. It knows nothing of
+ * MCP or the ledger: submissions are sent exactly once per call with the identity and
+ * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
+ */
+
+import type { MediaKind } from "../config/service-limits.js";
+import { sendChat } from "./chat-completion.js";
+import { endpointOf, PATHS, taskPath } from "./endpoints.js";
+import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
+import { downloadOutput } from "./output.js";
+import {
+  ApiKeySchema,
+  type Asset,
+  AssetEnvelopeSchema,
+  type ExtractionResponse,
+  ExtractionResponseSchema,
+  IdempotencyKeySchema,
+  type ModelList,
+  ModelListSchema,
+  parseOrThrow,
+  type Submission,
+  SubmissionSchema,
+  type Task,
+  TaskEnvelopeSchema,
+  type Voice,
+  VoiceEnvelopeSchema,
+  type VoiceList,
+  type VoiceListQuery,
+  VoiceListQuerySchema,
+  VoiceListSchema,
+} from "./schemas.js";
+import { keyScrubber, type Scrub } from "./scrub.js";
+import { ArgumentError } from "./service-errors.js";
+import type { ChatResult } from "./sse.js";
+import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
+
+export type { ChatResult } from "./sse.js";
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  /** Retries of a failed read after the first attempt (default 3). */
+  readRetries?: number;
+  /** Source of backoff jitter in [0, 1) (tests pin it). */
+  random?: () => number;
+  /** Told when the service refuses this key (401 INVALID_API_KEY): an OAuth grant over it ends. */
+  onKeyRefused?: () => void;
+}
+
+interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+/** Signed outputs larger than this are refused unless the caller allows more. */
+export const DEFAULT_OUTPUT_MAX_BYTES = 256 * 1024 * 1024;
+/** Uploads move up to 50 MiB: they get this many times the ordinary timeout. */
+const UPLOAD_TIMEOUT_FACTOR = 5;
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export class ServiceClient {
+  readonly baseUrl: string;
+  private readonly http: ServiceHttp;
+  private readonly timeoutMs: number | undefined;
+  private readonly fetchOverride: FetchLike | undefined;
+  /**
+   * Removes this client's key, in every form the service might echo it, from a text. The key
+   * itself stays private to the client: callers get this function, never the key.
+   */
+  readonly scrub: Scrub;
+
+  constructor(opts: ClientOptions) {
+    // The key is validated without echoing it: the message names the format only.
+    if (!ApiKeySchema.safeParse(opts.apiKey).success) {
+      throw new ArgumentError("apiKey", "must be `lgk_` followed by 64 lowercase hex digits");
+    }
+    let base: URL;
+    try {
+      base = new URL(opts.baseUrl);
+    } catch {
+      throw new ArgumentError("baseUrl", "must be an absolute http(s) URL");
+    }
+    if (base.protocol !== "http:" && base.protocol !== "https:") {
+      throw new ArgumentError("baseUrl", "must be an absolute http(s) URL");
+    }
+    this.scrub = keyScrubber(opts.apiKey);
+    this.timeoutMs = opts.timeoutMs;
+    this.fetchOverride = opts.fetch;
+    this.http = new ServiceHttp({
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey,
+      fetch: opts.fetch,
+      timeoutMs: opts.timeoutMs,
+      readRetries: opts.readRetries,
+      random: opts.random,
+      onKeyRefused: opts.onKeyRefused,
+    });
+    this.baseUrl = this.http.baseUrl;
+  }
+
+  async listModels(o: CallOptions = {}): Promise<ModelList> {
+    const r = await this.http.json(
+      { method: "GET", path: PATHS.models, kind: "read", signal: o.signal },
+      ModelListSchema,
+    );
+    return r.data;
+  }
+
+  async submitMedia(
+    kind: MediaKind,
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions = {},
+  ): Promise<{ httpStatus: number; submission: Submission }> {
+    if (kind !== "image" && kind !== "video" && kind !== "audio") {
+      throw new ArgumentError("kind", "must be one of image, video, audio");
+    }
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: endpointOf(kind),
+        kind: "submission",
+        headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
+        body: checkBytes(bytes),
+        signal: o.signal,
+      },
+      SubmissionSchema,
+    );
+    return { httpStatus: r.status, submission: r.data };
+  }
+
+  async getTask(taskId: string, o: CallOptions = {}): Promise<Task> {
+    const r = await this.http.json(
+      { method: "GET", path: taskPath(taskId), kind: "read", signal: o.signal },
+      TaskEnvelopeSchema,
+    );
+    return r.data.task;
+  }
+
+  /** Whether the task exists for this key: false on 404, an error on anything else. */
+  async headTask(taskId: string, o: CallOptions = {}): Promise<boolean> {
+    const status = await this.http.head({ path: taskPath(taskId), kind: "read", signal: o.signal });
+    return status !== 404;
+  }
+
+  /** Raw-bytes upload; a file is streamed from disk, never held in memory. Never retried here. */
+  async uploadAsset(
+    src: AssetSource,
+    o: { filename?: string | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<Asset> {
+    const prepared = await prepareAsset(src, o.filename);
+    const upload = await this.http.uploadFetch();
+    const body = prepared.body(upload.recycle);
+    const headers: Record<string, string> = { "content-type": prepared.mimeType };
+    // fetch sets Content-Length itself for bytes; set by hand as well, undici sends it twice
+    // ("70, 70") and refuses the request. Only a stream's length is ours to state, so the
+    // upload is not sent chunked.
+    if (body instanceof ReadableStream) headers["content-length"] = String(prepared.size);
+    if (prepared.filename !== undefined) headers["x-filename"] = prepared.filename;
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: PATHS.assets,
+        kind: "upload",
+        headers,
+        body,
+        fetch: upload.fetch,
+        signal: o.signal,
+        timeoutMs: this.uploadTimeout(),
+      },
+      AssetEnvelopeSchema,
+    );
+    return r.data.asset;
+  }
+
+  async listVoices(q: VoiceListQuery = {}, o: CallOptions = {}): Promise<VoiceList> {
+    const query = parseOrThrow(VoiceListQuerySchema, q);
+    const params = new URLSearchParams();
+    if (query.scope !== undefined) params.set("scope", query.scope);
+    if (query.page !== undefined) params.set("page", String(query.page));
+    if (query.language !== undefined) params.set("language", query.language);
+    const qs = params.size > 0 ? `?${params}` : "";
+    const r = await this.http.json(
+      { method: "GET", path: `${PATHS.voices}${qs}`, kind: "read", signal: o.signal },
+      VoiceListSchema,
+    );
+    return r.data;
+  }
+
+  /** Multipart upload of a recording; the file is a disk-backed Blob, streamed by fetch. */
+  async uploadVoice(v: VoiceSource, o: CallOptions = {}): Promise<Voice> {
+    const prepared = await prepareVoice(v);
+    const form = await this.http.formData();
+    form.append("file", prepared.blob, prepared.filename);
+    form.append("duration", String(v.duration));
+    form.append("rightsConfirmed", "true");
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: PATHS.voices,
+        kind: "upload",
+        body: form,
+        signal: o.signal,
+        timeoutMs: this.uploadTimeout(),
+      },
+      VoiceEnvelopeSchema,
+    );
+    return r.data.voice;
+  }
+
+  /** One chat submission; streams when the body says `"stream":true`. Never retried here. */
+  async chat(
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions & { onDelta?: ((delta: string, soFar: string) => void) | undefined } = {},
+  ): Promise<ChatResult> {
+    return sendChat(this.http, checkBytes(bytes), checkIdentity(idempotencyKey), o);
+  }
+
+  async extractVideo(
+    bytes: string,
+    idempotencyKey: string,
+    o: CallOptions = {},
+  ): Promise<ExtractionResponse> {
+    const r = await this.http.json(
+      {
+        method: "POST",
+        path: PATHS.extraction,
+        kind: "submission",
+        headers: { ...JSON_HEADERS, "idempotency-key": checkIdentity(idempotencyKey) },
+        body: checkBytes(bytes),
+        signal: o.signal,
+      },
+      ExtractionResponseSchema,
+    );
+    return r.data;
+  }
+
+  /**
+   * Downloads a signed output URL. It never carries the key (the URL is its own
+   * credential and usually lives on another host), and stops past `maxBytes`.
+   */
+  async fetchOutput(
+    url: string,
+    o: { signal?: AbortSignal | undefined; maxBytes?: number | undefined } = {},
+  ): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    return downloadOutput(url, {
+      fetch: this.fetchOverride ?? (await this.http.fetchImpl()),
+      timeoutMs: this.timeoutMs,
+      maxBytes: o.maxBytes ?? DEFAULT_OUTPUT_MAX_BYTES,
+      signal: o.signal,
+      retrying: (spec, attempt) => this.http.retrying(spec, attempt),
+    });
+  }
+
+  private uploadTimeout(): number {
+    return (this.timeoutMs ?? DEFAULT_TIMEOUT_MS) * UPLOAD_TIMEOUT_FACTOR;
+  }
+}
+
+function checkIdentity(key: string): string {
+  return parseOrThrow(IdempotencyKeySchema, key, "idempotencyKey");
+}
+
+function checkBytes(bytes: string): string {
+  if (typeof bytes !== "string" || bytes === "") {
+    throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
+  }
+  return bytes;
+}
+
+export type { AssetSource, VoiceSource };

@@ -1,0 +1,72 @@
+/** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
+import type { DurationSample } from "../client/poll-schedule.js";
+import type { KeyedStore } from "./keyed-store.js";
+import type { LedgerRecord, TaskSeen } from "./record.js";
+import type { BackoffOptions } from "./replay.js";
+
+export interface RunRequest {
+  keyHash: string;
+  tool: string;
+  endpoint: string;
+  bytes: string;
+  idempotencyKey?: string;
+  /** The model the body names, kept on the record (durations are learned per model). */
+  model?: string;
+  signal?: AbortSignal;
+  maxAttempts?: number;
+  maxElapsedMs?: number;
+  onAttempt?: (n: number, err?: unknown) => void;
+  /** Removes the key in force from error messages before they are stored (see `summarize`). */
+  scrub?: (text: string) => string;
+}
+
+export interface RunResult<T> {
+  identity: string;
+  result: T;
+  reused: boolean;
+}
+
+export interface Ledger {
+  run<T>(req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>>;
+  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void>;
+  /** A key's records, newest first; a page of them with `limit` and `cursor`. */
+  list(keyHash: string, o?: ListOptions): Promise<LedgerRecord[]>;
+  /** Records, once, when a wait saw this key's task turn terminal (and last saw it running). */
+  noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void>;
+  /** The submission time and model of this key's task, if the ledger has it. */
+  taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
+  /** How long this key's recent successful tasks of `model` took, newest first. */
+  durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;
+  /** Keyed values with expiry in the ledger's own store, shared by every replica (keyed.ts). */
+  keyed(): Promise<KeyedStore>;
+  close(): Promise<void>;
+  /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
+  readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;
+  /** Back end and guarantees, for diagnostics (no credentials). */
+  readonly description: string;
+  /** Said at start and in list_requests when the store was accepted with `?durability=relaxed`. */
+  readonly durabilityNote?: string | undefined;
+}
+
+export interface ListOptions {
+  /** A state name, `open` (unresolved, or succeeded and never delivered) or `all`. */
+  state?: string;
+  /** At most this many (default: all). */
+  limit?: number;
+  /** Records after this one (listCursor of the last record of the previous page). */
+  cursor?: string;
+  taskId?: string;
+  idempotencyKey?: string;
+}
+
+/** Sends the stored bytes under the stored identity; it owns HTTP, the ledger does not. */
+export type Send<T> = (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>;
+/** What to keep from a success: the task ID (media) or response ID (text, extraction). */
+export type Ref<T> = (result: T) => { taskId?: string; responseId?: string };
+
+export interface LedgerSettings {
+  retentionMs: number;
+  now: () => number;
+  backoff: BackoffOptions;
+  random: () => number;
+}

@@ -1,0 +1,94 @@
+/**
+ * What every tool handler gets: the Engine (one API key's client and ledger) and a
+ * ToolContext (one call's cancellation, progress and questions to the user), so tools
+ * stay thin and never touch the SDK's request context directly.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type McpServer,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { ServiceClient } from "../client/service-client.js";
+import type { EngineConfig } from "../config/settings.js";
+import type { Ledger } from "../ledger/open-ledger.js";
+
+/** One API key's view of the service; built per HTTP session, or once for stdio. */
+export type { EngineConfig };
+
+export interface Engine {
+  config: EngineConfig;
+  client: ServiceClient;
+  ledger: Ledger;
+  /** Hash of the API key in force: every ledger record is bound to it. */
+  keyHash: string;
+}
+
+export interface ToolContext {
+  readonly signal: AbortSignal;
+  /** The client can answer an elicitation (a question to its user). */
+  readonly canElicit: boolean;
+  /** The client offers MCP roots, which narrow the allowed directories. */
+  readonly offersRoots: boolean;
+  /** Answers the client returned to an earlier input-required result of this call. */
+  readonly inputResponses: Record<string, unknown> | undefined;
+  /**
+   * Sends a progress notification when the caller asked for progress (a progressToken);
+   * values are kept strictly increasing whatever the caller passes.
+   */
+  progress(message: string, value?: number, total?: number): Promise<void>;
+  /**
+   * Runs `then` once this call's result has been handed to a client still connected (see the
+   * README's idempotency rule on delivery). Never runs for a cancelled call. Errors are the
+   * callback's own concern: it must not throw.
+   */
+  afterDelivery(then: () => Promise<void>): void;
+}
+
+/** The part of a ToolContext only the registering wrapper sees: the callbacks to run on delivery. */
+export interface DeliveryHooks {
+  readonly pending: Array<() => Promise<void>>;
+  /** The call's signal when it is not the request's own (the transport may hurry calls along). */
+  readonly signal?: AbortSignal;
+}
+
+/** Builds a ToolContext over one SDK request context. */
+export function toolContext(
+  server: McpServer,
+  ctx: ServerContext,
+  hooks: DeliveryHooks = { pending: [] },
+  /** Applied to progress messages, which may quote the service (and so the key). */
+  scrub: (text: string) => string = (text) => text,
+): ToolContext {
+  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
+  const caps: ClientCapabilities | undefined =
+    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+      | ClientCapabilities
+      | undefined) ?? server.server.getClientCapabilities();
+  const token = ctx.mcpReq._meta?.progressToken;
+  let last = 0;
+  return {
+    signal: hooks.signal ?? ctx.mcpReq.signal,
+    canElicit: caps?.elicitation !== undefined,
+    offersRoots: caps?.roots !== undefined,
+    inputResponses: ctx.mcpReq.inputResponses,
+    afterDelivery(then) {
+      hooks.pending.push(then);
+    },
+    async progress(message, value, total) {
+      if (token === undefined || ctx.mcpReq.signal.aborted) return;
+      last = value !== undefined && value > last ? value : last + 1;
+      const params: Record<string, unknown> = {
+        progressToken: token,
+        progress: last,
+        message: scrub(message),
+      };
+      if (total !== undefined && total >= last) params.total = total;
+      try {
+        await ctx.mcpReq.notify({ method: "notifications/progress", params });
+      } catch {
+        // Progress is advisory: a closed stream must not fail the call.
+      }
+    },
+  };
+}

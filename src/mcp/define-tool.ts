@@ -1,0 +1,156 @@
+/**
+ * Tools are data: `defineTool({...})` in tools/*.ts, registered here. Arguments are
+ * validated by us, not by the SDK, so a refusal is an `INVALID_ARGUMENT` result naming
+ * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
+ * still advertises the strict JSON schema of the zod definition (precomputed in
+ * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
+ * call's delivery callbacks to the transport's channel (see delivery.ts), which runs them only once
+ * the result was written to a live client.
+ */
+import type {
+  CallToolResult,
+  InputRequiredResult,
+  McpServer,
+  ServerContext,
+  StandardSchemaWithJSON,
+  ToolAnnotations,
+} from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import { parseOrThrow } from "../client/schemas.js";
+import { scrubDeep } from "../client/scrub.js";
+import { ArgumentError } from "../client/service-errors.js";
+import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
+import { channelOf } from "./delivery.js";
+import { advertisedSchema } from "./json-schema.js";
+import { guard } from "./results.js";
+
+/** All four hints, stated: hosts assume the worst for any left out. */
+export type Hints = Required<
+  Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
+>;
+
+export type ToolOutcome = CallToolResult | InputRequiredResult;
+
+export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  /** A strict object (unknown arguments refused by name); every field described. */
+  inputSchema: S;
+  outputSchema: z.ZodObject;
+  annotations: Hints;
+  /** `_meta` of the tool in tools/list, such as the viewer link (`ui.resourceUri`, MCP Apps). */
+  meta?: Record<string, unknown>;
+  handler(args: z.output<S>, ctx: ToolContext, engine: Engine): Promise<ToolOutcome>;
+}
+
+/** Identity function that fixes the argument type of `handler` from `inputSchema`. */
+export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition<S> {
+  return def;
+}
+
+/** What tools/list shows of a tool. tools/catalog.ts holds these, precomputed, for a cheap start. */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  _meta?: Record<string, unknown>;
+}
+
+export function listing(def: ToolDefinition): ListedTool {
+  return {
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: advertisedSchema(def.inputSchema, "input"),
+    outputSchema: advertisedSchema(def.outputSchema, "output"),
+    annotations: def.annotations,
+    ...(def.meta === undefined ? {} : { _meta: def.meta }),
+  };
+}
+
+/**
+ * Advertises a JSON Schema but accepts any value, so validation failures reach our
+ * handler instead of becoming the SDK's generic error text.
+ */
+function advertiseOnly(json: Record<string, unknown>): StandardSchemaWithJSON {
+  return {
+    "~standard": {
+      vendor: "generation-mcp",
+      version: 1,
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+/** Unknown arguments are named, with the ones the tool accepts, rather than dropped. */
+function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void {
+  const known = Object.keys(def.inputSchema.shape);
+  const unknown = Object.keys(args).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new ArgumentError(
+      unknown.join(", "),
+      `unknown argument${unknown.length > 1 ? "s" : ""}; ${def.name} accepts only ${known.join(", ")}`,
+    );
+  }
+}
+
+/**
+ * Registers a tool by its listing; its code (zod schemas, handler) is loaded by `load`
+ * on the first call, so answering tools/list needs none of it.
+ */
+export function registerTool(
+  server: McpServer,
+  engine: Engine,
+  listed: ListedTool,
+  load: () => Promise<ToolDefinition>,
+): void {
+  server.registerTool(
+    listed.name,
+    {
+      title: listed.title,
+      description: listed.description,
+      inputSchema: advertiseOnly(listed.inputSchema),
+      outputSchema: advertiseOnly(listed.outputSchema),
+      annotations: listed.annotations,
+      ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
+    },
+    (async (raw: unknown, ctx: ServerContext) => {
+      // The channel this call came through (its HTTP request, or the stdio connection's server).
+      const channel = channelOf(ctx.http?.req) ?? channelOf(server);
+      const signal =
+        channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
+      const hooks: DeliveryHooks = { pending: [], signal };
+      const scrub = engine.client.scrub;
+      const answered = await guard(async () => {
+        if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
+          throw new ArgumentError("arguments", "must be an object");
+        }
+        const def = await load();
+        const args = (raw ?? {}) as Record<string, unknown>;
+        refuseUnknown(def, args);
+        const parsed = parseOrThrow(def.inputSchema, args);
+        return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
+      });
+      // The service may echo the key in any message: no text, structuredContent or _meta carries it.
+      const result = scrubDeep(answered, scrub);
+      // A cancelled call gets no response at all, so nothing of it is ever delivered.
+      if (ctx.mcpReq.signal.aborted) return result;
+      if (channel !== undefined) {
+        // Only a tool that reached the service proves the key (list_requests reads local state).
+        const reachedService = listed.annotations.openWorldHint !== false;
+        if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
+        channel.expect(ctx.mcpReq.id, hooks.pending);
+      } else {
+        // A transport that binds no channel (an in-process pair) hands the result straight to its
+        // client: returning it is the delivery.
+        for (const then of hooks.pending) await then().catch(() => {});
+      }
+      return result;
+    }) as never,
+  );
+}

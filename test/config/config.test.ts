@@ -1,0 +1,285 @@
+import { delimiter, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, parseCommand } from "../../src/config/index.js";
+
+const KEY = `lgk_${"0123456789abcdef".repeat(4)}`;
+const BASE = { GENERATION_BASE_URL: "https://api.example.com/", GENERATION_API_KEY: KEY };
+
+function refusal(argv: string[], env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(argv, env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("applies the contract's defaults", () => {
+    const c = loadConfig([], { ...BASE, HOME: "/home/u" });
+    expect(c).toMatchObject({
+      transport: "stdio",
+      host: "127.0.0.1",
+      port: 3333,
+      sandbox: false,
+      baseUrl: "https://api.example.com",
+      apiKey: KEY,
+      extractionModel: "service-video-extract",
+      defaultWaitSeconds: 45,
+    });
+    expect(c.store).toMatch(/^sqlite:\/\/.*generation-mcp.*ledger\.sqlite$/);
+    expect(c.files).toHaveLength(1);
+    expect(c.outputDir).toBe(join(c.files[0] ?? "", "generated"));
+    expect(c.maxGems).toBeUndefined();
+    expect(c.confirmAboveGems).toBeUndefined();
+  });
+
+  it("reads every variable", () => {
+    const c = loadConfig(["--transport", "http", "--host", "0.0.0.0", "--port", "0"], {
+      ...BASE,
+      GENERATION_STORE: "sqlite:///tmp/x.sqlite",
+      GENERATION_FILES: ["/a", "/b"].join(delimiter),
+      GENERATION_OUTPUT_DIR: "/out",
+      GENERATION_MAX_GEMS: "500",
+      GENERATION_EXTRACTION_MODEL: "other-model",
+      GENERATION_CONFIRM_ABOVE_GEMS: "100",
+      GENERATION_WAIT_SECONDS: "0",
+    });
+    expect(c).toMatchObject({
+      transport: "http",
+      host: "0.0.0.0",
+      port: 0,
+      store: "sqlite:///tmp/x.sqlite",
+      files: ["/a", "/b"],
+      outputDir: "/out",
+      maxGems: 500,
+      extractionModel: "other-model",
+      confirmAboveGems: 100,
+      defaultWaitSeconds: 0,
+    });
+  });
+
+  it("puts outputs under the first files directory by default", () => {
+    const c = loadConfig([], { ...BASE, GENERATION_FILES: ["/data/in", "/data/more"].join(delimiter) });
+    expect(c.outputDir).toBe(join("/data/in", "generated"));
+  });
+
+  it("lets flags override variables", () => {
+    const c = loadConfig(
+      [
+        "--base-url",
+        "http://127.0.0.1:9/",
+        "--max-gems",
+        "7",
+        "--wait-seconds",
+        "600",
+        "--store",
+        "redis://h",
+      ],
+      { ...BASE, GENERATION_MAX_GEMS: "5", GENERATION_WAIT_SECONDS: "10", GENERATION_STORE: "sqlite:///x" },
+    );
+    expect(c).toMatchObject({
+      baseUrl: "http://127.0.0.1:9",
+      maxGems: 7,
+      defaultWaitSeconds: 600,
+      store: "redis://h",
+    });
+  });
+
+  it("needs neither base URL nor key with --sandbox, and ignores the real ones", () => {
+    const c = loadConfig(["--sandbox"], { GENERATION_BASE_URL: "nonsense", GENERATION_API_KEY: "bad" });
+    expect(c.sandbox).toBe(true);
+    expect(c.baseUrl).toBeUndefined();
+    expect(c.apiKey).toBeUndefined();
+  });
+
+  it("lets HTTP start without a key (sessions bring theirs)", () => {
+    const c = loadConfig(["--transport", "http"], { GENERATION_BASE_URL: "https://x.example" });
+    expect(c.apiKey).toBeUndefined();
+  });
+
+  it("treats empty variables as unset", () => {
+    const c = loadConfig([], { ...BASE, GENERATION_MAX_GEMS: "", GENERATION_FILES: "" });
+    expect(c.maxGems).toBeUndefined();
+    expect(c.files).toHaveLength(1);
+  });
+
+  const malformed: [string, string[], NodeJS.ProcessEnv, RegExp][] = [
+    ["missing base URL", [], { GENERATION_API_KEY: KEY }, /^GENERATION_BASE_URL: required/],
+    [
+      "base URL not a URL",
+      [],
+      { ...BASE, GENERATION_BASE_URL: "api.example.com" },
+      /^GENERATION_BASE_URL: expected an http\(s\) URL/,
+    ],
+    [
+      "base URL ftp",
+      [],
+      { ...BASE, GENERATION_BASE_URL: "ftp://x.example" },
+      /^GENERATION_BASE_URL: .*scheme 'ftp'/,
+    ],
+    [
+      "base URL with credentials",
+      [],
+      { ...BASE, GENERATION_BASE_URL: "https://u:p@x.example" },
+      /^GENERATION_BASE_URL: must not carry credentials/,
+    ],
+    ["base URL flag", ["--base-url", "x"], BASE, /^--base-url: expected an http\(s\) URL/],
+    [
+      "missing key on stdio",
+      [],
+      { GENERATION_BASE_URL: "https://x.example" },
+      /^GENERATION_API_KEY: required on stdio/,
+    ],
+    [
+      "key uppercase",
+      [],
+      { ...BASE, GENERATION_API_KEY: KEY.toUpperCase() },
+      /^GENERATION_API_KEY: expected 'lgk_' followed by 64/,
+    ],
+    [
+      "key short on http",
+      ["--transport", "http"],
+      { ...BASE, GENERATION_API_KEY: "lgk_abc" },
+      /^GENERATION_API_KEY: expected/,
+    ],
+    ["transport", ["--transport", "ws"], BASE, /^--transport: expected 'stdio' or 'http'$/],
+    ["port text", ["--port", "http"], BASE, /^--port: expected an integer from 0 to 65535/],
+    ["port too big", ["--port", "70000"], BASE, /^--port: expected an integer from 0 to 65535/],
+    ["host", ["--host", "a b/c"], BASE, /^--host: expected a host name or IP address/],
+    [
+      "store",
+      [],
+      { ...BASE, GENERATION_STORE: "/var/ledger.sqlite" },
+      /^GENERATION_STORE: expected a store URI/,
+    ],
+    [
+      "store scheme",
+      [],
+      { ...BASE, GENERATION_STORE: "foo://x" },
+      /^GENERATION_STORE: unsupported store foo:\/\//,
+    ],
+    [
+      "store relative",
+      [],
+      { ...BASE, GENERATION_STORE: "sqlite://ledger.sqlite" },
+      /^GENERATION_STORE: expected an absolute SQLite path/,
+    ],
+    ["store flag", ["--store", "memory"], BASE, /^--store: expected a store URI/],
+    [
+      "files relative",
+      [],
+      { ...BASE, GENERATION_FILES: "rel/dir" },
+      /^GENERATION_FILES: expected absolute directories/,
+    ],
+    [
+      "output relative",
+      [],
+      { ...BASE, GENERATION_OUTPUT_DIR: "out" },
+      /^GENERATION_OUTPUT_DIR: expected an absolute directory/,
+    ],
+    [
+      "max gems negative",
+      [],
+      { ...BASE, GENERATION_MAX_GEMS: "-1" },
+      /^GENERATION_MAX_GEMS: expected an integer from 0 to 1000000000/,
+    ],
+    [
+      "max gems too big",
+      [],
+      { ...BASE, GENERATION_MAX_GEMS: "1000000001" },
+      /^GENERATION_MAX_GEMS: expected an integer/,
+    ],
+    [
+      "max gems fraction",
+      [],
+      { ...BASE, GENERATION_MAX_GEMS: "1.5" },
+      /^GENERATION_MAX_GEMS: expected an integer/,
+    ],
+    [
+      "confirm",
+      [],
+      { ...BASE, GENERATION_CONFIRM_ABOVE_GEMS: "lots" },
+      /^GENERATION_CONFIRM_ABOVE_GEMS: expected an integer/,
+    ],
+    [
+      "model",
+      [],
+      { ...BASE, GENERATION_EXTRACTION_MODEL: "a b" },
+      /^GENERATION_EXTRACTION_MODEL: expected a model ID/,
+    ],
+    [
+      "model long",
+      [],
+      { ...BASE, GENERATION_EXTRACTION_MODEL: "m".repeat(151) },
+      /^GENERATION_EXTRACTION_MODEL: expected a model ID/,
+    ],
+    [
+      "wait too long",
+      [],
+      { ...BASE, GENERATION_WAIT_SECONDS: "601" },
+      /^GENERATION_WAIT_SECONDS: expected seconds from 0 to 600/,
+    ],
+    [
+      "wait text",
+      [],
+      { ...BASE, GENERATION_WAIT_SECONDS: "soon" },
+      /^GENERATION_WAIT_SECONDS: expected seconds/,
+    ],
+    [
+      "wait flag",
+      ["--wait-seconds", "-3"],
+      BASE,
+      /^command line: .*--wait-seconds|^--wait-seconds: expected seconds/,
+    ],
+    ["unknown flag", ["--verbose"], BASE, /^command line: .*--verbose.*\(see --help\)$/],
+    ["unknown command", ["serve"], BASE, /^command: unknown command 'serve'/],
+  ];
+
+  it.each(malformed)("refuses %s with one line naming it", (_name, argv, env, pattern) => {
+    const error = refusal(argv, env);
+    expect(error.message).toMatch(pattern);
+    expect(error.message).not.toContain("\n");
+  });
+
+  it("never echoes a store URI, which may carry a password", () => {
+    const error = refusal([], { ...BASE, GENERATION_STORE: "ftp://user:hunter2@db.example/x" });
+    expect(error.message).not.toContain("hunter2");
+  });
+
+  it("never echoes a malformed key", () => {
+    const secret = `lgk_${"A".repeat(64)}`;
+    const error = refusal([], { ...BASE, GENERATION_API_KEY: secret });
+    expect(error.message).not.toContain(secret);
+    expect(error.message).not.toContain("AAAA");
+  });
+});
+
+describe("parseCommand", () => {
+  it("recognises help, version and the sandbox subcommand", () => {
+    expect(parseCommand(["--help"], {})).toEqual({ name: "help" });
+    expect(parseCommand(["-v"], {})).toEqual({ name: "version" });
+    expect(parseCommand(["sandbox"], {})).toEqual({ name: "sandbox", host: "127.0.0.1", port: 3334 });
+    expect(parseCommand(["sandbox", "--port", "0"], {})).toEqual({
+      name: "sandbox",
+      host: "127.0.0.1",
+      port: 0,
+    });
+  });
+
+  it("needs no service settings for help or the sandbox", () => {
+    expect(parseCommand(["sandbox"], { GENERATION_BASE_URL: "bad" }).name).toBe("sandbox");
+  });
+
+  it("refuses serving flags on the sandbox subcommand", () => {
+    expect(() => parseCommand(["sandbox", "--transport", "http"], {})).toThrow(
+      /^--transport: not accepted by 'sandbox'/,
+    );
+  });
+
+  it("keeps the default extraction model equal to the sandbox's", async () => {
+    const { SANDBOX_EXTRACTION_MODEL } = await import("../../src/sandbox/sandbox.js");
+    expect(loadConfig(["--sandbox"], {}).extractionModel).toBe(SANDBOX_EXTRACTION_MODEL);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * What hosts install from: the MCPB manifest (validated by mcpb itself, and its server started the
+ * way Claude Desktop starts it), the MCP registry's server.json (validated against the registry's
+ * published schema), and the shipped binary's answer when no SQLite driver can load.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { getMcpConfigForManifest, v0_3 } from "@anthropic-ai/mcpb";
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadNodeSqlite } from "../../src/ledger/drivers.js";
+import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
+import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
+import { CATALOG } from "../../src/tools/catalog.js";
+import { CLI, connectCli, isolatedEnv, ROOT } from "../helpers/cli.js";
+
+const json = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(ROOT, file), "utf8")) as Record<string, unknown>;
+const pkg = json("package.json") as { name: string; version: string; mcpName: string };
+const iso = isolatedEnv();
+afterAll(() => iso.cleanup());
+
+const textOf = (r: { content?: unknown }): string =>
+  ((r.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
+
+describe("server.json for the MCP registry", () => {
+  // test/fixtures/server.schema.json is the registry's published schema, vendored unchanged from
+  // https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json
+  const schema = json("test/fixtures/server.schema.json");
+  const server = json("server.json") as {
+    $schema: string;
+    name: string;
+    version: string;
+    packages: Array<{
+      registryType: string;
+      identifier: string;
+      version: string;
+      transport: { type: string };
+      environmentVariables: Array<{ name: string; isSecret?: boolean; isRequired?: boolean }>;
+    }>;
+  };
+
+  it("validates against the registry's schema", () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const addFormats = addFormatsModule as unknown as (a: Ajv) => void;
+    addFormats(ajv);
+    const validate = ajv.compile(schema);
+    expect(validate(server), JSON.stringify(validate.errors)).toBe(true);
+    expect(server.$schema).toBe(schema.$id);
+    // The validator is not vacuous: a broken document fails.
+    expect(validate({ ...server, name: "no-slash", packages: [{ registryType: "npm" }] })).toBe(false);
+  });
+
+  it("describes this npm package on stdio, with the key marked secret", () => {
+    expect(server.name).toBe(pkg.mcpName);
+    expect(server.version).toBe(pkg.version);
+    const [npm] = server.packages;
+    expect(npm).toMatchObject({
+      registryType: "npm",
+      identifier: pkg.name,
+      version: pkg.version,
+      transport: { type: "stdio" },
+    });
+    const vars = new Map(npm?.environmentVariables.map((v) => [v.name, v]));
+    expect(vars.get("GENERATION_API_KEY")).toMatchObject({ isSecret: true, isRequired: true });
+    expect(vars.get("GENERATION_BASE_URL")).toMatchObject({ isRequired: true });
+    for (const [name, v] of vars) if (name !== "GENERATION_API_KEY") expect(v.isSecret, name).toBeFalsy();
+  });
+});
+
+describe("the MCPB bundle's manifest", () => {
+  const manifest = json("manifest.json");
+  let sandbox: Sandbox;
+  let url: string;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    sandbox = createSandbox({ seed: "mcpb" });
+    ({ url, close } = await sandbox.listen({ host: "127.0.0.1", port: 0 }));
+  });
+  afterAll(async () => {
+    await close();
+    await sandbox.close();
+  });
+
+  it("is valid for mcpb, matches the package and lists the server's tools", () => {
+    const parsed = v0_3.McpbManifestSchema.safeParse(manifest);
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+    expect(manifest.version).toBe(pkg.version);
+    const tools = (manifest.tools as Array<{ name: string }>).map((t) => t.name);
+    expect(tools).toEqual(CATALOG.map((t) => t.name));
+    const config = manifest.user_config as Record<string, { type: string; sensitive?: boolean }>;
+    expect(config.api_key).toMatchObject({ type: "string", sensitive: true });
+    expect(config.allowed_directory).toMatchObject({ type: "directory" });
+    expect(config.wait_seconds).toMatchObject({ type: "number" });
+    expect(config.confirm_above_gems).toMatchObject({ type: "number" });
+  });
+
+  it("starts as Claude Desktop starts it, optional settings left empty, and makes a paid call", async () => {
+    const mcp = await getMcpConfigForManifest({
+      manifest: manifest as never,
+      extensionPath: ROOT,
+      systemDirs: { HOME: iso.dir },
+      userConfig: { base_url: url, api_key: SANDBOX_API_KEY },
+      pathSeparator: "/",
+    });
+    expect(mcp).toBeDefined();
+    // The host runs `node` with the manifest's env; this test's Node stands in for the host's.
+    const { client, stderr } = await connectCli({
+      command: mcp?.command === "node" ? process.execPath : String(mcp?.command),
+      args: mcp?.args ?? [],
+      env: { ...iso.env, ...mcp?.env },
+      name: "mcpb-host",
+    });
+    try {
+      const { tools } = await client.listTools();
+      // Every tool of the catalog, then the media viewer's app-only ones (hosts hide those from the model).
+      expect(tools.map((t) => t.name)).toEqual([...CATALOG, ...VIEWER_TOOLS].map((t) => t.name));
+      const r = await client.callTool({
+        name: "generate_image",
+        arguments: { model: "sandbox-image-fast", prompt: "a lighthouse at dusk", wait: 20 },
+      });
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(r.structuredContent).toMatchObject({ task: { id: expect.any(String) } });
+      expect(stderr()).not.toContain(SANDBOX_API_KEY);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe.skipIf(loadNodeSqlite() !== null)("the shipped binary with no SQLite driver", () => {
+  it("says so on stderr at start, and every paid call says how to fix it", async () => {
+    const env = { ...iso.env, GENERATION_STORE: `sqlite://${join(iso.dir, "none.sqlite")}?driver=node` };
+    const { client, stderr } = await connectCli({ args: [CLI, "--sandbox"], env, name: "no-driver" });
+    try {
+      const r = await client.callTool({
+        name: "generate_image",
+        arguments: { model: "sandbox-image-fast", prompt: "a lighthouse at dusk" },
+      });
+      expect(r.isError).toBe(true);
+      const text = textOf(r);
+      expect(text).toMatch(/^LEDGER_NO_SQLITE: /);
+      expect(text).toMatch(/Upgrade Node\.js to 22\.13 or newer/);
+      expect(text).toMatch(/npm rebuild sqlite3/);
+      expect(text).not.toMatch(/report it/);
+      // The start-up line arrives about a second after start (the ledger opens in the background).
+      await expect.poll(() => stderr(), { timeout: 5000 }).toMatch(/LEDGER|SQLite driver/);
+      const lines = stderr().trimEnd().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/no SQLite driver.*To fix: Upgrade Node\.js to 22\.13/);
+    } finally {
+      await client.close();
+    }
+  });
+});

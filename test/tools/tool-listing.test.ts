@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listing } from "../../src/mcp/define-tool.js";
+import { loadTools, TOOL_LOADERS } from "../../src/tools/all-tools.js";
+import { CATALOG } from "../../src/tools/catalog.js";
+import { CONTRACT_TOOLS, READ_ONLY_TOOLS, SPENDING_TOOLS } from "../helpers/tools.js";
+import { type Harness, harness } from "./harness.js";
+
+/** What tools/list may cost the model's context, as JSON bytes (README, "Tools"). */
+const CATALOG_BYTES_MAX = 20_000;
+
+type Json = Record<string, unknown>;
+
+/** Paths of properties without a description, at any depth. */
+function undescribed(schema: Json, at = ""): string[] {
+  const out: string[] = [];
+  const props = (schema.properties ?? {}) as Record<string, Json>;
+  for (const [name, prop] of Object.entries(props)) {
+    const here = at ? `${at}.${name}` : name;
+    if (typeof prop.description !== "string" || prop.description.length < 10) out.push(here);
+    out.push(...undescribed(prop, here));
+    const items = prop.items as Json | undefined;
+    if (items && typeof items === "object") out.push(...undescribed(items, `${here}[]`));
+  }
+  return out;
+}
+
+type Listed = Awaited<ReturnType<Harness["mcp"]["listTools"]>>["tools"][number];
+
+/**
+ * Whether an assistant reads this tool: MCP Apps hosts hide one whose `_meta.ui.visibility` leaves
+ * out "model" (a tool only the media viewer calls).
+ */
+function modelSees(t: Listed): boolean {
+  const visibility = (t._meta?.ui as { visibility?: string[] } | undefined)?.visibility;
+  return visibility === undefined || visibility.includes("model");
+}
+
+describe("tools/list", () => {
+  let h: Harness;
+  /** The tools the model reads; the checks below are about them. */
+  let tools: Listed[];
+  let all: Listed[];
+  beforeAll(async () => {
+    h = await harness();
+    all = (await h.mcp.listTools()).tools;
+    tools = all.filter(modelSees);
+  });
+  afterAll(() => h.close());
+
+  // src/tools/catalog.ts is the reviewed record of what the model reads (npm run check:generated
+  // keeps the file equal to the generator's output); the wire must carry exactly it, and any
+  // other tool must be one the model never sees.
+  it("lists from a catalog equal to the definitions (else: npm run catalog)", async () => {
+    expect(CATALOG).toEqual((await loadTools()).map(listing));
+    expect(CATALOG.map((t) => t.name)).toEqual(Object.keys(TOOL_LOADERS));
+    const catalogued = all.filter((t) => CATALOG.some((c) => c.name === t.name));
+    expect(catalogued).toEqual(CATALOG);
+    for (const t of all) if (!catalogued.includes(t)) expect(modelSees(t), t.name).toBe(false);
+  });
+
+  it(`costs the model at most ${CATALOG_BYTES_MAX} bytes of JSON`, async () => {
+    const bytes = Buffer.byteLength(JSON.stringify({ tools }));
+    console.warn(`tools/list: ${bytes} bytes of JSON for ${tools.length} tools (bound ${CATALOG_BYTES_MAX})`);
+    expect(bytes).toBeLessThanOrEqual(CATALOG_BYTES_MAX);
+  });
+
+  it("offers every tool of the README's table", () => {
+    const names = tools.map((t) => t.name);
+    for (const name of CONTRACT_TOOLS) expect(names).toContain(name);
+  });
+
+  it("states all four annotations truthfully", () => {
+    for (const t of tools) {
+      const a = t.annotations ?? {};
+      for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+        expect(typeof a[hint], `${t.name}.${hint}`).toBe("boolean");
+      }
+      expect(a.readOnlyHint, t.name).toBe(READ_ONLY_TOOLS.has(t.name));
+      expect(a.openWorldHint, t.name).toBe(t.name !== "list_requests");
+      if (a.readOnlyHint) expect(a.destructiveHint, t.name).toBe(false);
+    }
+  });
+
+  it("has object schemas with no root unions and every argument described", () => {
+    for (const t of tools) {
+      const input = t.inputSchema as Json;
+      expect(input.type, t.name).toBe("object");
+      for (const union of ["anyOf", "oneOf", "allOf"])
+        expect(input[union], `${t.name} ${union}`).toBeUndefined();
+      expect(input.additionalProperties, `${t.name} refuses unknown arguments`).toBe(false);
+      expect(undescribed(input), t.name).toEqual([]);
+      expect((t.outputSchema as Json | undefined)?.type, `${t.name} output`).toBe("object");
+    }
+  });
+
+  it("has titles and actionable descriptions of bounded length", () => {
+    for (const t of tools) {
+      expect(t.title, t.name).toBeTruthy();
+      expect(t.description?.length ?? 0, t.name).toBeGreaterThanOrEqual(80);
+      expect(t.description?.length ?? 0, t.name).toBeLessThanOrEqual(1200);
+    }
+    for (const name of SPENDING_TOOLS) {
+      const d = tools.find((t) => t.name === name)?.description ?? "";
+      expect(d, name).toMatch(/spends Gems/);
+      expect(d, name).toMatch(/idempotencyKey/);
+    }
+  });
+
+  // Descriptions say only what is each tool's own; the rules they share must reach the assistant
+  // once, in the instructions.
+  it("carries the shared rules once, in the server's instructions", () => {
+    const text = h.mcp.getInstructions() ?? "";
+    for (const name of SPENDING_TOOLS) expect(text, name).toContain(name);
+    for (const rule of [/idempotencyKey/, /never charges twice/, /poll_task/, /new work and spends again/])
+      expect(text).toMatch(rule);
+    for (const t of tools) expect(t.description, t.name).not.toMatch(/never charg\w+ twice/);
+  });
+});
