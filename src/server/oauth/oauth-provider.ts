@@ -54,7 +54,8 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
       introspection: "/oauth/introspect",
       pushed_authorization_request: "/oauth/par",
     },
-    scopes: [MCP_SCOPE, "offline_access"],
+    // Listed so clients may register and ask for `mcp`; tokens carry it for the resource only.
+    scopes: ["openid", "offline_access", MCP_SCOPE],
     claims: { openid: ["sub"] },
     responseTypes: ["code"],
     pkce: { required: () => true },
@@ -103,6 +104,8 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
       RefreshToken: REFRESH_TOKEN_TTL_S,
     },
     rotateRefreshToken: true,
+    // Tokens live by their grant, not by the short browser session of the sign-in page.
+    expiresWithSession: async () => false,
     // Hosts ask for the resource's scope, not offline_access: every client allowed to refresh gets a refresh token.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     // Every authorization shows the sign-in page: a browser session alone never grants a new client.

@@ -29,6 +29,11 @@ export interface SignInDeps {
 }
 
 const KEY = /^lgk_[0-9a-f]{64}$/;
+/**
+ * The scopes the provider lists (oauth-provider.ts): a client may register and ask for any of
+ * them, and consent covers what it asked for; `mcp` is also granted on the resource below.
+ */
+const OIDC_SCOPES = new Set(["openid", "offline_access", MCP_SCOPE]);
 const MAX_FORM_BYTES = 8 * 1024;
 
 const REFUSALS: Record<string, string> = {
@@ -119,8 +124,10 @@ export async function serveSignIn(
 
   const keyHash = d.hashKey(apiKey);
   const grant = new d.provider.Grant({ accountId: keyHash, clientId });
-  const missingOIDC = details.prompt.details.missingOIDCScope;
-  if (Array.isArray(missingOIDC) && missingOIDC.length > 0) grant.addOIDCScope(missingOIDC.join(" "));
+  // One page for login and consent: grant at once what was asked of the server's own scopes.
+  const asked = String(details.params.scope ?? "").split(" ");
+  const oidc = asked.filter((s) => OIDC_SCOPES.has(s));
+  if (oidc.length > 0) grant.addOIDCScope(oidc.join(" "));
   grant.addResourceScope(d.resource, MCP_SCOPE);
   const grantId = await grant.save();
   await d.accounts.remember(keyHash, apiKey, grantId);
