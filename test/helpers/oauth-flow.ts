@@ -130,13 +130,17 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
   info: OAuthClientInformationMixed | undefined;
   saved: OAuthTokens | undefined;
+  /** Set for a host that registers by Client ID Metadata Document. */
+  clientMetadataUrl?: string;
   #verifier = "";
 
   constructor(
     private readonly redirect: string,
     private readonly name: string,
-    readonly clientMetadataUrl?: string,
-  ) {}
+    clientMetadataUrl?: string,
+  ) {
+    if (clientMetadataUrl !== undefined) this.clientMetadataUrl = clientMetadataUrl;
+  }
 
   get redirectUrl(): string {
     return this.redirect;
