@@ -17,6 +17,7 @@ const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
 LOOPBACK.addAddress("::1", "ipv6");
 
+/** Node's BlockList matches IPv4 rules against IPv4-mapped IPv6 addresses too (::ffff:a.b.c.d). */
 const SPECIAL = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8],
@@ -38,7 +39,6 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96],
   ["64:ff9b::", 96],
   ["100::", 64],
   ["2001:db8::", 32],

@@ -55,6 +55,7 @@ export interface OAuthGate {
 }
 
 const PRM = "/.well-known/oauth-protected-resource";
+const SWEEP_MS = 60 * 60 * 1000;
 const AS_METADATA = new Set(["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]);
 
 export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
@@ -72,6 +73,8 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     allowLoopbackClients: loopbackHttp,
   });
   const callback = provider.callback();
+  // SQL stores keep expired tokens until swept (Redis expires them itself).
+  setInterval(() => void o.kv.sweep(Date.now()).catch(() => undefined), SWEEP_MS).unref();
   const resourceMetadataUrl = `${issuer}${PRM}/mcp`;
   const metadata = JSON.stringify(
     buildOAuthProtectedResourceMetadata({
