@@ -36,7 +36,6 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name", "kind"],
           },
         },
         accountingPeriod: {
@@ -44,8 +43,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The Gem cap's period (a UTC calendar month).",
         },
       },
-      required: ["models", "accountingPeriod"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -133,7 +130,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -143,8 +139,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -156,7 +150,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -238,7 +231,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -248,8 +240,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -261,7 +251,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -349,7 +338,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -359,8 +347,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -372,7 +358,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -430,7 +415,6 @@ export const CATALOG: readonly ListedTool[] = [
                   type: "string",
                 },
               },
-              required: ["code", "message"],
             },
             outputs: {
               type: "array",
@@ -459,14 +443,11 @@ export const CATALOG: readonly ListedTool[] = [
                         type: "string",
                       },
                     },
-                    required: ["id", "kind", "mimeType", "url"],
                   },
                 },
-                required: ["index", "status", "asset"],
               },
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
             "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
         },
@@ -475,8 +456,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "True once finished: succeeded, partial, failed or cancelled.",
         },
       },
-      required: ["task", "terminal"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -488,7 +467,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -522,7 +500,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -532,8 +509,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["task", "saved"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -595,12 +570,9 @@ export const CATALOG: readonly ListedTool[] = [
               type: ["string", "null"],
             },
           },
-          required: ["id", "kind", "state", "url"],
           description: "id (use it, not the URL), kind, state (usable when ready), url.",
         },
       },
-      required: ["asset"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -612,7 +584,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -658,11 +629,9 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name"],
           },
         },
       },
-      required: ["voices"],
     },
     annotations: {
       readOnlyHint: true,
@@ -713,11 +682,8 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "name"],
         },
       },
-      required: ["voice"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -833,8 +799,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Token counts, or null when not reported.",
         },
       },
-      required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -903,12 +867,9 @@ export const CATALOG: readonly ListedTool[] = [
               type: "array",
             },
           },
-          required: ["analysis", "durationSeconds", "frames"],
           description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
         },
       },
-      required: ["idempotencyKey", "id", "extraction"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -986,7 +947,6 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
           },
           description: "Records, newest first, with identity, tool, state, taskId, model and ISO times.",
         },
@@ -995,8 +955,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
       },
-      required: ["requests"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
