@@ -457,6 +457,75 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     }).catch(() => undefined);
   });
 
+  it("a token without the mcp scope answers 403 insufficient_scope, naming the scope", async () => {
+    const reg = (await (
+      await raw("/oauth/register", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: [callback.url], token_endpoint_auth_method: "none" }),
+      })
+    ).json()) as { client_id: string };
+    const verifier = "b".repeat(64);
+    const url = `${issuer}/oauth/authorize?${new URLSearchParams({
+      response_type: "code",
+      scope: "openid",
+      client_id: reg.client_id,
+      redirect_uri: callback.url,
+      resource: mcpUrl,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+    })}`;
+    const back = await approve(await openSignIn(browser, url), callback, { key: KEY });
+    expect(back.get("error"), back.get("error_description") ?? "").toBeNull();
+    const tokens = await postForm(`${issuer}/oauth/token`, {
+      grant_type: "authorization_code",
+      code: back.get("code") ?? "",
+      redirect_uri: callback.url,
+      client_id: reg.client_id,
+      code_verifier: verifier,
+    });
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    const res = await raw("/mcp", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${String(tokens.body.access_token)}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: "{}",
+    });
+    expect(res.status).toBe(403);
+    const challenge = res.headers.get("www-authenticate") ?? "";
+    expect(challenge).toContain('error="insufficient_scope"');
+    expect(challenge).toContain('scope="mcp"');
+  });
+
+  it("a service that quotes the key back while it is checked: the page says why, never the key", async () => {
+    const sandboxUrl = /the embedded sandbox at (http:\/\/\S+)/.exec(cli.stdout())?.[1] ?? "";
+    const fault = await fetch(`${sandboxUrl}/sandbox/faults`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        route: "GET /api/generate/models",
+        fault: { status: 500, code: "INTERNAL_ERROR", echoKey: true },
+        times: 8,
+      }),
+    });
+    expect(fault.status).toBe(201);
+    const provider = new MemoryOAuthProvider(callback.url, "Echo Host");
+    const outcome = await connectWithOAuth(mcpUrl, provider, async (url) => {
+      const page = await openSignIn(browser, url);
+      await page.fill("#key", KEY);
+      await page.click('button[value="allow"]');
+      const html = await page.content();
+      seen.push(html);
+      expect(html).toContain("The service could not check the key just now (INTERNAL_ERROR)");
+      await page.context().close();
+      throw new Error("refused");
+    }).catch((e: Error) => e.message);
+    expect(outcome).toBe("refused");
+  });
+
   it("the key is in no byte of the store, stdout, stderr, page or response", async () => {
     const files = [iso.env.GENERATION_STORE?.replace("sqlite://", "") ?? ""].flatMap((f) => [f, `${f}-wal`]);
     const bytes = files.map((f) => {
