@@ -149,7 +149,7 @@ export async function oauthCosts(
       tokens.push(token);
       if (i >= SIGN_INS) continue;
       totals.push(Object.values(steps).reduce((a, b) => a + b, 0));
-      for (const [step, t] of Object.entries(steps)) (perStep[step] ??= []).push(t);
+      for (const [step, t] of Object.entries(steps)) perStep[step] = [...(perStep[step] ?? []), t];
     }
     print(`(e) the OAuth sign-in flow's server time, ${SIGN_INS} sign-ins over loopback HTTP (no browser)`);
     print(`    whole flow p50 ${ms(percentile(totals, 50))}, p99 ${ms(percentile(totals, 99))}`);
