@@ -113,13 +113,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     hostname: new URL(issuer).hostname,
     serve(req, res, path) {
       if (path === PRM || path === `${PRM}/mcp`) {
-        res
-          .writeHead(req.method === "GET" || req.method === "HEAD" ? 200 : 405, {
-            "content-type": "application/json",
-            "access-control-allow-origin": "*",
-            "cache-control": "public, max-age=300",
-          })
-          .end(metadata);
+        servePrm(req, res, metadata);
         return true;
       }
       const asMetadata = AS_METADATA.has(path);
@@ -149,6 +143,22 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       await accounts.revoke(keyHash);
     },
   };
+}
+
+/** RFC 9728 metadata: public, readable from any origin (browser-based hosts discover it too). */
+function servePrm(req: IncomingMessage, res: ServerResponse, metadata: string): void {
+  const cors = { "access-control-allow-origin": "*" };
+  if (req.method === "OPTIONS") {
+    res
+      .writeHead(204, { ...cors, "access-control-allow-methods": "GET", "access-control-allow-headers": "*" })
+      .end();
+  } else if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { ...cors, allow: "GET, HEAD, OPTIONS" }).end();
+  } else {
+    res
+      .writeHead(200, { ...cors, "content-type": "application/json", "cache-control": "public, max-age=300" })
+      .end(req.method === "HEAD" ? undefined : metadata);
+  }
 }
 
 /**
