@@ -5,7 +5,9 @@
  *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means),
  *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
- *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers.
+ *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
+ *  (e), (f) what --auth oauth costs: the sign-in flow's server time, and token validation per
+ *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -16,6 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
 import { delayProxy } from "./delay-proxy.js";
+import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
@@ -259,10 +262,13 @@ async function main(): Promise<void> {
   const sandbox = await startSandboxCli(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    const cold = await coldStarts(iso.env);
-    await overheads(sandbox.url, serviceEnv);
-    await httpSessions(serviceEnv);
-    catalogCost(cold.ours, cold.peers);
+    if (process.env.BENCH_ONLY !== "oauth") {
+      const cold = await coldStarts(iso.env);
+      await overheads(sandbox.url, serviceEnv);
+      await httpSessions(serviceEnv);
+      catalogCost(cold.ours, cold.peers);
+    }
+    await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
   } finally {
     await sandbox.stop();
     iso.cleanup();

@@ -25,6 +25,8 @@ export interface HttpOptions {
   /** Source of jitter; tests pin it. */
   random?: (() => number) | undefined;
   env?: NodeJS.ProcessEnv | undefined;
+  /** Told when the service refuses the key itself (401 INVALID_API_KEY: revoked, expired). */
+  onKeyRefused?: (() => void) | undefined;
 }
 
 export interface RequestSpec {
@@ -55,6 +57,7 @@ export class ServiceHttp {
   private readonly random: () => number;
   private readonly injected: FetchLike | undefined;
   private readonly proxied: boolean;
+  private readonly onKeyRefused: (() => void) | undefined;
 
   constructor(o: HttpOptions) {
     // Checked where it was configured (src/config/values.ts); asserted here, where it is parsed.
@@ -67,6 +70,7 @@ export class ServiceHttp {
     this.random = o.random ?? Math.random;
     this.injected = o.fetch;
     this.proxied = o.fetch === undefined && proxyFromEnv(o.env ?? process.env);
+    this.onKeyRefused = o.onKeyRefused;
   }
 
   /** The fetch in force: injected, undici through the proxy, or the global one (looked up per call). */
@@ -148,7 +152,9 @@ export class ServiceHttp {
           requestKind: spec.kind,
         });
       }
-      throw await errorOf(res, spec.kind, what, deadline.signal);
+      const error = await errorOf(res, spec.kind, what, deadline.signal);
+      if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
+      throw error;
     } catch (err) {
       if ((err as { name?: string }).name === "AbortError" || deadline.timedOut()) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);

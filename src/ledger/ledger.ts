@@ -8,6 +8,7 @@ import type { DurationSample } from "../client/poll-schedule.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { checkRequest, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
+import type { KeyedStore } from "./keyed-store.js";
 import type {
   Ledger,
   LedgerSettings,
@@ -278,6 +279,10 @@ export class LedgerImpl implements Ledger {
 
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]> {
     return this.#history.durations(keyHash, model, limit);
+  }
+
+  async keyed(): Promise<KeyedStore> {
+    return this.#store.keyed();
   }
 
   async recover(): Promise<void> {
