@@ -99,6 +99,8 @@ async function claimer(uri: string, tag: string): Promise<void> {
   const ledger = await openLedger({ storeUri: uri });
   process.stdout.write("ready\n");
   await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+  // A stdin left flowing keeps this process alive after its count: the parent could never finish.
+  process.stdin.destroy();
   const end = performance.now() + THROUGHPUT_MS;
   let n = 0;
   await Promise.all(
@@ -149,9 +151,14 @@ async function throughput(): Promise<void> {
           check();
         });
     });
+    const exited = children.map(
+      (c) => new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once("exit", () => resolve()))),
+    );
     await Promise.all(lines.map((l) => l(/ready/)));
-    for (const c of children) c.stdin.write("go\n");
+    // "go", then end of input: a claimer has nothing more to wait for once it has counted.
+    for (const c of children) c.stdin.end("go\n");
     const counts = await Promise.all(lines.map((l) => l(/^\d+$/m)));
+    await Promise.all(exited);
     const total = counts.reduce((a, b) => a + Number(b), 0);
     print(
       `  ${String(processes).padStart(2)} process${processes === 1 ? " " : "es"}: ${(total / (THROUGHPUT_MS / 1000)).toFixed(0)} claims/s`,
