@@ -421,16 +421,23 @@ export const CATALOG: readonly ListedTool[] = [
               type: "number",
             },
             error: {
-              type: ["object", "null"],
-              properties: {
-                code: {
-                  type: "string",
+              anyOf: [
+                {
+                  type: "object",
+                  properties: {
+                    code: {
+                      type: "string",
+                    },
+                    message: {
+                      type: "string",
+                    },
+                  },
+                  required: ["code", "message"],
                 },
-                message: {
-                  type: "string",
+                {
+                  type: "null",
                 },
-              },
-              required: ["code", "message"],
+              ],
             },
             outputs: {
               type: "array",
@@ -444,22 +451,29 @@ export const CATALOG: readonly ListedTool[] = [
                     type: "string",
                   },
                   asset: {
-                    type: ["object", "null"],
-                    properties: {
-                      id: {
-                        type: "string",
+                    anyOf: [
+                      {
+                        type: "object",
+                        properties: {
+                          id: {
+                            type: "string",
+                          },
+                          kind: {
+                            type: "string",
+                          },
+                          mimeType: {
+                            type: "string",
+                          },
+                          url: {
+                            type: "string",
+                          },
+                        },
+                        required: ["id", "kind", "mimeType", "url"],
                       },
-                      kind: {
-                        type: "string",
+                      {
+                        type: "null",
                       },
-                      mimeType: {
-                        type: "string",
-                      },
-                      url: {
-                        type: "string",
-                      },
-                    },
-                    required: ["id", "kind", "mimeType", "url"],
+                    ],
                   },
                 },
                 required: ["index", "status", "asset"],
@@ -468,7 +482,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
           required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
-            "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
+            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
         },
         terminal: {
           type: "boolean",
@@ -592,7 +606,14 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
             url: {
-              type: ["string", "null"],
+              anyOf: [
+                {
+                  type: "string",
+                },
+                {
+                  type: "null",
+                },
+              ],
             },
           },
           required: ["id", "kind", "state", "url"],
@@ -825,12 +846,26 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         finishReason: {
+          anyOf: [
+            {
+              type: "string",
+            },
+            {
+              type: "null",
+            },
+          ],
           description: "stop, length, …",
-          type: ["string", "null"],
         },
         usage: {
-          type: ["object", "null"],
-          description: "Token counts, or null when not reported.",
+          anyOf: [
+            {
+              type: "object",
+            },
+            {
+              type: "null",
+            },
+          ],
+          description: "Token counts, or null.",
         },
       },
       required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],
@@ -895,7 +930,28 @@ export const CATALOG: readonly ListedTool[] = [
         extraction: {
           type: "object",
           properties: {
-            analysis: {},
+            analysis: {
+              anyOf: [
+                {
+                  type: "string",
+                },
+                {
+                  type: "number",
+                },
+                {
+                  type: "boolean",
+                },
+                {
+                  type: "object",
+                },
+                {
+                  type: "array",
+                },
+                {
+                  type: "null",
+                },
+              ],
+            },
             durationSeconds: {
               type: "number",
             },
@@ -904,7 +960,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
+          description: "frames are suggested times; segments is optional.",
         },
       },
       required: ["idempotencyKey", "id", "extraction"],
@@ -988,7 +1044,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
             required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
           },
-          description: "Records, newest first, with identity, tool, state, taskId, model and ISO times.",
+          description: "Newest first; times are ISO 8601.",
         },
         nextCursor: {
           description: "Pass as cursor for the next page; absent on the last page.",
