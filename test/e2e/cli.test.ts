@@ -56,7 +56,11 @@ describe("CLI commands", () => {
 
   it.each([
     [[], { GENERATION_API_KEY: `lgk_${"0".repeat(64)}` }, /GENERATION_BASE_URL: required/],
-    [["--transport", "carrier-pigeon"], {}, /--transport: expected 'stdio' or 'http'/],
+    [
+      ["--transport", "carrier-pigeon"],
+      { GENERATION_BASE_URL: "http://127.0.0.1:9", GENERATION_API_KEY: `lgk_${"0".repeat(64)}` },
+      /--transport: expected 'stdio' or 'http'/,
+    ],
     [["--sandbox", "--port", "-1"], {}, /--port|command line/],
     [["--sandbox", "--bogus"], {}, /--bogus/],
     [["--sandbox"], { GENERATION_WAIT_SECONDS: "forever" }, /GENERATION_WAIT_SECONDS: expected seconds/],
