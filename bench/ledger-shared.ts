@@ -152,7 +152,8 @@ async function throughput(): Promise<void> {
         });
     });
     const exited = children.map(
-      (c) => new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once("exit", () => resolve()))),
+      (c) =>
+        new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once("exit", () => resolve()))),
     );
     await Promise.all(lines.map((l) => l(/ready/)));
     // "go", then end of input: a claimer has nothing more to wait for once it has counted.
@@ -167,14 +168,21 @@ async function throughput(): Promise<void> {
   }
 }
 
-async function session(url: string, key: string): Promise<Client> {
+interface Session {
+  client: Client;
+  /** Ends the session on the server (DELETE), then closes the client. */
+  end(): Promise<void>;
+}
+
+async function session(url: string, key: string): Promise<Session> {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  // close() alone leaves the session open on the server, which caps open sessions per key: the
+  // next run's sessions would be refused.
+  return { client, end: () => transport.terminateSession().then(() => client.close()) };
 }
 
 /** 100 sessions, each CALLS_PER_SESSION distinct generate_image calls in a row, all sessions at once. */
@@ -183,11 +191,11 @@ async function load(
   key: string,
   tag: string,
 ): Promise<{ perSecond: number; latency: number[] }> {
-  const clients = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key)));
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key)));
   const latency: number[] = [];
   const t0 = performance.now();
   await Promise.all(
-    clients.map(async (c, s) => {
+    sessions.map(async ({ client: c }, s) => {
       for (let i = 0; i < CALLS_PER_SESSION; i++) {
         const t = performance.now();
         const out = await c.callTool({
@@ -200,7 +208,7 @@ async function load(
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(sessions.map((s) => s.end()));
   return { perSecond: latency.length / seconds, latency };
 }
 
