@@ -154,7 +154,11 @@ async function main(): Promise<void> {
   try {
     command = parseCommand(process.argv.slice(2), process.env);
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message, EXIT_CONFIG);
+    if (error instanceof ConfigError) {
+      // One line per malformed setting, all of them at once.
+      for (const line of error.lines.slice(0, -1)) process.stderr.write(`generation-mcp: ${line}\n`);
+      fail(error.lines.at(-1) ?? error.message, EXIT_CONFIG);
+    }
     throw error;
   }
   switch (command.name) {

@@ -48,7 +48,7 @@ export default defineTool({
           updatedAt: z.string(),
         }),
       )
-      .describe("Records, newest first, with identity, tool, state, taskId, model and ISO times."),
+      .describe("Newest first; times are ISO 8601."),
     nextCursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
