@@ -47,6 +47,6 @@ await build({
   logLevel: "warning",
 });
 
-// The contract names `dist/cli.js` as the bin.
+// package.json's `bin` names `dist/cli.js`.
 writeFileSync("dist/cli.js", '#!/usr/bin/env node\nimport "./bundle/cli.js";\n');
 chmodSync("dist/cli.js", 0o755);

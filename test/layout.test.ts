@@ -1,5 +1,5 @@
 /**
- * The layout the README's Development section describes, held: each folder of src/ imports only the
+ * The layout docs/architecture.md#layout describes, held: each folder of src/ imports only the
  * folders below it (cli → server → tools → calls → mcp → ledger → client → config), and no module imports, directly or
  * through others, itself. Imports are read from the source text, type-only and lazy ones included.
  */

@@ -38,8 +38,8 @@ export interface ToolContext {
    */
   progress(message: string, value?: number, total?: number): Promise<void>;
   /**
-   * Runs `then` once this call's result has been handed to a client still connected (see the
-   * README's idempotency rule on delivery). Never runs for a cancelled call. Errors are the
+   * Runs `then` once this call's result has been handed to a client still connected (see
+   * docs/idempotency.md#delivery). Never runs for a cancelled call. Errors are the
    * callback's own concern: it must not throw.
    */
   afterDelivery(then: () => Promise<void>): void;

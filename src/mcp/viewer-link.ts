@@ -1,5 +1,5 @@
 /**
- * The media viewer (an MCP Apps view, see the README's "Media viewer" section): its resource URI,
+ * The media viewer (an MCP Apps view, see docs/viewer.md): its resource URI,
  * and the `_meta` that links a tool to it. Hosts that render MCP Apps show the view beside the
  * tool's result; others ignore the link and show the result as it is.
  */
