@@ -85,7 +85,7 @@ async function serveHttp(config: Config): Promise<void> {
       import("./server/http-server.js"),
       import("./server/scrub-writes.js"),
     ]);
-  const engines = await createEngines(config, { listenSandbox: true });
+  const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
   if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
