@@ -22,7 +22,9 @@ export interface EmbeddedSandbox {
 export async function embeddedSandbox(): Promise<EmbeddedSandbox> {
   let loading: Promise<Sandbox> | undefined;
   const load = (): Promise<Sandbox> =>
-    (loading ??= import("../sandbox/sandbox.js").then(({ createSandbox }) => createSandbox({ timeScale: 1 })));
+    (loading ??= import("../sandbox/sandbox.js").then(({ createSandbox }) =>
+      createSandbox({ timeScale: 1 }),
+    ));
   const listener = await listenHttp(async (request) => (await load()).serve(request), {
     host: "127.0.0.1",
     port: 0,

@@ -101,7 +101,8 @@ describe("the viewer's CSP with --sandbox, over stdio", () => {
         name: "generate_image",
         arguments: { model: "sandbox-image-fast", prompt: "a kite", wait: 30 },
       });
-      const task = (r.structuredContent as { task: { outputs: Array<{ asset: { url: string } | null }> } }).task;
+      const task = (r.structuredContent as { task: { outputs: Array<{ asset: { url: string } | null }> } })
+        .task;
       const url = task.outputs[0]?.asset?.url ?? "";
       expect(new URL(url).origin).toBe(before[0]);
       const read = await client.readResource({ uri: "ui://generation/viewer" });
