@@ -62,26 +62,26 @@ interface Shown {
   room: number;
 }
 
-/** The one image as the view shows it (read over the DevTools protocol: the view's CSP does not apply). */
-async function shownImage(view: Frame): Promise<Shown | undefined> {
-  return view.evaluate(() => {
-    const img = document.querySelector<HTMLImageElement>(".output img");
-    const card = document.querySelector<HTMLElement>(".output");
-    const list = document.querySelector<HTMLElement>(".outputs");
-    if (!img?.complete || img.naturalWidth === 0 || !card || !list) return undefined;
-    const style = getComputedStyle(card);
-    const room =
-      card.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight);
-    return {
-      src: img.currentSrc,
-      naturalWidth: img.naturalWidth,
-      width: img.getBoundingClientRect().width,
-      cardWidth: card.getBoundingClientRect().width,
-      listWidth: list.getBoundingClientRect().width,
-      room,
-    };
-  });
-}
+/**
+ * The one image as the view shows it, read over the DevTools protocol (the view's CSP does not
+ * apply); sent as source, as this file is typed without the DOM.
+ */
+const SHOWN = `(() => {
+  const img = document.querySelector(".output img");
+  const card = document.querySelector(".output");
+  const list = document.querySelector(".outputs");
+  if (!img || !img.complete || img.naturalWidth === 0 || !card || !list) return undefined;
+  const style = getComputedStyle(card);
+  return {
+    src: img.currentSrc,
+    naturalWidth: img.naturalWidth,
+    width: img.getBoundingClientRect().width,
+    cardWidth: card.getBoundingClientRect().width,
+    listWidth: list.getBoundingClientRect().width,
+    room: card.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+  };
+})()`;
+const shownImage = (view: Frame): Promise<Shown | undefined> => view.evaluate(SHOWN);
 
 /** Checks the image rendered, loaded from the sandbox's signed URL, at a sensible size. */
 async function expectImage(view: Frame): Promise<Shown> {
@@ -171,7 +171,7 @@ describe.skipIf(!ready)("the viewer in the MCP Inspector's web UI (Apps tab)", (
         expect(readFileSync(await download.path()).equals(bytes)).toBe(true);
 
         await page.getByRole("button", { name: "Toggle color scheme" }).click();
-        await expect.poll(() => view.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
+        await expect.poll(() => view.evaluate("document.documentElement.dataset.theme")).toBe("dark");
         await page.screenshot({ path: join(SHOTS, "inspector-http-dark.png") });
       } finally {
         await context.close();
