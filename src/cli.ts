@@ -133,10 +133,9 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     "",
-    "MCP Inspector (Node 22+):",
-    "  npx @modelcontextprotocol/inspector",
-    `  then choose the Streamable HTTP transport and connect to ${url}`,
-    `  (recent Inspectors also take it directly: --transport http --server-url ${url})`,
+    "MCP Inspector (Node 22+; its Apps tab shows the media viewer):",
+    `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
+    "  then open the address it prints and turn on the server's switch to connect",
     "",
     "Claude Desktop (claude_desktop_config.json) through the mcp-remote bridge:",
     ...JSON.stringify(desktop, null, 2)

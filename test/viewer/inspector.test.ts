@@ -107,6 +107,26 @@ async function expectSaved(view: Frame, files: string, expected: Buffer): Promis
   expect(readFileSync(path).equals(expected)).toBe(true);
 }
 
+describe("README: MCP Inspector", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(
+    readme.indexOf("### MCP Inspector"),
+    readme.indexOf("\n### ", readme.indexOf("### MCP Inspector") + 4),
+  );
+
+  it("gives the commands this test runs, with GENERATION_FILES set", () => {
+    expect(section).toContain('GENERATION_FILES="$HOME/Pictures" npm start');
+    expect(section).toContain(
+      "npx @modelcontextprotocol/inspector --transport http --server-url http://127.0.0.1:3333/mcp",
+    );
+    expect(section).toContain(
+      'npx @modelcontextprotocol/inspector -e GENERATION_FILES="$HOME/Pictures" node /absolute/path/to/generation-mcp/dist/cli.js --sandbox',
+    );
+    for (const step of ["Apps", "Generate an image", "sandbox-image-fast", "Open App", "Save", "Download"])
+      expect(section).toContain(step);
+  });
+});
+
 describe.skipIf(!ready)("the viewer in the MCP Inspector's web UI (Apps tab)", () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -136,6 +156,10 @@ describe.skipIf(!ready)("the viewer in the MCP Inspector's web UI (Apps tab)", (
       mkdirSync(files);
       // `npm start` is `node dist/cli.js --sandbox --transport http` (on port 3333; any free port here).
       server = await startHttpCli(["--sandbox"], { ...iso.env, GENERATION_FILES: files });
+      // What `npm start` prints is what runs here.
+      expect(server.stdout()).toContain(
+        `npx @modelcontextprotocol/inspector --transport http --server-url ${server.url}`,
+      );
       const inspector = await startInspector(
         install as InspectorInstall,
         ["--transport", "http", "--server-url", server.url],
