@@ -38,9 +38,23 @@ async function generateInApps(page: Page, url: string): Promise<Frame> {
   // The UI links Google Fonts; the machine may be offline, and the test needs no fonts from there.
   await page.route(/fonts\.(googleapis|gstatic)\.com/, (r) => r.abort());
   await page.goto(url);
+  // The server's card says Disconnected once the UI has rendered (and its handlers are attached).
+  await page.getByText("Disconnected", { exact: true }).waitFor({ timeout: 20_000 });
   // Mantine's switch hides its input under a styled track: the click goes to the input itself.
-  await page.getByRole("switch", { name: /Connect or disconnect/ }).click({ force: true });
-  await page.getByText("Connected", { exact: true }).waitFor({ timeout: 20_000 });
+  const toggle = page.getByRole("switch", { name: /Connect or disconnect/ });
+  const connected = page.getByText("Connected", { exact: true });
+  for (let attempt = 1; ; attempt++) {
+    if (!(await toggle.isChecked())) await toggle.click({ force: true });
+    try {
+      await connected.waitFor({ timeout: 10_000 });
+      break;
+    } catch (error) {
+      // Seen once on a loaded machine: the first click had no effect. Once more, with evidence.
+      await page.screenshot({ path: join(SHOTS, `inspector-connect-attempt-${attempt}.png`) });
+      if (attempt === 2) throw error;
+      if (await toggle.isChecked()) await toggle.click({ force: true });
+    }
+  }
   await page.getByText("Apps", { exact: true }).first().click();
   await page.getByText("Generate an image", { exact: true }).click();
   await page.getByLabel("model *", { exact: true }).fill("sandbox-image-fast");
