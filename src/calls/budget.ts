@@ -1,6 +1,6 @@
 /**
  * Every tool call answers within its budget: the `wait` it was given plus a few seconds, and by
- * default well under the ~60 s many hosts allow a call (README, "Waiting and budgets"). What is
+ * default well under the ~60 s many hosts allow a call (docs/polling.md#budgets). What is
  * not known by then is answered as it stands, with the identity, never left to the host's cut.
  */
 import { type RequestKind, TimeoutError } from "../client/service-errors.js";

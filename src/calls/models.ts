@@ -5,22 +5,10 @@
  */
 import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
-
-const CACHE_MS = 60_000;
-const READ_TIMEOUT_MS = 5_000;
-
-const catalogs = new WeakMap<Engine, { at: number; models: Promise<Model[]> }>();
+import { readMemo } from "./read-memo.js";
 
 /** This key's catalog; rejects when it cannot be read, and the next call reads it again. */
-export function modelCatalog(engine: Engine): Promise<Model[]> {
-  const hit = catalogs.get(engine);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.models;
-  const models = engine.client
-    .listModels({ signal: AbortSignal.timeout(READ_TIMEOUT_MS) })
-    .then((l) => l.models);
-  catalogs.set(engine, { at: Date.now(), models });
-  models.catch(() => {
-    if (catalogs.get(engine)?.models === models) catalogs.delete(engine);
-  });
-  return models;
-}
+export const modelCatalog: (engine: Engine) => Promise<Model[]> = readMemo(
+  { ttlMs: 60_000, timeoutMs: 5_000 },
+  async (engine: Engine, signal) => (await engine.client.listModels({ signal })).models,
+);

@@ -1,7 +1,7 @@
 /**
  * How much a paid call may spend: the ceiling (`maxGems`) to send, and the user's confirmation
- * above GENERATION_CONFIRM_ABOVE_GEMS. The service has no quote endpoint (service interface,
- * "Overview"), so a ceiling is the only way to make sure a call never spends more than agreed:
+ * above GENERATION_CONFIRM_ABOVE_GEMS. The service has no quote endpoint (docs/service.md#overview),
+ * so a ceiling is the only way to make sure a call never spends more than agreed:
  * whenever the user was not asked, the threshold travels as `maxGems` and a higher quote is
  * refused with PRICE_CHANGED instead of being spent.
  */

@@ -1,8 +1,8 @@
 /**
  * Waiting for a task with the polling schedule learned from how long this key's recent tasks
- * of the same model took (the ledger's records), or the interface's fixed guidance where the
- * ledger has no history for the model. After the wait, what it saw is written back, so the
- * next task of that model is read closer to its finish.
+ * of the same model took (the ledger's records), or the service's fixed guidance
+ * (docs/service.md#polling) where the ledger has no history for the model. After the wait, what
+ * it saw is written back, so the next task of that model is read closer to its finish.
  */
 import { type WaitProgress, type WaitResult, waitForTask } from "../client/poll.js";
 import { expectation, learnedSchedule, type PollSchedule, plan } from "../client/poll-schedule.js";

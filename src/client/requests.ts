@@ -1,5 +1,5 @@
 /**
- * Request bodies, checked against every bound of the service interface before anything
+ * Request bodies, checked against every bound of docs/service.md#request-bodies before anything
  * is sent, and serialised canonically: identical input gives byte-identical bodies, which
  * is what lets the ledger recognise a replay and send exactly the bytes it stored.
  */
@@ -162,7 +162,7 @@ export function buildChatBody(input: unknown): { body: ChatRequest; bytes: strin
   assertMaxBytes(conversation, LIMITS.text.conversationBytes, "messages", "the serialized conversation");
   const bytes = canonicalJson(body);
   // Beyond a valid conversation the other fields are small, so this rarely binds; it is the
-  // interface's limit all the same.
+  // the service's limit all the same (docs/service.md#chat).
   assertMaxBytes(bytes, LIMITS.text.requestBytes, "(request)", "the request");
   return { body, bytes };
 }

@@ -1,8 +1,8 @@
 /**
- * zod schemas of the interface's resources (responses) and request bodies.
- * Response objects the interface closes ("No other fields are allowed") are strict;
- * those with fields "not shown" are loose, so unknown fields are kept, not rejected.
- * Request schemas carry every bound of the interface; `parseOrThrow` turns a failure
+ * zod schemas of the service's responses and request bodies (docs/service.md).
+ * Response objects the service closes (docs/service.md#responses) are strict; the others
+ * are loose, so unknown fields are kept, not rejected.
+ * Request schemas carry every bound of docs/service.md#request-bodies; `parseOrThrow` turns a failure
  * into an ArgumentError naming the field and the limit, before anything is sent.
  */
 import { z } from "zod";
@@ -145,7 +145,7 @@ export const ReferenceAssetIdsSchema = z.array(assetId).max(L.referenceAssetIds.
 export const MediaMaxGemsSchema = z.number().int().min(0).max(L.mediaMaxGems);
 export const TextMaxGemsSchema = z.number().int().min(0).max(L.textMaxGems);
 
-/** Names the interface rejects inside `parameters`. */
+/** Names the service rejects inside `parameters` (docs/service.md#media-requests). */
 export const FORBIDDEN_PARAMETER_NAMES = ["provider", "model", "prompt", "sourceTool"] as const;
 
 export const MediaRequestSchema = z.strictObject({

@@ -260,7 +260,7 @@ export class LedgerError extends Error {
   }
 }
 
-/** Same `idempotencyKey`, different request: refused locally, nothing sent (contract Idempotency 4). */
+/** Same `idempotencyKey`, different request: refused locally, nothing sent (docs/idempotency.md#rules, 4). */
 export class IdempotencyConflictError extends Error {
   override readonly name = "IdempotencyConflictError";
   readonly code = "IDEMPOTENCY_CONFLICT";

@@ -38,8 +38,8 @@ export interface ToolContext {
    */
   progress(message: string, value?: number, total?: number): Promise<void>;
   /**
-   * Runs `then` once this call's result has been handed to a client still connected (see the
-   * README's idempotency rule on delivery). Never runs for a cancelled call. Errors are the
+   * Runs `then` once this call's result has been handed to a client still connected (see
+   * docs/idempotency.md#delivery). Never runs for a cancelled call. Errors are the
    * callback's own concern: it must not throw.
    */
   afterDelivery(then: () => Promise<void>): void;
@@ -52,6 +52,16 @@ export interface DeliveryHooks {
   readonly signal?: AbortSignal;
 }
 
+/** The capabilities of the client making this request. */
+export function clientCapabilities(server: McpServer, ctx: ServerContext): ClientCapabilities | undefined {
+  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
+  return (
+    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+      | ClientCapabilities
+      | undefined) ?? server.server.getClientCapabilities()
+  );
+}
+
 /** Builds a ToolContext over one SDK request context. */
 export function toolContext(
   server: McpServer,
@@ -60,11 +70,7 @@ export function toolContext(
   /** Applied to progress messages, which may quote the service (and so the key). */
   scrub: (text: string) => string = (text) => text,
 ): ToolContext {
-  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
-  const caps: ClientCapabilities | undefined =
-    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-      | ClientCapabilities
-      | undefined) ?? server.server.getClientCapabilities();
+  const caps = clientCapabilities(server, ctx);
   const token = ctx.mcpReq._meta?.progressToken;
   let last = 0;
   return {

@@ -1,6 +1,6 @@
 /**
  * Delivery as the transport sees it. A paid call's result counts as delivered only once the
- * transport has written it to a client still connected (README, "Idempotency"): the stdout write
+ * transport has written it to a client still connected (docs/idempotency.md#delivery): the stdout write
  * completed, or the HTTP response was flushed to an open connection. Tools register what to do on
  * delivery (`ToolContext.afterDelivery`); the registering wrapper hands those callbacks to the
  * channel its call came through, and the transport runs them, or drops them when the write failed.

@@ -28,7 +28,7 @@ export const saveField = z
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
-/** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
+/** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = z
   .number()
   .int()
@@ -53,8 +53,8 @@ export const taskIdField = z
 // ---------- shared output fields ----------
 
 /**
- * The interface's Task, typed so a client can check it, described once in prose rather than field
- * by field: it appears in five tools' output schemas.
+ * The service's task (docs/service.md#responses), typed so a client can check it, described once
+ * in prose rather than field by field: it appears in five tools' output schemas.
  */
 export const TaskOut = z
   .looseObject({

@@ -5,9 +5,15 @@
  * - `$schema`: MCP takes JSON Schema 2020-12 as the default dialect, and it is the one zod targets;
  * - `additionalProperties: {}` and `items: {}` (any extra property, any item: the defaults);
  * - `propertyNames: {type: "string"}` (every JSON property name is a string);
- * - `properties: {}` (constrains nothing).
- * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]` accepts
- * the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
+ * - `properties: {}` (constrains nothing);
+ * - `minimum`/`maximum` at ±Number.MAX_SAFE_INTEGER (zod's bounds of any `.int()`: no value a caller
+ *   sends comes near them);
+ * - in an output schema, `additionalProperties: false` and `required` (the server's own promises
+ *   about what it sends, which every result keeps: a client validating our results only gets more
+ *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
+ *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them.
+ * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]`
+ * accepts the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
  * `--strict` mode warns of them) do not take type arrays. test/mcp/json-schema.test.ts holds every
  * tool's advertised schemas to that: no type arrays, and every property typed.
  */
@@ -20,8 +26,12 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const SUBSCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
 const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
 
-function says(keyword: string, value: unknown): boolean {
+function says(keyword: string, value: unknown, io: "input" | "output"): boolean {
   if (keyword === "$schema") return false;
+  if (keyword === "maximum" && value === Number.MAX_SAFE_INTEGER) return false;
+  if (keyword === "minimum" && value === -Number.MAX_SAFE_INTEGER) return false;
+  if (io === "output" && (keyword === "required" || (keyword === "additionalProperties" && value === false)))
+    return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
   const empty = isObject(value) && Object.keys(value).length === 0;
   if ((keyword === "additionalProperties" || keyword === "items") && empty) return false;
@@ -50,18 +60,19 @@ function splitTypeArray(schema: Json): Json {
 }
 
 /** A schema without the keywords above, at any depth; values that are data (enum, const, default) are kept as they are. */
-export function compactSchema(schema: Json): Json {
+export function compactSchema(schema: Json, io: "input" | "output" = "input"): Json {
   const out: Json = {};
+  const compact = (sub: Json) => compactSchema(sub, io);
   for (const [keyword, value] of Object.entries(schema)) {
-    if (!says(keyword, value)) continue;
+    if (!says(keyword, value, io)) continue;
     if (SUBSCHEMA_MAPS.has(keyword) && isObject(value)) {
       out[keyword] = Object.fromEntries(
-        Object.entries(value).map(([name, sub]) => [name, isObject(sub) ? compactSchema(sub) : sub]),
+        Object.entries(value).map(([name, sub]) => [name, isObject(sub) ? compact(sub) : sub]),
       );
     } else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) {
-      out[keyword] = value.map((sub) => (isObject(sub) ? compactSchema(sub) : sub));
+      out[keyword] = value.map((sub) => (isObject(sub) ? compact(sub) : sub));
     } else if (["items", "additionalProperties", "not", "contains", "propertyNames"].includes(keyword)) {
-      out[keyword] = isObject(value) ? compactSchema(value) : value;
+      out[keyword] = isObject(value) ? compact(value) : value;
     } else {
       out[keyword] = value;
     }
@@ -78,5 +89,5 @@ export function derivedSchema(schema: z.ZodType, io: "input" | "output"): Json {
 
 /** The advertised JSON Schema of a tool's input or output. */
 export function advertisedSchema(schema: z.ZodType, io: "input" | "output"): Json {
-  return compactSchema(derivedSchema(schema, io));
+  return compactSchema(derivedSchema(schema, io), io);
 }

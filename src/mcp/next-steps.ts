@@ -1,7 +1,7 @@
 /**
  * What a tool's caller should do next after a failure, in this server's words: the tools,
  * arguments and settings that the service client and the ledger know nothing of. A code not
- * listed keeps the action its error carries (the service interface's own client action).
+ * listed keeps the action its error carries (the service's own client action, docs/service.md#errors).
  */
 import type { RequestKind } from "../client/service-errors.js";
 
@@ -26,7 +26,7 @@ const NEXT_STEPS: Record<string, string> = {
 const LEDGER =
   "The request ledger could not be read or written, so nothing was sent. Check GENERATION_STORE (path, permissions, disk space).";
 
-/** The interface: an ambiguous upload is not to be repeated blindly (POST /api/generate/assets). */
+/** An upload whose outcome is unknown is not to be repeated blindly (docs/service.md#uploads). */
 const AMBIGUOUS_UPLOAD =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly. For a voice, list_voices with scope mine shows whether it arrived; an asset upload spends no Gems, so uploading again at worst leaves a duplicate asset.";
 

@@ -45,7 +45,7 @@ export interface DescribedError {
 /** What an identity's caller may do: replay it while it is open, or start anew once closed. */
 function identityNote(err: IdentifiedError): string {
   const id = err.identity;
-  // The service retains this outcome (service interface, "POST /api/generate/extract/video").
+  // The service retains this outcome (docs/service.md#errors, ANALYSIS_FAILED).
   if (err.cause instanceof ServiceError && err.cause.code === "ANALYSIS_FAILED") {
     return `Identity (idempotencyKey): ${id}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
   }

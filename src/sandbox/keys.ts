@@ -3,7 +3,7 @@
  * (media at task end, text and extraction at once), so balances are computed from timestamps
  * and reading them never changes anything.
  *
- * Cap rule (interface, Spending controls): completed charges in the current UTC month plus all
+ * Cap rule (docs/service.md#spending): completed charges in the current UTC month plus all
  * outstanding reservations, whatever month they were made in, must leave room for a new one.
  */
 import { createHash, randomBytes } from "node:crypto";

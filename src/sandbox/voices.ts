@@ -39,7 +39,8 @@ const NAMES = [
   "Theo",
 ]; // prettier-ignore
 const STYLES = ["warm", "bright", "calm", "crisp"];
-// Magic bytes the interface allows for voice recordings: MP3, WAV, OGG, M4A, AAC, FLAC, WebM.
+// Magic bytes of the formats a voice upload accepts (docs/service.md#uploads):
+// MP3, WAV, OGG, M4A, AAC, FLAC, WebM.
 const VOICE_FORMATS = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "mp4", "aac", "flac", "webm"]);
 const MULTIPART_OVERHEAD = 64 * 1024;
 

@@ -3,13 +3,13 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import type { Engine } from "../mcp/context.js";
+import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
-import { mediaOrigins, registerViewer } from "./viewer.js";
+import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
 export const SERVER_VERSION = "0.1.0";
@@ -40,5 +40,10 @@ export function createMcpServer(engine: Engine): McpServer {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
   registerPrompts(server, engine);
+  // tools/list answered from the precomputed listings (what the SDK would build from the tools
+  // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
+  server.server.setRequestHandler("tools/list", (_request, ctx) => ({
+    tools: [...CATALOG, ...viewerToolsFor(clientCapabilities(server, ctx))] as never,
+  }));
   return server;
 }

@@ -36,7 +36,6 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name", "kind"],
           },
         },
         accountingPeriod: {
@@ -44,8 +43,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The Gem cap's period (a UTC calendar month).",
         },
       },
-      required: ["models", "accountingPeriod"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -133,7 +130,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -143,8 +139,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -156,7 +150,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -238,7 +231,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -248,8 +240,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -261,7 +251,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -349,7 +338,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -359,8 +347,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -372,7 +358,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -432,7 +417,6 @@ export const CATALOG: readonly ListedTool[] = [
                       type: "string",
                     },
                   },
-                  required: ["code", "message"],
                 },
                 {
                   type: "null",
@@ -468,7 +452,6 @@ export const CATALOG: readonly ListedTool[] = [
                             type: "string",
                           },
                         },
-                        required: ["id", "kind", "mimeType", "url"],
                       },
                       {
                         type: "null",
@@ -476,11 +459,9 @@ export const CATALOG: readonly ListedTool[] = [
                     ],
                   },
                 },
-                required: ["index", "status", "asset"],
               },
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
             "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
         },
@@ -489,8 +470,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "True once finished: succeeded, partial, failed or cancelled.",
         },
       },
-      required: ["task", "terminal"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -502,7 +481,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -536,7 +514,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -546,8 +523,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["task", "saved"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -616,12 +591,9 @@ export const CATALOG: readonly ListedTool[] = [
               ],
             },
           },
-          required: ["id", "kind", "state", "url"],
           description: "id (use it, not the URL), kind, state (usable when ready), url.",
         },
       },
-      required: ["asset"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -633,7 +605,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -679,11 +650,9 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name"],
           },
         },
       },
-      required: ["voices"],
     },
     annotations: {
       readOnlyHint: true,
@@ -734,11 +703,8 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "name"],
         },
       },
-      required: ["voice"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -868,8 +834,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Token counts, or null.",
         },
       },
-      required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -959,12 +923,9 @@ export const CATALOG: readonly ListedTool[] = [
               type: "array",
             },
           },
-          required: ["analysis", "durationSeconds", "frames"],
           description: "frames are suggested times; segments is optional.",
         },
       },
-      required: ["idempotencyKey", "id", "extraction"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -1042,7 +1003,6 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
           },
           description: "Newest first; times are ISO 8601.",
         },
@@ -1051,8 +1011,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
       },
-      required: ["requests"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,

@@ -1,5 +1,5 @@
 /**
- * Every bound of the interface's field tables and Limits, at its edge: the limit passes,
+ * Every bound of docs/service.md (request bodies and limits), at its edge: the limit passes,
  * one past it is refused with an ArgumentError naming the field and the limit. These
  * builders run before any request exists; bounds.test.ts shows nothing is sent.
  */

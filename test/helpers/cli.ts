@@ -6,6 +6,10 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "./temp.js";
 
+/** How a client declares it renders MCP Apps views (ext-apps' EXTENSION_ID and RESOURCE_MIME_TYPE). */
+export const APPS_EXTENSION = "io.modelcontextprotocol/ui";
+export const APP_MIME_TYPE = "text/html;profile=mcp-app";
+
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli.js");
 
@@ -237,6 +241,8 @@ export async function connectCli(o: {
   name?: string;
   /** When set, the client declares MCP roots and answers `roots/list` with these directories. */
   roots?: string[];
+  /** Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension), as Apps hosts do. */
+  apps?: boolean;
 }): Promise<ConnectedCli> {
   const transport = new StdioClientTransport({
     command: o.command ?? process.execPath,
@@ -250,7 +256,12 @@ export async function connectCli(o: {
   });
   const client = new Client(
     { name: o.name ?? "test-host", version: "1.0.0" },
-    { capabilities: o.roots ? { roots: {} } : {} },
+    {
+      capabilities: {
+        ...(o.roots ? { roots: {} } : {}),
+        ...(o.apps ? { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } : {}),
+      },
+    },
   );
   const roots = o.roots;
   if (roots) {

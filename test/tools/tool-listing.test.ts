@@ -5,7 +5,7 @@ import { CATALOG } from "../../src/tools/catalog.js";
 import { CONTRACT_TOOLS, READ_ONLY_TOOLS, SPENDING_TOOLS } from "../helpers/tools.js";
 import { type Harness, harness } from "./harness.js";
 
-/** What tools/list may cost the model's context, as JSON bytes (README, "Tools"). */
+/** What tools/list may cost the model's context, as JSON bytes (docs/architecture.md#the-tool-catalog). */
 const CATALOG_BYTES_MAX = 20_000;
 
 type Json = Record<string, unknown>;
