@@ -12,8 +12,8 @@
  *   about what it sends, which every result keeps: a client validating our results only gets more
  *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
  *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them.
- * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]` accepts
- * the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
+ * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]`
+ * accepts the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
  * `--strict` mode warns of them) do not take type arrays. test/mcp/json-schema.test.ts holds every
  * tool's advertised schemas to that: no type arrays, and every property typed.
  */

@@ -43,7 +43,7 @@ export function nextStep(f: Failure): string {
   if (f.requestKind === "upload" && f.definitive === false) return AMBIGUOUS_UPLOAD;
   const listed = NEXT_STEPS[f.code];
   if (listed !== undefined) return listed;
-  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3).
+  // A missing SQLite driver carries its own fix (upgrade Node, or install sqlite3 beside the package).
   if (f.code.startsWith("LEDGER_") && f.code !== "LEDGER_NO_SQLITE") return LEDGER;
   return f.action;
 }

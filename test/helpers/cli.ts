@@ -239,10 +239,10 @@ export async function connectCli(o: {
   env: Record<string, string>;
   command?: string;
   name?: string;
-  /** Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension), as Apps hosts do. */
-  apps?: boolean;
   /** When set, the client declares MCP roots and answers `roots/list` with these directories. */
   roots?: string[];
+  /** Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension), as Apps hosts do. */
+  apps?: boolean;
 }): Promise<ConnectedCli> {
   const transport = new StdioClientTransport({
     command: o.command ?? process.execPath,

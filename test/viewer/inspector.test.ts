@@ -123,10 +123,8 @@ async function expectSaved(view: Frame, files: string, expected: Buffer): Promis
 
 describe("README: MCP Inspector", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(
-    readme.indexOf("### MCP Inspector"),
-    readme.indexOf("\n### ", readme.indexOf("### MCP Inspector") + 4),
-  );
+  const start = readme.indexOf("**MCP Inspector**");
+  const section = readme.slice(start, readme.indexOf("\n**", start + 4));
 
   it("gives the commands this test runs, with GENERATION_FILES set", () => {
     expect(section).toContain('GENERATION_FILES="$HOME/Pictures" npm start');
