@@ -241,7 +241,7 @@ describe("the SQLite driver", () => {
     expect(err).toMatchObject({ code: "LEDGER_NO_SQLITE", action: NO_DRIVER_ACTION });
     expect((err as Error).message).toContain(`Node ${process.versions.node}`);
     expect(NO_DRIVER_ACTION).toMatch(
-      /22\.13 or newer.*`npm install sqlite3`.*npx -y -p generation-mcp -p sqlite3/,
+      /22\.13 or newer.*`npm install sqlite3@5`.*npx -y -p generation-mcp -p sqlite3@5 generation-mcp/,
     );
     expect(NO_DRIVER_ACTION).not.toMatch(/rebuild/);
     expect(NO_DRIVER_ACTION).not.toMatch(/report/i);
