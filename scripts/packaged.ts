@@ -196,20 +196,22 @@ export async function startAndPay(node: string, installed: Installed): Promise<S
 /**
  * On a Node without node:sqlite, an install without sqlite3 beside it (an optional peer, never
  * installed with the package) has no SQLite driver: stderr says so once, and the paid call is
- * refused with the fix (`npm install sqlite3` beside it), never "report it".
+ * refused with the fix (`npm install sqlite3@5` beside it), never "report it". Returns the
+ * result's text.
  */
-export async function expectNoDriverFix(node: string, installed: Installed): Promise<void> {
+export async function expectNoDriverFix(node: string, installed: Installed): Promise<string> {
   const c = await listAndGenerate(node, installed);
   const problems: string[] = [];
   if (!c.isError || !c.text.startsWith("LEDGER_NO_SQLITE: "))
     problems.push("the paid call was not LEDGER_NO_SQLITE");
-  if (!/22\.13 or newer/.test(c.text) || !/`npm install sqlite3`/.test(c.text) || /rebuild/.test(c.text))
+  if (!/22\.13 or newer/.test(c.text) || !/`npm install sqlite3@5`/.test(c.text) || /rebuild/.test(c.text))
     problems.push("no fix in the result");
   if (/report it/.test(c.text)) problems.push("the result says 'report it'");
   const lines = c.stderr.trimEnd().split("\n");
   if (lines.length !== 1 || !/no SQLite driver.*To fix: /.test(lines[0] ?? ""))
     problems.push("not one stderr line with the fix");
   if (problems.length > 0) throw new Error(`${problems.join("; ")}\nresult: ${c.text}\nstderr: ${c.stderr}`);
+  return c.text;
 }
 
 /** Bytes under `path`, as `du` counts apparent sizes. */
@@ -248,14 +250,16 @@ async function main(): Promise<void> {
     console.error(`the same install on Node 22: generate_image ok, nothing on stderr`);
     // The same install on this Node, when it has no node:sqlite: no sqlite3 beside it.
     if (!hasNodeSqlite(process.execPath)) {
-      await expectNoDriverFix(process.execPath, installed);
+      const told = await expectNoDriverFix(process.execPath, installed);
       console.error(
         `the same install on Node ${process.versions.node}: no SQLite driver, and the result says how to fix it`,
       );
-      // The fix it gives, done as a user would: sqlite3 installed beside the package (this npm
-      // builds it for this Node), and the same paid call then succeeds.
+      // The fix it gives, word for word, done as a user would: sqlite3 installed beside the
+      // package (this npm builds it for this Node), and the same paid call then succeeds.
+      const fix = /`npm install ([^`]+)`/.exec(told)?.[1];
+      if (fix === undefined) throw new Error(`no npm install command in: ${told}`);
       const began = performance.now();
-      execFileSync("npm", ["install", "--no-audit", "--no-fund", "sqlite3"], {
+      execFileSync("npm", ["install", "--no-audit", "--no-fund", ...fix.split(" ")], {
         cwd: installed.dir,
         stdio: ["ignore", "ignore", "inherit"],
         env: withNodeFirst(process.execPath),
@@ -263,7 +267,7 @@ async function main(): Promise<void> {
       const fixed = await startAndPay(process.execPath, installed);
       if (/ledger|SQLite/i.test(fixed.stderr)) throw new Error(`stderr after the fix: ${fixed.stderr}`);
       console.error(
-        `after \`npm install sqlite3\` beside it (${((performance.now() - began) / 1000).toFixed(0)} s): generate_image ok on the sqlite3 driver`,
+        `after \`npm install ${fix}\` beside it (${((performance.now() - began) / 1000).toFixed(0)} s): generate_image ok on the sqlite3 driver`,
       );
     }
   } finally {

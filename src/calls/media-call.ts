@@ -12,6 +12,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { describeError, errorResult, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import { paidCall } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { saveTarget } from "./saving.js";
@@ -49,6 +50,8 @@ export async function submitMedia(
   let dirs: string[] | undefined;
   let paid: Awaited<ReturnType<typeof paidCall<{ submission: Submission }>>>;
   try {
+    // What the model catalog rules out is refused here: nothing confirmed, claimed or spent.
+    await catalogCheck(engine, tool, kind, { ...request, idempotencyKey });
     paid = await paidCall(engine, ctx, {
       tool,
       endpoint: endpointOf(kind),

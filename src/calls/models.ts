@@ -1,7 +1,7 @@
 /**
  * The model catalog as tools and prompts read it: at most once a minute per key, one read shared by
- * every caller meanwhile, and never longer than a few seconds (it only informs estimates and
- * completions; nothing waits on it for money's sake).
+ * every caller meanwhile, and never longer than a few seconds (it informs estimates, completions and
+ * the catalog check before a paid call, catalog-check.ts, which blocks nothing when it cannot be read).
  */
 import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";

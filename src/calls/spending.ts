@@ -6,6 +6,7 @@
  * refused with PRICE_CHANGED instead of being spent.
  */
 
+import { gems } from "../client/wording.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Questions } from "../mcp/questions.js";
 import { declined } from "../mcp/results.js";
@@ -76,12 +77,12 @@ export async function confirmSpending(
   if (estimate !== undefined && estimate <= threshold) return unasked();
   const cost =
     estimate !== undefined
-      ? `about ${estimate} Gems (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
+      ? `about ${gems(estimate)} (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
       : "an amount the service only quotes on submission (no estimate is available)";
-  const ceiling = fallback !== undefined ? ` It will refuse to spend more than ${fallback} Gems.` : "";
+  const ceiling = fallback !== undefined ? ` It will refuse to spend more than ${gems(fallback)}.` : "";
   const answer = q.confirm(
     "spend",
-    `${o.tool} with model ${o.model} will spend ${cost}, above your confirmation threshold of ${threshold} Gems.${ceiling} Go ahead?`,
+    `${o.tool} with model ${o.model} will spend ${cost}, above your confirmation threshold of ${gems(threshold)}.${ceiling} Go ahead?`,
   );
   if (answer === "no") throw declined(`to spend Gems on ${o.tool}`);
   return { maxGems: fallback, fromThreshold: false };
@@ -89,5 +90,5 @@ export async function confirmSpending(
 
 /** What a refusal under the threshold ceiling adds: how to go above it. */
 export function thresholdNote(engine: Engine, maxGems: number | undefined): string {
-  return `The ceiling of ${maxGems} Gems was GENERATION_CONFIRM_ABOVE_GEMS (${engine.config.confirmAboveGems}), sent as maxGems because the user was not asked; nothing was charged. To go above it, ask the user, then call again with maxGems set to the amount they agree to, or raise GENERATION_CONFIRM_ABOVE_GEMS.`;
+  return `The ceiling of ${maxGems === undefined ? "maxGems" : gems(maxGems)} was GENERATION_CONFIRM_ABOVE_GEMS (${engine.config.confirmAboveGems}), sent as maxGems because the user was not asked; nothing was charged. To go above it, ask the user, then call again with maxGems set to the amount they agree to, or raise GENERATION_CONFIRM_ABOVE_GEMS.`;
 }

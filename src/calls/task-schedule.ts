@@ -7,12 +7,13 @@
 import { type WaitProgress, type WaitResult, waitForTask } from "../client/poll.js";
 import { expectation, learnedSchedule, type PollSchedule, plan } from "../client/poll-schedule.js";
 import type { Task } from "../client/schemas.js";
+import { statusPredicate } from "../client/wording.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 
 /** "Task … is processing after 12 s; about 40 s left, from the last 12 runs". */
 export function progressLine(p: WaitProgress): string {
   const expected = expectation(p.schedule, p.elapsedMs);
-  return `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
+  return `Task ${p.task.id} ${statusPredicate(p.task.status)} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
 }
 
 /**

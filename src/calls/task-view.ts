@@ -5,6 +5,7 @@
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import type { Task } from "../client/schemas.js";
+import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { describeError } from "../mcp/results.js";
@@ -80,10 +81,14 @@ export interface TaskTextOptions {
 
 export function taskText(task: Task, o: TaskTextOptions): string {
   const terminal = isTerminal(task.status);
-  const lines = [`Task ${task.id} is ${task.status}${terminal ? " (terminal)" : " (not finished yet)"}.`];
+  const lines = [
+    `Task ${task.id} ${statusPredicate(task.status)}${terminal ? " (terminal)" : " (not finished yet)"}.`,
+  ];
   if (o.identity) {
     const how =
-      o.reused || o.created === false ? " It replays an earlier identical request: no second charge." : "";
+      o.reused || o.created === false
+        ? " It continues an earlier request under the same identity: not charged twice."
+        : "";
     lines.push(
       `Identity (idempotencyKey): ${o.identity}.${how} Keep it: the same arguments with idempotencyKey "${o.identity}" replay this request and never charge twice.`,
     );

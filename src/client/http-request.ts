@@ -57,6 +57,7 @@ export class ServiceHttp {
   private readonly proxied: boolean;
 
   constructor(o: HttpOptions) {
+    // Checked where it was configured (src/config/values.ts); asserted here, where it is parsed.
     const url = new URL(o.baseUrl);
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
     this.baseUrl = url.href.replace(/\/+$/, "");

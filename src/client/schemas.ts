@@ -204,8 +204,8 @@ export const MusicParametersSchema = z.looseObject({
 export const MUSIC_ADVANCED_ONLY = ["style", "title", "negativeTags", "vocalGender", "duration"] as const;
 
 export const ChatMessageSchema = z.strictObject({
-  role: z.enum(["system", "user", "assistant"]),
-  content: z.string().max(L.text.content),
+  role: z.enum(["system", "user", "assistant"]).describe("Who speaks."),
+  content: z.string().max(L.text.content).describe("Message text."),
 });
 
 export const ChatRequestSchema = z.strictObject({
@@ -215,7 +215,9 @@ export const ChatRequestSchema = z.strictObject({
   max_tokens: z.number().int().min(L.text.maxTokens.min).max(L.text.maxTokens.max).optional(),
   temperature: z.number().min(L.text.temperature.min).max(L.text.temperature.max).optional(),
   top_p: z.number().min(L.text.topP.min).max(L.text.topP.max).optional(),
-  response_format: z.strictObject({ type: z.enum(["text", "json_object"]) }).optional(),
+  response_format: z
+    .strictObject({ type: z.enum(["text", "json_object"]).describe("The format.") })
+    .optional(),
   maxGems: TextMaxGemsSchema.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequestSchema>;

@@ -261,9 +261,12 @@ export class ArgumentError extends Error {
   override readonly name = "ArgumentError";
   readonly code = "INVALID_ARGUMENT";
   readonly field: string;
+  /** What is wrong with the field, without its name. */
+  readonly detail: string;
   readonly action = CLIENT_ACTIONS.INVALID_ARGUMENT as string;
   constructor(field: string, message: string) {
     super(`${field}: ${message}`);
     this.field = field;
+    this.detail = message;
   }
 }

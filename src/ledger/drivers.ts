@@ -21,9 +21,13 @@ export interface SqliteConnection {
 
 const require = createRequire(import.meta.url);
 
-/** What to do when neither driver loads; shown at start and in every paid tool's refusal. */
+/**
+ * What to do when neither driver loads; shown at start and in every paid tool's refusal. The major
+ * version is named: the peer range is sqlite3 ^5 (the one tested), and `npx -p sqlite3` resolves a
+ * bare name to the latest (6.x), which npm then refuses as a peer conflict (ERESOLVE).
+ */
 export const NO_DRIVER_ACTION =
-  "Upgrade Node.js to 22.13 or newer (its built-in node:sqlite needs nothing installed), or install the sqlite3 module beside generation-mcp: `npm install sqlite3` in the folder generation-mcp is installed in, or with npx start it as `npx -y -p generation-mcp -p sqlite3 generation-mcp`; then restart the MCP server.";
+  "Upgrade Node.js to 22.13 or newer (its built-in node:sqlite needs nothing installed), or install the sqlite3 module beside generation-mcp: `npm install sqlite3@5` in the folder generation-mcp is installed in, or with npx start it as `npx -y -p generation-mcp -p sqlite3@5 generation-mcp`; then restart the MCP server.";
 
 /** Neither `node:sqlite` nor `sqlite3` could be loaded: nothing can be recorded, so nothing is sent. */
 export class NoSqliteDriverError extends LedgerError {

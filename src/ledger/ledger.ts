@@ -31,6 +31,7 @@ import {
   type StoredRecord,
   summarize,
   type TaskSeen,
+  type TaskStatusSeen,
   toListing,
 } from "./record.js";
 import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
@@ -237,6 +238,7 @@ export class LedgerImpl implements Ledger {
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
     // After this ledger's queued writes, so a listing shows what its calls already returned.
+    await this.#history.settled();
     await this.#writer.settled();
     const now = this.#o.now();
     const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);
@@ -264,6 +266,10 @@ export class LedgerImpl implements Ledger {
 
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
     return this.#history.noteSeen(keyHash, taskId, seen);
+  }
+
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    return this.#history.noteStatus(keyHash, taskId, seen);
   }
 
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined> {

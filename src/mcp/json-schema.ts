@@ -11,7 +11,10 @@
  * - in an output schema, `additionalProperties: false` and `required` (the server's own promises
  *   about what it sends, which every result keeps: a client validating our results only gets more
  *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
- *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them.
+ *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them;
+ * - `default: {}` and `default: []` (an object or list left out is empty: what anyone would assume);
+ * and an open union `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) is
+ * written `{type: T}`, which accepts the same values.
  * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]`
  * accepts the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
  * `--strict` mode warns of them) do not take type arrays. test/mcp/json-schema.test.ts holds every
@@ -31,6 +34,8 @@ function says(keyword: string, value: unknown, io: "input" | "output"): boolean 
   if (keyword === "maximum" && value === Number.MAX_SAFE_INTEGER) return false;
   if (keyword === "minimum" && value === -Number.MAX_SAFE_INTEGER) return false;
   if (io === "output" && (keyword === "required" || (keyword === "additionalProperties" && value === false)))
+    return false;
+  if (keyword === "default" && (Array.isArray(value) || isObject(value)) && Object.keys(value).length === 0)
     return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
   const empty = isObject(value) && Object.keys(value).length === 0;
@@ -77,7 +82,17 @@ export function compactSchema(schema: Json, io: "input" | "output" = "input"): J
       out[keyword] = value;
     }
   }
-  return splitTypeArray(out);
+  return splitTypeArray(mergeOpenUnion(out));
+}
+
+/** `anyOf` branches of one type, one of them that bare type: the union accepts exactly that type. */
+function mergeOpenUnion(schema: Json): Json {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || !branches.every(isObject)) return schema;
+  const bare = branches.find((b) => Object.keys(b).length === 1 && typeof b.type === "string");
+  if (bare === undefined || !branches.every((b) => b.type === bare.type)) return schema;
+  const { anyOf: _, ...rest } = schema;
+  return { type: bare.type, ...rest };
 }
 
 /** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */

@@ -54,30 +54,48 @@ function identityNote(err: IdentifiedError): string {
     : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;
 }
 
+/**
+ * A failure whose next step the tool knows better than its code's default, because it knows what
+ * was asked (poll_task given a request identity where a task ID belongs, for one).
+ */
+export class WithNextStep extends Error {
+  override readonly name = "WithNextStep";
+  constructor(
+    readonly failure: unknown,
+    readonly next: string,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+  }
+}
+
 /** Code and actionable text for any error; used by tool results and resource reads. */
-export function describeError(err: unknown): DescribedError {
+export function describeError(err: unknown, next?: string): DescribedError {
+  if (err instanceof WithNextStep) return describeError(err.failure, err.next);
   if (err instanceof IdentifiedError) {
-    const inner = describeError(err.cause);
+    const inner = describeError(err.cause, next);
     return { ...inner, text: `${inner.text} ${identityNote(err)}` };
   }
   if (err instanceof ServiceError) {
     const parts = [`${err.code}: ${sentence(err.message)}`];
     if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
-    const next = nextStep({
-      code: err.code,
-      action: err.action,
-      requestKind: err.requestKind,
-      definitive: err.outcome === "definitive",
-    });
-    parts.push(`Next: ${next}`);
+    const step =
+      next ??
+      nextStep({
+        code: err.code,
+        action: err.action,
+        message: err.message,
+        requestKind: err.requestKind,
+        definitive: err.outcome === "definitive",
+      });
+    parts.push(`Next: ${step}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
   // Local refusals of every layer (arguments, the ledger's IDEMPOTENCY_CONFLICT and LEDGER_*,
   // this layer's LocalRefusal) carry a code and an action.
   const local = err as { code?: unknown; action?: unknown } | null;
   if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    const next = nextStep({ code: local.code, action: local.action });
-    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${next}` };
+    const step = next ?? nextStep({ code: local.code, action: local.action, message: err.message });
+    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${step}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

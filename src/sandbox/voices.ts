@@ -3,6 +3,7 @@
  * filter matter) and each key's uploaded private drafts in `mine`.
  */
 import { fileTypeFromBuffer } from "file-type";
+import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { readBody } from "./body.js";
 import { invalid, Refusal, tooLarge } from "./sandbox-errors.js";
@@ -124,7 +125,7 @@ export class VoiceStore {
     const file = form.get("file");
     if (typeof file === "string" || file === null) throw invalid("file: must be a file part.");
     if (file.size > LIMITS.voice.maxBytes) {
-      throw tooLarge(`file: ${file.size} bytes; the limit is ${LIMITS.voice.maxBytes} bytes.`);
+      throw tooLarge(`file: ${byteSize(file.size)}; the limit is ${byteSize(LIMITS.voice.maxBytes)}.`);
     }
     if (file.size < LIMITS.voice.minBytes) throw invalid("file: is empty.");
     const durationText = form.get("duration");

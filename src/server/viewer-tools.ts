@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { SAVE_MAX_BYTES } from "../calls/saving.js";
+import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
@@ -35,7 +36,10 @@ const readTask = defineTool({
   meta: APP_ONLY,
   async handler(args, ctx, engine) {
     const task = await engine.client.getTask(args.taskId, { signal: ctx.signal });
-    return okResult(`Task ${task.id} is ${task.status}.`, { task, terminal: isTerminal(task.status) });
+    return okResult(`Task ${task.id} ${statusPredicate(task.status)}.`, {
+      task,
+      terminal: isTerminal(task.status),
+    });
   },
 });
 

@@ -156,7 +156,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -173,7 +173,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Options from the model's capabilities: mode (text-to-video, or image-to-video with sourceImage), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -294,6 +294,11 @@ export const CATALOG: readonly ListedTool[] = [
           minimum: 0,
           maximum: 1000000000,
         },
+        operation: {
+          type: "string",
+          enum: ["speech", "music", "voice_clone"],
+          description: "voice_clone speaks in a private uploaded voice.",
+        },
         idempotencyKey: {
           description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
@@ -308,11 +313,6 @@ export const CATALOG: readonly ListedTool[] = [
         save: {
           description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
-        },
-        operation: {
-          type: "string",
-          enum: ["speech", "music", "voice_clone"],
-          description: "voice_clone speaks in a private uploaded voice.",
         },
       },
       required: ["model", "prompt", "operation"],
@@ -429,7 +429,7 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "object",
                 properties: {
                   index: {
-                    type: "number",
+                    type: "integer",
                   },
                   status: {
                     type: "string",
@@ -463,7 +463,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
+            "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
         },
         terminal: {
           type: "boolean",
@@ -850,6 +850,12 @@ export const CATALOG: readonly ListedTool[] = [
     inputSchema: {
       type: "object",
       properties: {
+        model: {
+          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
+          type: "string",
+          minLength: 1,
+          maxLength: 150,
+        },
         videoAssetId: {
           type: "string",
           minLength: 1,
@@ -860,12 +866,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "What to look for.",
           type: "string",
           maxLength: 2000,
-        },
-        model: {
-          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
-          type: "string",
-          minLength: 1,
-          maxLength: 150,
         },
         maxGems: {
           description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
@@ -938,15 +938,14 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
     inputSchema: {
       type: "object",
       properties: {
         state: {
-          description:
-            "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
+          description: "Only records in this state (open: unresolved or undelivered; succeeded = accepted).",
           type: "string",
-          enum: ["open", "prepared", "sent", "uncertain", "succeeded", "closed"],
+          enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },
         limit: {
           description: "How many records to return (1 to 100; default 20).",
@@ -993,6 +992,9 @@ export const CATALOG: readonly ListedTool[] = [
               taskId: {
                 type: "string",
               },
+              taskStatus: {
+                type: "string",
+              },
               model: {
                 type: "string",
               },
@@ -1004,7 +1006,8 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
           },
-          description: "Newest first; times are ISO 8601.",
+          description:
+            "Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times.",
         },
         nextCursor: {
           description: "Pass as cursor for the next page; absent on the last page.",

@@ -3,12 +3,13 @@ import { defaultBudget } from "../calls/budget.js";
 import { chargedText } from "../calls/charged.js";
 import { paidCall } from "../calls/paid-call.js";
 import { endpointOf } from "../client/endpoints.js";
+import { ExtractRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
 import { okResult } from "../mcp/results.js";
 
-const E = LIMITS.extraction;
+const X = ExtractRequestSchema.shape;
 
 /**
  * The service gives the analysis without a fixed shape: any JSON value, each advertised with its
@@ -28,19 +29,13 @@ export default defineTool({
   title: "Analyse a video",
   description:
     "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
-  inputSchema: z.strictObject({
-    videoAssetId: z
-      .string()
-      .min(1)
-      .max(LIMITS.referenceAssetIds.idMax)
-      .describe("A video's asset ID from upload_asset."),
-    prompt: z.string().max(E.prompt).optional().describe("What to look for."),
-    model: z
-      .string()
-      .min(LIMITS.modelId.min)
-      .max(LIMITS.modelId.max)
+  // The service's extraction body (src/client/schemas.ts); the model may be left to the configuration.
+  inputSchema: ExtractRequestSchema.extend({
+    videoAssetId: X.videoAssetId.describe("A video's asset ID from upload_asset."),
+    prompt: nonBlank(X.prompt.unwrap(), "leave prompt out for a general analysis, or say what to look for")
       .optional()
-      .describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
+      .describe("What to look for."),
+    model: X.model.optional().describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),
@@ -79,7 +74,7 @@ export default defineTool({
         ? extraction.analysis
         : JSON.stringify(extraction.analysis, null, 2);
     const text = [
-      `Extraction ${id} of a ${extraction.durationSeconds} s video (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
+      `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""}).`,
       chargedText(run.result, ceiling.maxGems, run.reused),
       `Analysis:\n${analysis}`,
       `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,

@@ -335,7 +335,7 @@ describe("signed output URLs", () => {
       OutputTooLargeError,
     );
     await expect(client().fetchOutput(`${CDN}/chunked`, { maxBytes: 10 })).rejects.toThrow(
-      /more than maxBytes 10/,
+      /more than the limit of 10 bytes/,
     );
     expect((await client().fetchOutput(`${CDN}/chunked`, { maxBytes: 12 })).bytes.byteLength).toBe(12);
   });

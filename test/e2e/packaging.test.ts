@@ -177,7 +177,7 @@ describe.skipIf(loadNodeSqlite() !== null)("the shipped binary with no SQLite dr
       const text = textOf(r);
       expect(text).toMatch(/^LEDGER_NO_SQLITE: /);
       expect(text).toMatch(/Upgrade Node\.js to 22\.13 or newer/);
-      expect(text).toMatch(/`npm install sqlite3` in the folder generation-mcp is installed in/);
+      expect(text).toMatch(/`npm install sqlite3@5` in the folder generation-mcp is installed in/);
       expect(text).not.toMatch(/rebuild/);
       expect(text).not.toMatch(/report it/);
       // The start-up line arrives about a second after start (the ledger opens in the background).

@@ -111,7 +111,7 @@ describe("tools/list", () => {
   it("carries the shared rules once, in the server's instructions", () => {
     const text = h.mcp.getInstructions() ?? "";
     for (const name of SPENDING_TOOLS) expect(text, name).toContain(name);
-    for (const rule of [/idempotencyKey/, /never charges twice/, /poll_task/, /new work and spends again/])
+    for (const rule of [/idempotencyKey/, /not charged twice/, /poll_task/, /new work and spends again/])
       expect(text).toMatch(rule);
     for (const t of tools) expect(t.description, t.name).not.toMatch(/never charg\w+ twice/);
   });

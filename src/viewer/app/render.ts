@@ -148,7 +148,7 @@ function statusLine(shown: Shown, now: number): HTMLElement {
   const done = TERMINAL.has(task.status);
   const parts = [`Task ${task.id}: ${task.status}`];
   if (!done) parts.push(`${plural(Math.round((now - shown.since) / 1000), "second")} elapsed`);
-  parts.push(`${task.quotedGems} Gems quoted`);
+  parts.push(`${plural(task.quotedGems, "Gem")} quoted`);
   announce(`Task ${task.id} ${SAID[task.status] ?? `is ${task.status}`}.`);
   return h("p", { class: `status status-${task.status}`, "data-status": task.status }, parts.join(" · "));
 }
