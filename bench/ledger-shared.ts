@@ -99,6 +99,8 @@ async function claimer(uri: string, tag: string): Promise<void> {
   const ledger = await openLedger({ storeUri: uri });
   process.stdout.write("ready\n");
   await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+  // A stdin left flowing keeps this process alive after its count: the parent could never finish.
+  process.stdin.destroy();
   const end = performance.now() + THROUGHPUT_MS;
   let n = 0;
   await Promise.all(
@@ -149,9 +151,15 @@ async function throughput(): Promise<void> {
           check();
         });
     });
+    const exited = children.map(
+      (c) =>
+        new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once("exit", () => resolve()))),
+    );
     await Promise.all(lines.map((l) => l(/ready/)));
-    for (const c of children) c.stdin.write("go\n");
+    // "go", then end of input: a claimer has nothing more to wait for once it has counted.
+    for (const c of children) c.stdin.end("go\n");
     const counts = await Promise.all(lines.map((l) => l(/^\d+$/m)));
+    await Promise.all(exited);
     const total = counts.reduce((a, b) => a + Number(b), 0);
     print(
       `  ${String(processes).padStart(2)} process${processes === 1 ? " " : "es"}: ${(total / (THROUGHPUT_MS / 1000)).toFixed(0)} claims/s`,
@@ -160,14 +168,21 @@ async function throughput(): Promise<void> {
   }
 }
 
-async function session(url: string, key: string): Promise<Client> {
+interface Session {
+  client: Client;
+  /** Ends the session on the server (DELETE), then closes the client. */
+  end(): Promise<void>;
+}
+
+async function session(url: string, key: string): Promise<Session> {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  // close() alone leaves the session open on the server, which caps open sessions per key: the
+  // next run's sessions would be refused.
+  return { client, end: () => transport.terminateSession().then(() => client.close()) };
 }
 
 /** 100 sessions, each CALLS_PER_SESSION distinct generate_image calls in a row, all sessions at once. */
@@ -176,11 +191,11 @@ async function load(
   key: string,
   tag: string,
 ): Promise<{ perSecond: number; latency: number[] }> {
-  const clients = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key)));
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key)));
   const latency: number[] = [];
   const t0 = performance.now();
   await Promise.all(
-    clients.map(async (c, s) => {
+    sessions.map(async ({ client: c }, s) => {
       for (let i = 0; i < CALLS_PER_SESSION; i++) {
         const t = performance.now();
         const out = await c.callTool({
@@ -193,7 +208,7 @@ async function load(
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(sessions.map((s) => s.end()));
   return { perSecond: latency.length / seconds, latency };
 }
 

@@ -87,7 +87,6 @@ async function serveHttp(config: Config): Promise<void> {
     ]);
   let oauth: import("./server/oauth/oauth-gate.js").OAuthGate | undefined;
   const engines = await createEngines(config, {
-    listenSandbox: true,
     // --auth oauth: a key the service refuses (revoked, expired) ends the sign-ins over it.
     onKeyRefused: (keyHash) =>
       void oauth?.revokeKey(keyHash).catch((error: unknown) => {
@@ -155,10 +154,9 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
     `  service: ${service}`,
     "  auth: key (each session sends its service key as Authorization: Bearer lgk_…)",
     "",
-    "MCP Inspector (Node 22+):",
-    "  npx @modelcontextprotocol/inspector",
-    `  then choose the Streamable HTTP transport and connect to ${url}`,
-    `  (recent Inspectors also take it directly: --transport http --server-url ${url})`,
+    "MCP Inspector (Node 22+; its Apps tab shows the media viewer):",
+    `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
+    "  then open the address it prints and turn on the server's switch to connect",
     "",
     "Claude Desktop (claude_desktop_config.json) through the mcp-remote bridge:",
     ...JSON.stringify(desktop, null, 2)
@@ -190,7 +188,11 @@ async function main(): Promise<void> {
   try {
     command = parseCommand(process.argv.slice(2), process.env);
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message, EXIT_CONFIG);
+    if (error instanceof ConfigError) {
+      // One line per malformed setting, all of them at once.
+      for (const line of error.lines.slice(0, -1)) process.stderr.write(`generation-mcp: ${line}\n`);
+      fail(error.lines.at(-1) ?? error.message, EXIT_CONFIG);
+    }
     throw error;
   }
   switch (command.name) {

@@ -18,7 +18,7 @@ import { byteSize } from "../client/wording.js";
 const outside = (field: string, what: string, dirs: string[]): ArgumentError =>
   new ArgumentError(
     field,
-    `${what} is outside the allowed directories (${dirs.join(", ") || "none are allowed"}); only files inside GENERATION_FILES, narrowed by the client's MCP roots, can be used`,
+    `${what} is outside the allowed directories (in force: ${dirs.join(", ") || "none"}); only files inside GENERATION_FILES, narrowed by the client's MCP roots when it gives any, can be used`,
   );
 
 /** `dir` contains `p` (or is it), judged by path segments, never by string prefix. */
@@ -37,18 +37,16 @@ async function realDir(p: string): Promise<string | undefined> {
 }
 
 /**
- * Configured directories, resolved; when the client offers roots (file:// URIs), only
- * the parts inside both survive. An empty list means nothing is allowed.
+ * Configured directories, resolved; when the client gives roots (file:// URIs) and at least one
+ * is a valid directory, only the parts inside both survive. Roots that are absent, empty or all
+ * invalid keep the configured directories, as the reference filesystem server does
+ * (modelcontextprotocol/servers, src/filesystem): the MCP Inspector declares roots and answers an
+ * empty list, which must not shut every file tool.
  */
 export async function allowedDirs(configured: string[], roots?: string[]): Promise<string[]> {
   const base = (await Promise.all(configured.map(realDir))).filter((d): d is string => d !== undefined);
-  if (roots === undefined) return base;
-  const rootDirs: string[] = [];
-  for (const uri of roots) {
-    if (!uri.startsWith("file:")) continue;
-    const dir = await realDir(fileURLToPath(uri));
-    if (dir) rootDirs.push(dir);
-  }
+  const rootDirs = await validRoots(roots ?? []);
+  if (rootDirs.length === 0) return base;
   const out = new Set<string>();
   for (const c of base) {
     for (const r of rootDirs) {
@@ -57,6 +55,23 @@ export async function allowedDirs(configured: string[], roots?: string[]): Promi
     }
   }
   return [...out];
+}
+
+/** The roots that name an existing directory (file:// URIs only), resolved. */
+export async function validRoots(roots: string[]): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const uri of roots) {
+    if (!uri.startsWith("file:")) continue;
+    let p: string;
+    try {
+      p = fileURLToPath(uri);
+    } catch {
+      continue; // a file: URI with a host or bad escapes names no local directory
+    }
+    const dir = await realDir(p);
+    if (dir) dirs.push(dir);
+  }
+  return dirs;
 }
 
 /** A caller's path: `~` is the home directory; relative paths start at the first allowed directory. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import type { Engine } from "../mcp/context.js";
 import { describeError, LocalRefusal } from "../mcp/results.js";
 import { capped } from "./budget.js";
-import { allowedDirs, isInside, resolveDir, saveInside } from "./files.js";
+import { allowedDirs, isInside, resolveDir, saveInside, validRoots } from "./files.js";
 import { outputName } from "./task-view.js";
 
 /** Largest single output saved to disk (it is held in memory while written). */
@@ -29,16 +29,12 @@ export async function saveTarget(engine: Engine, roots: string[] | undefined): P
   const refuse = (why: string): LocalRefusal =>
     new LocalRefusal("SAVE_NOT_ALLOWED", `Outputs cannot be saved: ${why}`, HOW_TO_ALLOW);
   if (dirs.length === 0) {
-    const narrowed =
-      roots === undefined
-        ? ""
-        : ` The client's MCP roots (${roots.length === 0 ? "an empty list" : roots.join(", ")}) leave none of them.`;
-    throw refuse(`no directory is allowed. GENERATION_FILES is ${files.join(", ") || "empty"}.${narrowed}`);
+    throw refuse(`no directory is allowed. ${await inForce(files, roots)}`);
   }
   const { resolved, existing } = await resolveDir(path.resolve(outputDir));
   if (!dirs.some((d) => isInside(d, resolved))) {
     throw refuse(
-      `the output directory ${outputDir} is outside the allowed directories (${dirs.join(", ")}).`,
+      `the output directory ${outputDir} is outside the allowed directories (in force: ${dirs.join(", ")}). ${await inForce(files, roots)}`,
     );
   }
   try {
@@ -49,6 +45,17 @@ export async function saveTarget(engine: Engine, roots: string[] | undefined): P
     );
   }
   return dirs;
+}
+
+/** Where the directories in force come from: GENERATION_FILES, and what the client's roots did to it. */
+async function inForce(files: string[], roots: string[] | undefined): Promise<string> {
+  const configured = `GENERATION_FILES is ${files.join(", ") || "empty"}`;
+  if (roots === undefined) return `${configured}; the client offers no MCP roots.`;
+  if ((await validRoots(roots)).length === 0) {
+    const given = roots.length === 0 ? "an empty list" : `${roots.join(", ")}, none an existing directory`;
+    return `${configured}; the client's MCP roots (${given}) leave it as it is.`;
+  }
+  return `${configured}, narrowed by the client's MCP roots (${roots.join(", ")}).`;
 }
 
 export interface SaveResult {

@@ -1,9 +1,9 @@
 /**
  * The command line and environment, read once at startup into a plain Config.
- * Every malformed value is refused here, with one line naming the variable or flag and what is
- * expected (never the value), so nothing half-configured ever talks to the service.
+ * Every malformed value is refused here, all of them at once, each with one line naming the
+ * variable or flag and what is expected (never the value), so nothing half-configured ever talks
+ * to the service and a user fixes every setting in one go.
  */
-import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   type Config,
@@ -13,7 +13,8 @@ import {
   SETTINGS,
   type Setting,
 } from "./settings.js";
-import { ConfigError, readHost, readPort } from "./values.js";
+import { directoryWarnings, outputDirWarnings } from "./start-warnings.js";
+import { ConfigError, ConfigErrors, readHost, readPort } from "./values.js";
 
 /** What the command line asks for: serve MCP, run only the sandbox, or print help/version. */
 export type Command =
@@ -37,17 +38,22 @@ export const OPTIONS: Readonly<Record<string, Option>> = {
 type Values = Record<string, string | boolean | undefined>;
 
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
-  const { values, positionals } = parseFlags(argv);
+  const problems: ConfigError[] = [];
+  const { values, positionals } = parseFlags(argv, problems);
   if (values.help === true) return { name: "help" };
   if (values.version === true) return { name: "version" };
-  const [sub, ...extra] = positionals;
+  // After an unknown option, a word that follows may be its value: not a command of its own.
+  const [sub, ...extra] = problems.length > 0 ? [] : positionals;
   if (sub !== undefined && sub !== "sandbox") {
-    throw new ConfigError("command", `unknown command ${shownWord(sub)} (expected no command, or 'sandbox')`);
+    problems.push(
+      new ConfigError("command", `unknown command ${shownWord(sub)} (expected no command, or 'sandbox')`),
+    );
   }
   if (extra[0] !== undefined) {
-    throw new ConfigError("command", `unexpected argument ${shownWord(extra[0])} (see --help)`);
+    problems.push(new ConfigError("command", `unexpected argument ${shownWord(extra[0])} (see --help)`));
   }
   if (sub === "sandbox") {
+    if (problems.length > 0) throw new ConfigErrors(problems);
     const other = Object.keys(values).find((k) => !SANDBOX_FLAGS.has(k));
     if (other !== undefined) {
       throw new ConfigError(`--${other}`, "not accepted by 'sandbox' (it takes only --host and --port)");
@@ -59,8 +65,13 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
       port: typeof port === "string" ? readPort(port, "--port") : DEFAULT_SANDBOX_PORT,
     };
   }
-  const config = buildConfig(values, env);
-  return { name: "serve", config, warnings: directoryWarnings(config, sourceOf(values, env, "files")) };
+  const config = buildConfig(values, env, problems);
+  if (problems.length > 0) throw new ConfigErrors(problems);
+  const warnings = [
+    ...directoryWarnings(config, sourceOf(values, env, "files")),
+    ...outputDirWarnings(config, sourceOf(values, env, "outputDir")),
+  ];
+  return { name: "serve", config, warnings };
 }
 
 /** The serving configuration; the agreed entry point for everything but the CLI's own commands. */
@@ -74,7 +85,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
  * node's parseArgs in its lenient mode, then our own checks: its strict-mode messages are several
  * sentences about positionals and would quote whatever was typed, a pasted key included.
  */
-function parseFlags(argv: readonly string[]): { values: Values; positionals: string[] } {
+function parseFlags(
+  argv: readonly string[],
+  problems: ConfigError[],
+): { values: Values; positionals: string[] } {
   const { values, positionals, tokens } = parseArgs({
     args: [...argv],
     options: OPTIONS,
@@ -86,13 +100,16 @@ function parseFlags(argv: readonly string[]): { values: Values; positionals: str
     if (token.kind !== "option") continue;
     const option = OPTIONS[token.name];
     if (option === undefined) {
-      throw new ConfigError("command line", `unknown option ${shownFlag(token.rawName)} (see --help)`);
-    }
-    if (option.type === "string" && token.value === undefined) {
-      throw new ConfigError(`--${token.name}`, "needs a value (see --help)");
-    }
-    if (option.type === "boolean" && token.value !== undefined) {
-      throw new ConfigError(`--${token.name}`, "takes no value (see --help)");
+      problems.push(
+        new ConfigError("command line", `unknown option ${shownFlag(token.rawName)} (see --help)`),
+      );
+      delete values[token.name];
+    } else if (option.type === "string" && token.value === undefined) {
+      problems.push(new ConfigError(`--${token.name}`, "needs a value (see --help)"));
+      delete values[token.name];
+    } else if (option.type === "boolean" && token.value !== undefined) {
+      problems.push(new ConfigError(`--${token.name}`, "takes no value (see --help)"));
+      values[token.name] = true; // meant as set: judge the rest as if it were
     }
   }
   return { values, positionals };
@@ -156,17 +173,32 @@ function sourceOf(
     : { value: fromEnv, field: setting.env ?? "" };
 }
 
-function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
+/** Reads every setting; each malformed one adds its line to `problems` and the rest are still read. */
+function buildConfig(values: Values, env: NodeJS.ProcessEnv, problems: ConfigError[]): Config {
   const config: Partial<Config> = {};
+  const refused = new Set<keyof Config>();
   const sandbox = values.sandbox === true;
   for (const setting of SETTINGS) {
     // In sandbox mode the embedded service and its own key are used: the real ones are ignored, not checked.
     if (sandbox && setting.serviceOnly) continue;
-    const value = settingValue(setting, sourceOf(values, env, setting), config);
-    if (value !== undefined) (config as Record<string, unknown>)[setting.key] = value;
+    try {
+      const value = settingValue(setting, sourceOf(values, env, setting), config);
+      if (value !== undefined) (config as Record<string, unknown>)[setting.key] = value;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error);
+      refused.add(setting.key);
+    }
   }
-  if (!sandbox) requireService(config);
-  if (config.auth === "oauth") requireOAuth(config);
+  if (!sandbox) problems.push(...missingService(config, refused, env));
+  if (config.auth === "oauth" && !refused.has("auth")) {
+    try {
+      requireOAuth(config);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error);
+    }
+  }
   return config as Config;
 }
 
@@ -196,44 +228,57 @@ function settingValue(
 ): Config[keyof Config] | undefined {
   if (source === undefined) return setting.fallback?.(config);
   if (typeof source.value === "boolean" || setting.read === undefined) return source.value;
-  return setting.read(source.value, source.field);
-}
-
-function requireService(config: Partial<Config>): void {
-  if (config.baseUrl === undefined) {
-    throw new ConfigError(
-      "GENERATION_BASE_URL",
-      "required: the service's http(s) base address (or use --sandbox)",
-    );
-  }
-  if (config.apiKey === undefined && config.transport === "stdio") {
-    throw new ConfigError(
-      "GENERATION_API_KEY",
-      "required on stdio: the service key, 'lgk_' + 64 lowercase hex (or use --sandbox)",
-    );
-  }
-}
-
-/**
- * A directory that does not exist is skipped by the file tools, so a typo would only show as
- * "outside the allowed directories" much later: say so at start, by position, and keep serving.
- */
-function directoryWarnings(config: Config, source: { field: string } | undefined): string[] {
-  if (source === undefined) return [];
-  const problems: string[] = [];
-  config.files.forEach((dir, i) => {
-    let problem: string | undefined;
+  const { read } = setting;
+  const raw = source.value;
+  try {
+    return read(raw, source.field);
+  } catch (error) {
+    // A pasted value often brings a space or a newline along; the reader's "expected …" alone
+    // would not say so, and the value is never shown. Say it when trimming would make it valid.
+    const trimmed = raw.trim();
+    if (!(error instanceof ConfigError) || trimmed === raw || trimmed === "") throw error;
     try {
-      if (!statSync(dir).isDirectory()) problem = "is not a directory";
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      problem = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`;
+      read(trimmed, source.field);
+    } catch {
+      throw error;
     }
-    if (problem !== undefined) {
-      problems.push(
-        `${source.field}: entry ${i + 1} of ${config.files.length} ${problem}; tools will not read or save there`,
-      );
-    }
-  });
-  return problems;
+    throw new ConfigError(
+      source.field,
+      "starts or ends with whitespace (a space, tab or line break); remove it (value not shown)",
+    );
+  }
+}
+
+/** The service settings a server needs, unless already refused as malformed (one line each). */
+function missingService(
+  config: Partial<Config>,
+  refused: ReadonlySet<keyof Config>,
+  env: NodeJS.ProcessEnv,
+): ConfigError[] {
+  const out: ConfigError[] = [];
+  if (config.baseUrl === undefined && !refused.has("baseUrl")) {
+    out.push(
+      new ConfigError(
+        "GENERATION_BASE_URL",
+        `required: the service's http(s) base address (or use --sandbox)${spacedName(env, "GENERATION_BASE_URL")}`,
+      ),
+    );
+  }
+  if (config.apiKey === undefined && !refused.has("apiKey") && config.transport === "stdio") {
+    out.push(
+      new ConfigError(
+        "GENERATION_API_KEY",
+        `required on stdio: the service key, 'lgk_' + 64 lowercase hex (or use --sandbox)${spacedName(env, "GENERATION_API_KEY")}`,
+      ),
+    );
+  }
+  return out;
+}
+
+/** A variable whose NAME carries whitespace (a host's JSON "GENERATION_API_KEY ") reads as unset. */
+function spacedName(env: NodeJS.ProcessEnv, name: string): string {
+  const near = Object.keys(env).some((k) => k !== name && k.trim() === name);
+  return near
+    ? `; a variable named ${name} with whitespace around the name is set: remove the whitespace`
+    : "";
 }

@@ -214,7 +214,7 @@ export const SETTINGS: readonly Setting[] = [
     read: readDirectories,
     fallback: () => [homedir()],
     help: `directories tools may read and write, separated by '${delimiter}' (default: home)`,
-    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further; one that does not exist is reported at start and skipped",
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped",
     defaultDoc: "the user's home directory",
   }),
   define({

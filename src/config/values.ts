@@ -18,6 +18,31 @@ export class ConfigError extends Error {
   ) {
     super(`${field}: ${message}`);
   }
+
+  /** The lines to print, one per problem. */
+  get lines(): string[] {
+    return [this.message];
+  }
+}
+
+/** Every problem of a configuration at once, so a user fixes them in one go, not one per run. */
+export class ConfigErrors extends ConfigError {
+  constructor(readonly problems: readonly ConfigError[]) {
+    super(problems[0]?.field ?? "configuration", "");
+    this.message = problems.map((p) => p.message).join("\n");
+  }
+
+  override get lines(): string[] {
+    return this.problems.map((p) => p.message);
+  }
+}
+
+/**
+ * A number safe to show in a refusal: plain digits, short. No key fits in 12 characters (a key is
+ * 64 hex digits), so showing it says nothing secret, and "900 is above 600" says what to fix.
+ */
+export function shownNumber(value: string): string | undefined {
+  return /^\d{1,12}(\.\d{1,2})?$/.test(value) ? value : undefined;
 }
 
 /** What a value is read into, given the name it came under (`GENERATION_X` or `--x`). */
@@ -60,6 +85,12 @@ export const readHost: Reader<string> = (value, field) => {
 };
 
 export const readPort: Reader<number> = (value, field) => {
+  if (/^\d+$/.test(value) && shownNumber(value) !== undefined && Number(value) > 65_535) {
+    throw new ConfigError(
+      field,
+      `${value} is above 65535; expected an integer from 0 to 65535 (0 picks a free port)`,
+    );
+  }
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
     throw new ConfigError(field, "expected an integer from 0 to 65535 (0 picks a free port)");
   }
@@ -155,6 +186,9 @@ export const readDirectory: Reader<string> = (value, field) => {
 
 export const readGems: Reader<number> = (value, field) => {
   const max = LIMITS.mediaMaxGems;
+  if (/^\d+$/.test(value) && shownNumber(value) !== undefined && Number(value) > max) {
+    throw new ConfigError(field, `${value} is above ${max}; expected an integer from 0 to ${max}`);
+  }
   if (!/^\d+$/.test(value) || Number(value) > max) {
     throw new ConfigError(field, `expected an integer from 0 to ${max} (value not shown)`);
   }
@@ -171,6 +205,12 @@ export const readModelId: Reader<string> = (value, field) => {
 };
 
 export const readWaitSeconds: Reader<number> = (value, field) => {
+  if (shownNumber(value) !== undefined && Number(value) > MAX_WAIT_SECONDS) {
+    throw new ConfigError(
+      field,
+      `${value} is above ${MAX_WAIT_SECONDS}; expected seconds from 0 to ${MAX_WAIT_SECONDS}`,
+    );
+  }
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_WAIT_SECONDS) {
     throw new ConfigError(field, `expected seconds from 0 to ${MAX_WAIT_SECONDS} (value not shown)`);
   }

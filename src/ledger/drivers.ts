@@ -1,7 +1,9 @@
 /**
  * The two ways this process can reach a SQLite file, behind one small connection face:
  * Node's built-in `node:sqlite` (Node 22.13 and newer: nothing to install or compile) and the
- * `sqlite3` native module (an optional dependency, for Node 20.19 to 22.12). Both write the same
+ * `sqlite3` native module (an optional peer dependency, installed beside this package on Node 20.19
+ * to 22.12; it is not installed with it, since compiling it costs newer Node's users over a minute
+ * for a module they never load). Both write the same
  * file format, so a ledger moves between them unchanged.
  */
 import { createRequire } from "node:module";
@@ -19,9 +21,13 @@ export interface SqliteConnection {
 
 const require = createRequire(import.meta.url);
 
-/** What to do when neither driver loads; shown at start and in every paid tool's refusal. */
+/**
+ * What to do when neither driver loads; shown at start and in every paid tool's refusal. The major
+ * version is named: the peer range is sqlite3 ^5 (the one tested), and `npx -p sqlite3` resolves a
+ * bare name to the latest (6.x), which npm then refuses as a peer conflict (ERESOLVE).
+ */
 export const NO_DRIVER_ACTION =
-  "Upgrade Node.js to 22.13 or newer (its built-in node:sqlite needs nothing installed), or on this Node rebuild the optional sqlite3 module with `npm rebuild sqlite3` in the folder generation-mcp is installed in (npm 12 skips its build unless allowed), then restart the MCP server.";
+  "Upgrade Node.js to 22.13 or newer (its built-in node:sqlite needs nothing installed), or install the sqlite3 module beside generation-mcp: `npm install sqlite3@5` in the folder generation-mcp is installed in, or with npx start it as `npx -y -p generation-mcp -p sqlite3@5 generation-mcp`; then restart the MCP server.";
 
 /** Neither `node:sqlite` nor `sqlite3` could be loaded: nothing can be recorded, so nothing is sent. */
 export class NoSqliteDriverError extends LedgerError {
@@ -140,7 +146,7 @@ async function openSqlite3(path: string, asked: boolean): Promise<SqliteConnecti
   } catch (cause) {
     const why = asked
       ? "the sqlite3 module asked for did not load"
-      : "node:sqlite needs Node 22.13 or newer, and the optional sqlite3 module did not load";
+      : "node:sqlite needs Node 22.13 or newer, and no sqlite3 module is installed beside generation-mcp";
     throw new NoSqliteDriverError(why, cause);
   }
   const db = await new Promise<Sqlite3Database>((resolve, reject) => {

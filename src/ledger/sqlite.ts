@@ -1,7 +1,7 @@
 /**
  * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
  * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
- * where it exists and on the optional `sqlite3` module otherwise (drivers.ts). The file keeps
+ * where it exists and on the `sqlite3` module, installed beside it, otherwise (drivers.ts). The file keeps
  * the layout @keyv/sqlite gave it (one `ledger(key, value)` table, values as `{"value": …}`
  * JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
  * and then checked, claims run in one `BEGIN IMMEDIATE` transaction so two processes on one file

@@ -13,9 +13,12 @@
  *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
  *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them;
  * - `default: {}` and `default: []` (an object or list left out is empty: what anyone would assume);
- * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
- * accepts the same values (`properties` and `required` constrain objects only), as is an open union
- * `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) written `{type: T}`.
+ * and an open union `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) is
+ * written `{type: T}`, which accepts the same values.
+ * A nullable is `anyOf: [{type: T, …}, {type: "null"}]` (a type array is split so): `type: [T, "null"]`
+ * accepts the same values, but hosts that convert tool schemas for their models (the MCP Inspector's
+ * `--strict` mode warns of them) do not take type arrays. test/mcp/json-schema.test.ts holds every
+ * tool's advertised schemas to that: no type arrays, and every property typed.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
@@ -42,18 +45,23 @@ function says(keyword: string, value: unknown, io: "input" | "output"): boolean 
   return true;
 }
 
-const isNull = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 1 && v.type === "null";
-/** Keywords whose values a `null` would have to satisfy too: such a branch is not merged. */
-const VALUE_KEYWORDS = ["enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref"];
+/** Keywords about the whole value, kept beside the branches when a type array is split. */
+const ANNOTATIONS = new Set(["description", "title", "default", "examples", "deprecated", "readOnly"]);
 
-function mergeNullable(schema: Json): Json {
-  const branches = schema.anyOf;
-  if (!Array.isArray(branches) || branches.length !== 2) return schema;
-  const other = branches.find((b) => !isNull(b));
-  if (!branches.some(isNull) || !isObject(other) || typeof other.type !== "string") return schema;
-  if (VALUE_KEYWORDS.some((k) => k in other)) return schema;
-  const { anyOf: _, ...rest } = schema;
-  return { ...other, type: [other.type, "null"], ...rest };
+/**
+ * `{type: [A, "null"], …}` (zod writes some nullables so) as `anyOf` of one branch per type: the
+ * same values, in the form every host takes. Type-specific keywords go to the non-null branches.
+ */
+function splitTypeArray(schema: Json): Json {
+  if (!Array.isArray(schema.type)) return schema;
+  const top: Json = {};
+  const rules: Json = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "type") continue;
+    (ANNOTATIONS.has(k) ? top : rules)[k] = v;
+  }
+  const branches = schema.type.map((t) => (t === "null" ? { type: t } : { type: t, ...rules }));
+  return { anyOf: branches, ...top };
 }
 
 /** A schema without the keywords above, at any depth; values that are data (enum, const, default) are kept as they are. */
@@ -74,7 +82,7 @@ export function compactSchema(schema: Json, io: "input" | "output" = "input"): J
       out[keyword] = value;
     }
   }
-  return mergeOpenUnion(mergeNullable(out));
+  return splitTypeArray(mergeOpenUnion(out));
 }
 
 /** `anyOf` branches of one type, one of them that bare type: the union accepts exactly that type. */

@@ -52,8 +52,9 @@ export function nextStep(f: Failure): string {
     return UNKNOWN_VOICE;
   const listed = NEXT_STEPS[f.code];
   if (listed !== undefined) return listed;
-  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3), and a ledger
-  // file gone under the server says where its records were written back (src/ledger/sqlite-file.ts).
+  // A missing SQLite driver carries its own fix (upgrade Node, or install sqlite3 beside the
+  // package), and a ledger file gone under the server says where its records were written back
+  // (src/ledger/sqlite-file.ts).
   if (f.code.startsWith("LEDGER_") && !OWN_ACTION.has(f.code)) return LEDGER;
   return f.action;
 }

@@ -42,6 +42,11 @@ export interface SandboxOptions {
 export interface Sandbox {
   fetch(request: Request): Promise<Response>;
   handler: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /**
+   * One request as a listener serves it: errors propagate (a ConnectionReset fault must destroy
+   * the socket, as listenHttp does), unlike `fetch`, which answers as a client would see them.
+   */
+  serve(request: Request): Promise<Response>;
   listen(o?: { port?: number; host?: string }): Promise<{ url: string; close(): Promise<void> }>;
   addKey(o: { scopes?: Scope[]; capGems?: number; balanceGems?: number }): string;
   /** Revokes a key: every later request with it, replays included, gets 401 INVALID_API_KEY. */
@@ -95,6 +100,7 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
   return {
     fetch: fetchCore,
     handler: (input, init) => fetchCore(new Request(input, init)),
+    serve: (request) => route(s, request),
     async listen(lo = {}) {
       const server = await listenHttp((r) => route(s, r), lo);
       servers.add(server);

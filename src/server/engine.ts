@@ -1,7 +1,7 @@
 /**
  * Builds Engines: one per API key (stdio has one key; HTTP one per session key), all sharing one
  * ledger per process (a LazyLedger, opened on first use) and one service target (the configured
- * service, or the embedded sandbox of sandbox-start.ts behind placeholder-fetch.ts).
+ * service, or the embedded sandbox of sandbox-start.ts, listening on loopback from the start).
  */
 
 import { scrubKeyShapes } from "../client/scrub.js";
@@ -9,7 +9,6 @@ import type { Config } from "../config/index.js";
 import type { KeyedStore } from "../ledger/open-ledger.js";
 import type { Engine } from "../mcp/context.js";
 import { LazyLedger } from "./lazy-ledger.js";
-import { placeholderFetch } from "./placeholder-fetch.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
@@ -38,40 +37,30 @@ export interface Engines {
 }
 
 export interface EngineOptions {
-  /**
-   * With --sandbox, start the sandbox now rather than on the first request, so its address is
-   * known (and printed) from the start (HTTP mode, npm start).
-   */
-  listenSandbox?: boolean;
   /** Told (by key hash) when the service refuses a key: --auth oauth ends the grants over it. */
   onKeyRefused?: (keyHash: string) => void;
 }
 
-const SANDBOX_PLACEHOLDER_URL = "http://sandbox.invalid";
-
 interface ServiceTarget {
   baseUrl: string;
   defaultApiKey: string | undefined;
-  fetchImpl?: typeof fetch;
   warmUp?: () => Promise<unknown>;
   close?: () => Promise<void>;
 }
 
-/** The configured service, or the embedded sandbox: started now, or on its first request. */
-async function serviceTarget(config: Config, o: EngineOptions): Promise<ServiceTarget> {
+/** The configured service, or the embedded sandbox (bound now, loaded on its first request). */
+async function serviceTarget(config: Config): Promise<ServiceTarget> {
   if (!config.sandbox) {
     if (config.baseUrl === undefined)
       throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
     return { baseUrl: config.baseUrl, defaultApiKey: config.apiKey };
   }
-  const sandbox = embeddedSandbox();
-  const common = { defaultApiKey: EMBEDDED_SANDBOX_KEY, close: () => sandbox.close() };
-  if (o.listenSandbox) return { ...common, baseUrl: await sandbox.start() };
+  const sandbox = await embeddedSandbox();
   return {
-    ...common,
-    baseUrl: SANDBOX_PLACEHOLDER_URL,
-    fetchImpl: placeholderFetch(SANDBOX_PLACEHOLDER_URL, () => sandbox.start()),
-    warmUp: () => sandbox.start(),
+    baseUrl: sandbox.url,
+    defaultApiKey: EMBEDDED_SANDBOX_KEY,
+    warmUp: () => sandbox.load(),
+    close: () => sandbox.close(),
   };
 }
 
@@ -87,8 +76,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     import("../client/service-client.js"),
     import("../ledger/record.js"),
   ]);
-  const target = await serviceTarget(config, o);
-  const { baseUrl: serviceUrl, fetchImpl } = target;
+  const target = await serviceTarget(config);
+  const serviceUrl = target.baseUrl;
 
   const ledger = new LazyLedger(async () => {
     const { openLedger } = await import("../ledger/open-ledger.js");
@@ -115,7 +104,6 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       const client = new ServiceClient({
         baseUrl: serviceUrl,
         apiKey,
-        ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
         ...(o.onKeyRefused === undefined ? {} : { onKeyRefused: () => o.onKeyRefused?.(keyHash) }),
       });
       const engine: Engine = { config, client, ledger, keyHash };

@@ -1,36 +1,42 @@
 /**
- * The embedded sandbox of --sandbox: started once, on demand, always listening on loopback, so
- * the signed output URLs it hands out are real ones people and other programs can open.
+ * The embedded sandbox of --sandbox. Its loopback listener is bound at start, so the signed output
+ * URLs it hands out are real ones people and other programs can open, and their origin is known
+ * from the start: the viewer's CSP (src/server/viewer.ts) names it in resources/list and in every
+ * read, for hosts that allow the view no other image source (the MCP Inspector). The sandbox itself
+ * (its media encoders are a good part of a cold start) loads on the listener's first request.
  */
 import type { Sandbox } from "../sandbox/sandbox.js";
+import { listenHttp } from "../sandbox/sandbox-http.js";
 
 /** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
 export const EMBEDDED_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
 
 export interface EmbeddedSandbox {
-  /** Starts the sandbox (once) and resolves to its base URL. */
-  start(): Promise<string>;
+  /** Its base URL on loopback, listening already. */
+  readonly url: string;
+  /** Loads the sandbox now rather than on the first request. */
+  load(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function embeddedSandbox(): EmbeddedSandbox {
-  let sandbox: Sandbox | undefined;
-  let closeListener: (() => Promise<void>) | undefined;
-  let started: Promise<string> | undefined;
+export async function embeddedSandbox(): Promise<EmbeddedSandbox> {
+  let loading: Promise<Sandbox> | undefined;
+  const load = (): Promise<Sandbox> =>
+    (loading ??= import("../sandbox/sandbox.js").then(({ createSandbox }) =>
+      createSandbox({ timeScale: 1 }),
+    ));
+  const listener = await listenHttp(async (request) => (await load()).serve(request), {
+    host: "127.0.0.1",
+    port: 0,
+  });
   return {
-    start() {
-      started ??= (async () => {
-        const { createSandbox } = await import("../sandbox/sandbox.js");
-        sandbox = createSandbox({ timeScale: 1 });
-        const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-        closeListener = listening.close;
-        return listening.url;
-      })();
-      return started;
+    url: listener.url,
+    async load() {
+      await load();
     },
     async close() {
-      await started?.catch(() => {});
-      await closeListener?.();
+      await listener.close();
+      const sandbox = await loading?.catch(() => undefined);
       await sandbox?.close();
     },
   };

@@ -5,7 +5,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_task",
     title: "Viewer: read a task",
-    description: "For the media viewer only: reads a task once, to refresh a running one. Free.",
+    description: "For the media viewer only: one read of a task, to refresh it. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -13,7 +13,6 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID.",
         },
       },
       required: ["taskId"],
@@ -45,8 +44,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_output",
     title: "Viewer: read an output",
-    description:
-      "For the media viewer only: up to 524288 bytes of an output from offset, base64, through a fresh signed URL. Free.",
+    description: "For the media viewer only: up to 524288 bytes of an output from offset, base64. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -54,18 +52,15 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID.",
         },
         index: {
           type: "integer",
           minimum: 0,
           maximum: 1000,
-          description: "Output index.",
         },
         offset: {
           type: "integer",
           minimum: 0,
-          description: "First byte.",
         },
       },
       required: ["taskId", "index", "offset"],

@@ -18,12 +18,15 @@ import { okResult } from "../mcp/results.js";
  */
 const APP_ONLY = { ui: { visibility: ["app"] } };
 const READ_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
-const taskId = z.string().min(1).max(256).describe("Task ID.");
+// No argument descriptions and one-line tool descriptions: the model never sees these tools, their
+// one caller is src/viewer/app, and every client that declares MCP Apps pays for each listed byte
+// (tools/list stays at or under 20,000 bytes, test/e2e/apps-listing.test.ts).
+const taskId = z.string().min(1).max(256);
 
 const readTask = defineTool({
   name: "viewer_read_task",
   title: "Viewer: read a task",
-  description: "For the media viewer only: reads a task once, to refresh a running one. Free.",
+  description: "For the media viewer only: one read of a task, to refresh it. Free.",
   inputSchema: z.strictObject({ taskId }),
   outputSchema: z.object({
     // The task as poll_task returns it (its shape is poll_task's), and whether it is terminal. App-only
@@ -80,11 +83,11 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 const readOutput = defineTool({
   name: "viewer_read_output",
   title: "Viewer: read an output",
-  description: `For the media viewer only: up to ${CHUNK_MAX_BYTES} bytes of an output from offset, base64, through a fresh signed URL. Free.`,
+  description: `For the media viewer only: up to ${CHUNK_MAX_BYTES} bytes of an output from offset, base64. Free.`,
   inputSchema: z.strictObject({
     taskId,
-    index: z.number().int().min(0).max(1000).describe("Output index."),
-    offset: z.number().int().min(0).describe("First byte."),
+    index: z.number().int().min(0).max(1000),
+    offset: z.number().int().min(0),
   }),
   outputSchema: z.object({
     // The output's MIME type, this chunk's first byte, the output's size, the chunk (base64), and

@@ -19,7 +19,10 @@ export interface ViewerOptions {
   mediaOrigins: readonly string[];
 }
 
-/** The origins of the base URL and any configured ones, deduplicated; placeholders left out. */
+/**
+ * The origins of the base URL and any configured ones, deduplicated; a `.invalid` host (RFC 6761:
+ * never resolves, as the in-process test harness uses) grants nothing and is left out.
+ */
 export function mediaOrigins(urls: readonly string[]): string[] {
   const origins = new Set<string>();
   for (const url of urls) {

@@ -406,15 +406,22 @@ export const CATALOG: readonly ListedTool[] = [
               type: "number",
             },
             error: {
-              type: ["object", "null"],
-              properties: {
-                code: {
-                  type: "string",
+              anyOf: [
+                {
+                  type: "object",
+                  properties: {
+                    code: {
+                      type: "string",
+                    },
+                    message: {
+                      type: "string",
+                    },
+                  },
                 },
-                message: {
-                  type: "string",
+                {
+                  type: "null",
                 },
-              },
+              ],
             },
             outputs: {
               type: "array",
@@ -428,21 +435,28 @@ export const CATALOG: readonly ListedTool[] = [
                     type: "string",
                   },
                   asset: {
-                    type: ["object", "null"],
-                    properties: {
-                      id: {
-                        type: "string",
+                    anyOf: [
+                      {
+                        type: "object",
+                        properties: {
+                          id: {
+                            type: "string",
+                          },
+                          kind: {
+                            type: "string",
+                          },
+                          mimeType: {
+                            type: "string",
+                          },
+                          url: {
+                            type: "string",
+                          },
+                        },
                       },
-                      kind: {
-                        type: "string",
+                      {
+                        type: "null",
                       },
-                      mimeType: {
-                        type: "string",
-                      },
-                      url: {
-                        type: "string",
-                      },
-                    },
+                    ],
                   },
                 },
               },
@@ -567,7 +581,14 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
             url: {
-              type: ["string", "null"],
+              anyOf: [
+                {
+                  type: "string",
+                },
+                {
+                  type: "null",
+                },
+              ],
             },
           },
           description: "id (use it, not the URL), kind, state (usable when ready), url.",
@@ -791,12 +812,26 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         finishReason: {
+          anyOf: [
+            {
+              type: "string",
+            },
+            {
+              type: "null",
+            },
+          ],
           description: "stop, length, …",
-          type: ["string", "null"],
         },
         usage: {
-          type: ["object", "null"],
-          description: "Token counts, or null when not reported.",
+          anyOf: [
+            {
+              type: "object",
+            },
+            {
+              type: "null",
+            },
+          ],
+          description: "Token counts, or null.",
         },
       },
     },
@@ -859,7 +894,28 @@ export const CATALOG: readonly ListedTool[] = [
         extraction: {
           type: "object",
           properties: {
-            analysis: {},
+            analysis: {
+              anyOf: [
+                {
+                  type: "string",
+                },
+                {
+                  type: "number",
+                },
+                {
+                  type: "boolean",
+                },
+                {
+                  type: "object",
+                },
+                {
+                  type: "array",
+                },
+                {
+                  type: "null",
+                },
+              ],
+            },
             durationSeconds: {
               type: "number",
             },
@@ -867,7 +923,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "array",
             },
           },
-          description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
+          description: "frames are suggested times; segments is optional.",
         },
       },
     },

@@ -38,7 +38,7 @@ export default defineTool({
     model: z.string(),
     content: z.string(),
     finishReason: z.string().nullable().describe("stop, length, …"),
-    usage: z.looseObject({}).nullable().describe("Token counts, or null when not reported."),
+    usage: z.looseObject({}).nullable().describe("Token counts, or null."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

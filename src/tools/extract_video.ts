@@ -11,6 +11,19 @@ import { okResult } from "../mcp/results.js";
 
 const X = ExtractRequestSchema.shape;
 
+/**
+ * The service gives the analysis without a fixed shape: any JSON value, each advertised with its
+ * type (a schema with no type is refused or guessed at by hosts that convert tool schemas).
+ */
+const analysisValue = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.looseObject({}),
+  z.array(z.unknown()),
+  z.null(),
+]);
+
 export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
@@ -30,8 +43,8 @@ export default defineTool({
     idempotencyKey: z.string(),
     id: z.string(),
     extraction: z
-      .looseObject({ analysis: z.unknown(), durationSeconds: z.number(), frames: z.array(z.unknown()) })
-      .describe("analysis, durationSeconds, frames (suggested times), segments (optional)."),
+      .looseObject({ analysis: analysisValue, durationSeconds: z.number(), frames: z.array(z.unknown()) })
+      .describe("frames are suggested times; segments is optional."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {

@@ -94,7 +94,12 @@ describe("files", () => {
     expect(await allowedDirs([allowed], [pathToFileURL(sub).href])).toEqual([sub]);
     expect(await allowedDirs([sub], [pathToFileURL(root).href])).toEqual([sub]);
     expect(await allowedDirs([allowed], [pathToFileURL(secret).href])).toEqual([]);
-    expect(await allowedDirs([allowed], [])).toEqual([]);
+    // No valid root (an empty list, only missing directories, no file: URI) keeps the configured ones.
+    expect(await allowedDirs([allowed], [])).toEqual([allowed]);
+    expect(await allowedDirs([allowed], [pathToFileURL(path.join(root, "missing")).href])).toEqual([allowed]);
+    expect(await allowedDirs([allowed], ["https://example.com/x"])).toEqual([allowed]);
+    // One valid root among invalid ones narrows.
+    expect(await allowedDirs([allowed], ["https://example.com/x", pathToFileURL(sub).href])).toEqual([sub]);
   });
 
   it("saves under safe names, never overwriting and never through a link", async () => {

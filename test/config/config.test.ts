@@ -146,7 +146,12 @@ describe("loadConfig", () => {
     ],
     ["transport", ["--transport", "ws"], BASE, /^--transport: expected 'stdio' or 'http'$/],
     ["port text", ["--port", "http"], BASE, /^--port: expected an integer from 0 to 65535/],
-    ["port too big", ["--port", "70000"], BASE, /^--port: expected an integer from 0 to 65535/],
+    [
+      "port too big",
+      ["--port", "70000"],
+      BASE,
+      /^--port: 70000 is above 65535; expected an integer from 0 to 65535/,
+    ],
     ["host", ["--host", "a b/c"], BASE, /^--host: expected a host name or IP address/],
     [
       "store",
@@ -189,7 +194,7 @@ describe("loadConfig", () => {
       "max gems too big",
       [],
       { ...BASE, GENERATION_MAX_GEMS: "1000000001" },
-      /^GENERATION_MAX_GEMS: expected an integer/,
+      /^GENERATION_MAX_GEMS: 1000000001 is above 1000000000; expected an integer/,
     ],
     [
       "max gems fraction",
@@ -219,7 +224,7 @@ describe("loadConfig", () => {
       "wait too long",
       [],
       { ...BASE, GENERATION_WAIT_SECONDS: "601" },
-      /^GENERATION_WAIT_SECONDS: expected seconds from 0 to 600/,
+      /^GENERATION_WAIT_SECONDS: 601 is above 600; expected seconds from 0 to 600/,
     ],
     [
       "wait text",
@@ -281,5 +286,55 @@ describe("parseCommand", () => {
   it("keeps the default extraction model equal to the sandbox's", async () => {
     const { SANDBOX_EXTRACTION_MODEL } = await import("../../src/sandbox/sandbox.js");
     expect(loadConfig(["--sandbox"], {}).extractionModel).toBe(SANDBOX_EXTRACTION_MODEL);
+  });
+});
+
+describe("every problem at once", () => {
+  it("lists each malformed setting on its own line, and a missing one only when not refused already", () => {
+    const error = refusal(["--port", "99999"], {
+      GENERATION_BASE_URL: "mailto:x",
+      GENERATION_API_KEY: "lgk_short",
+      GENERATION_MAX_GEMS: "-1",
+    });
+    expect(error.lines).toEqual([
+      expect.stringMatching(/^--port: 99999 is above 65535/),
+      expect.stringMatching(/^GENERATION_BASE_URL: expected an http\(s\) URL/),
+      expect.stringMatching(/^GENERATION_API_KEY: expected 'lgk_'/),
+      expect.stringMatching(/^GENERATION_MAX_GEMS: expected an integer/),
+    ]);
+    expect(error.message.split("\n")).toEqual(error.lines);
+  });
+
+  it("names whitespace around a value only when the trimmed value would do", () => {
+    expect(refusal([], { ...BASE, GENERATION_WAIT_SECONDS: "\t30" }).message).toBe(
+      "GENERATION_WAIT_SECONDS: starts or ends with whitespace (a space, tab or line break); remove it (value not shown)",
+    );
+    expect(refusal([], { ...BASE, GENERATION_WAIT_SECONDS: " soon " }).message).toMatch(
+      /^GENERATION_WAIT_SECONDS: expected seconds/,
+    );
+  });
+
+  it("never shows a long number, which could be part of a key", () => {
+    const message = refusal([], { ...BASE, GENERATION_MAX_GEMS: "9".repeat(64) }).message;
+    expect(message).toBe("GENERATION_MAX_GEMS: expected an integer from 0 to 1000000000 (value not shown)");
+    expect(refusal([], { ...BASE, GENERATION_MAX_GEMS: "2000000000" }).message).toBe(
+      "GENERATION_MAX_GEMS: 2000000000 is above 1000000000; expected an integer from 0 to 1000000000",
+    );
+  });
+
+  it("warns at start of an output directory outside GENERATION_FILES, never of the default", () => {
+    const files = { ...BASE, GENERATION_FILES: "/srv/media" };
+    const outside = parseCommand([], { ...files, GENERATION_OUTPUT_DIR: "/srv/media-out" });
+    expect(outside.name === "serve" && outside.warnings.filter((w) => w.includes("OUTPUT"))).toEqual([
+      expect.stringMatching(/^GENERATION_OUTPUT_DIR: outside every directory of GENERATION_FILES/),
+    ]);
+    const flag = parseCommand(["--output-dir", "/tmp/x"], files);
+    expect(flag.name === "serve" && flag.warnings.some((w) => w.startsWith("--output-dir: outside"))).toBe(
+      true,
+    );
+    const inside = parseCommand([], { ...files, GENERATION_OUTPUT_DIR: "/srv/media/out" });
+    expect(inside.name === "serve" && inside.warnings.filter((w) => w.includes("OUTPUT"))).toEqual([]);
+    const byDefault = parseCommand([], files);
+    expect(byDefault.name === "serve" && byDefault.warnings.filter((w) => w.includes("OUTPUT"))).toEqual([]);
   });
 });

@@ -83,3 +83,34 @@ describe("tools/list by client kind, over HTTP", () => {
     });
   }
 });
+
+describe("the viewer's CSP with --sandbox, over stdio", () => {
+  it("names the origin the sandbox's signed URLs really use, listed before any call and read after", async () => {
+    const iso = isolatedEnv();
+    const { client } = await connectCli({ args: [CLI, "--sandbox"], env: iso.env, apps: true });
+    type WithCsp = { uri: string; _meta?: { ui?: { csp?: { resourceDomains?: string[] } } } };
+    const domains = (c: WithCsp | undefined) => c?._meta?.ui?.csp?.resourceDomains ?? [];
+    try {
+      // The MCP Inspector allows the view no image source but these (not blob:, not data:): an
+      // empty list there means no image at all.
+      const listed = (await client.listResources()).resources as WithCsp[];
+      const before = domains(listed.find((r) => r.uri === "ui://generation/viewer"));
+      expect(before).toHaveLength(1);
+      expect(before[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const r = await client.callTool({
+        name: "generate_image",
+        arguments: { model: "sandbox-image-fast", prompt: "a kite", wait: 30 },
+      });
+      const task = (r.structuredContent as { task: { outputs: Array<{ asset: { url: string } | null }> } })
+        .task;
+      const url = task.outputs[0]?.asset?.url ?? "";
+      expect(new URL(url).origin).toBe(before[0]);
+      const read = await client.readResource({ uri: "ui://generation/viewer" });
+      expect(domains(read.contents[0] as WithCsp)).toEqual(before);
+      expect((await fetch(url)).status).toBe(200);
+    } finally {
+      await client.close();
+      iso.cleanup();
+    }
+  });
+});

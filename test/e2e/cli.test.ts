@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv, ROOT, rawStdio, runCli } from "../helpers/cli.js";
+import { portabilityProblems } from "../helpers/schemas.js";
 import { CONTRACT_TOOLS } from "../helpers/tools.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -55,7 +56,11 @@ describe("CLI commands", () => {
 
   it.each([
     [[], { GENERATION_API_KEY: `lgk_${"0".repeat(64)}` }, /GENERATION_BASE_URL: required/],
-    [["--transport", "carrier-pigeon"], {}, /--transport: expected 'stdio' or 'http'/],
+    [
+      ["--transport", "carrier-pigeon"],
+      { GENERATION_BASE_URL: "http://127.0.0.1:9", GENERATION_API_KEY: `lgk_${"0".repeat(64)}` },
+      /--transport: expected 'stdio' or 'http'/,
+    ],
     [["--sandbox", "--port", "-1"], {}, /--port|command line/],
     [["--sandbox", "--bogus"], {}, /--bogus/],
     [["--sandbox"], { GENERATION_WAIT_SECONDS: "forever" }, /GENERATION_WAIT_SECONDS: expected seconds/],
@@ -77,6 +82,12 @@ describe("stdio", () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
       for (const name of CONTRACT_TOOLS) expect(names).toContain(name);
+      // What the Inspector's --strict mode warns of: type arrays and untyped properties.
+      const problems = tools.flatMap((t) => [
+        ...portabilityProblems(t.inputSchema, `${t.name} input`),
+        ...portabilityProblems(t.outputSchema, `${t.name} output`),
+      ]);
+      expect(problems).toEqual([]);
       const models = await client.callTool({ name: "list_models", arguments: {} });
       expect(models.isError).toBeFalsy();
       expect((models.structuredContent as { models: unknown[] }).models.length).toBeGreaterThan(0);

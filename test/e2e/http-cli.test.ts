@@ -60,8 +60,9 @@ async function requests(client: Client): Promise<RequestRow[]> {
 describe("HTTP CLI", () => {
   it("prints the endpoint and how to connect the Inspector and Claude Desktop", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    expect(server.stdout()).toContain("npx @modelcontextprotocol/inspector");
-    expect(server.stdout()).toContain(`Streamable HTTP transport and connect to ${server.url}`);
+    expect(server.stdout()).toContain(
+      `npx @modelcontextprotocol/inspector --transport http --server-url ${server.url}`,
+    );
     expect(server.stdout()).toContain("Claude Desktop");
   });
 

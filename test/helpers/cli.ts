@@ -1,7 +1,7 @@
 /** Helpers for tests and benchmarks that run the built CLI as a host would. */
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "./temp.js";
@@ -239,6 +239,8 @@ export async function connectCli(o: {
   env: Record<string, string>;
   command?: string;
   name?: string;
+  /** When set, the client declares MCP roots and answers `roots/list` with these directories. */
+  roots?: string[];
   /** Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension), as Apps hosts do. */
   apps?: boolean;
 }): Promise<ConnectedCli> {
@@ -254,8 +256,19 @@ export async function connectCli(o: {
   });
   const client = new Client(
     { name: o.name ?? "test-host", version: "1.0.0" },
-    o.apps ? { capabilities: { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } } : {},
+    {
+      capabilities: {
+        ...(o.roots ? { roots: {} } : {}),
+        ...(o.apps ? { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } : {}),
+      },
+    },
   );
+  const roots = o.roots;
+  if (roots) {
+    client.setRequestHandler("roots/list", async () => ({
+      roots: roots.map((dir) => ({ uri: pathToFileURL(dir).href, name: basename(dir) })),
+    }));
+  }
   await client.connect(transport);
   return { client, stderr: () => stderr };
 }

@@ -261,7 +261,10 @@ describe("the SQLite driver", () => {
     const err = await openLedger({ storeUri: `sqlite://${t.path}?driver=node` }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "LEDGER_NO_SQLITE", action: NO_DRIVER_ACTION });
     expect((err as Error).message).toContain(`Node ${process.versions.node}`);
-    expect(NO_DRIVER_ACTION).toMatch(/22\.13 or newer.*npm rebuild sqlite3/);
+    expect(NO_DRIVER_ACTION).toMatch(
+      /22\.13 or newer.*`npm install sqlite3@5`.*npx -y -p generation-mcp -p sqlite3@5 generation-mcp/,
+    );
+    expect(NO_DRIVER_ACTION).not.toMatch(/rebuild/);
     expect(NO_DRIVER_ACTION).not.toMatch(/report/i);
   });
 });

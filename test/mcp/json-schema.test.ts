@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { advertisedSchema, compactSchema, derivedSchema } from "../../src/mcp/json-schema.js";
 import { loadTools } from "../../src/tools/all-tools.js";
+import { portabilityProblems } from "../helpers/schemas.js";
 
 const ajv = new AjvJsonSchemaValidator();
 const verdict = (schema: Record<string, unknown>, value: unknown): boolean =>
@@ -82,7 +83,7 @@ describe("advertised schemas", () => {
     expect(verdict(lean, { n: 1, s: 2 })).toBe(false);
     expect(lean).toEqual({
       type: "object",
-      properties: { n: { type: "integer" }, s: { type: ["string", "null"] } },
+      properties: { n: { type: "integer" }, s: { anyOf: [{ type: "string" }, { type: "null" }] } },
     });
   });
 
@@ -113,7 +114,7 @@ describe("advertised schemas", () => {
         $schema: { type: "string" },
         loose: { type: "object" },
         map: { type: "object" },
-        maybe: { type: ["object", "null"], properties: { a: { type: "string" } } },
+        maybe: { anyOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "null" }] },
         choice: { anyOf: [{ type: "string", enum: ["a"] }, { type: "null" }] },
         fixed: { const: { properties: {} } },
         count: { type: "integer" },
@@ -128,13 +129,54 @@ describe("advertised schemas", () => {
     });
   });
 
-  it("merge a described nullable into one schema that keeps the description", () => {
+  it("split a type array into anyOf branches, type rules in the non-null one, annotations beside", () => {
+    expect(compactSchema({ type: ["string", "null"], minLength: 1, description: "A URL." })).toEqual({
+      anyOf: [{ type: "string", minLength: 1 }, { type: "null" }],
+      description: "A URL.",
+    });
+  });
+
+  it("keep a described nullable as anyOf with its description, never a type array", () => {
     const schema = z.object({ e: z.looseObject({ code: z.string() }).nullable().describe("An error.") });
     const e = (advertisedSchema(schema, "output").properties as Record<string, unknown>).e;
     expect(e).toEqual({
-      type: ["object", "null"],
-      properties: { code: { type: "string" } },
+      anyOf: [{ type: "object", properties: { code: { type: "string" } } }, { type: "null" }],
       description: "An error.",
     });
+  });
+});
+
+describe("portable schemas", () => {
+  it("every tool's advertised input and output schema has no type array and no untyped property", async () => {
+    const problems: string[] = [];
+    for (const def of await loadTools()) {
+      problems.push(...portabilityProblems(advertisedSchema(def.inputSchema, "input"), `${def.name} input`));
+      problems.push(
+        ...portabilityProblems(advertisedSchema(def.outputSchema, "output"), `${def.name} output`),
+      );
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("the check finds what the Inspector's --strict mode warns of", () => {
+    const found = portabilityProblems(
+      {
+        type: "object",
+        properties: {
+          url: { type: ["string", "null"] },
+          analysis: {},
+          nested: { type: "array", items: { type: "object", properties: { x: { description: "no type" } } } },
+          either: { anyOf: [{ type: "string" }, {}] },
+          fine: { anyOf: [{ type: "string" }, { type: "null" }] },
+        },
+      },
+      "t",
+    );
+    expect(found).toEqual([
+      't.url: type is an array ["string","null"]',
+      "t.analysis: no type",
+      "t.nested.items.x: no type",
+      "t.either: no type",
+    ]);
   });
 });

@@ -36,9 +36,11 @@ describe("createEngines", () => {
     }
   });
 
-  it("gives signed output URLs a user can open: the lazily started sandbox listens on loopback", async () => {
+  it("gives signed output URLs a user can open, at the loopback origin known from the start", async () => {
     const engines = await createEngines(sandboxConfig("u"));
     try {
+      // Bound before any request, so the viewer's CSP can name it in resources/list already.
+      expect(engines.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const { client } = engines.forKey(SANDBOX_API_KEY);
       const body = JSON.stringify({ model: "sandbox-image-fast", prompt: "a kite", parameters: {} });
       const { submission } = await client.submitMedia("image", body, "engine-url-1");
@@ -46,7 +48,7 @@ describe("createEngines", () => {
         waitSeconds: 20,
       });
       const url = task.outputs[0]?.asset?.url ?? "";
-      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sandbox\/files\//);
+      expect(url.startsWith(`${engines.baseUrl}/sandbox/files/`)).toBe(true);
       const res = await fetch(url);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("image/png");

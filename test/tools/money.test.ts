@@ -3,8 +3,9 @@
  * threshold binds when the host cannot ask; a save that cannot work is refused before the charge,
  * and one that fails after it says the work is done and charged.
  */
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
@@ -109,11 +110,27 @@ describe("saving and the charge", () => {
     expect(h.sandbox.stats.requests(IMAGE)).toBe(0);
   });
 
-  it("with an empty roots list, says which directories are allowed and how to allow one", async () => {
+  it("with an empty roots list, saves into the configured directories", async () => {
     await open({ roots: () => [] });
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-fast",
+      prompt: "fox",
+      save: true,
+      wait: 20,
+    });
+    const s = structured<{ saved?: string[] }>(r);
+    expect(s.saved?.length).toBe(1);
+    expect(s.saved?.[0]?.startsWith(h.engine.config.outputDir)).toBe(true);
+  });
+
+  it("with roots outside GENERATION_FILES, says which directories are in force and how to allow one", async () => {
+    await open({ roots: (dir) => [path.join(dir, "elsewhere")] });
+    // GENERATION_FILES is <temp>/files; the root, a sibling that exists, narrows it to nothing.
+    const outside = path.join(path.dirname(h.engine.config.files[0] ?? "/"), "elsewhere");
+    await mkdir(outside);
     const r = await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", save: true });
-    expect(textOf(r)).toMatch(/^SAVE_NOT_ALLOWED: .*MCP roots \(an empty list\)/);
-    expect(textOf(r)).toContain(h.engine.config.files[0]);
+    expect(textOf(r)).toMatch(/^SAVE_NOT_ALLOWED: .*no directory is allowed/);
+    expect(textOf(r)).toContain(`narrowed by the client's MCP roots (${pathToFileURL(outside).href})`);
     expect(h.sandbox.stats.dispatches()).toBe(0);
     const s = await h.call("save_outputs", { taskId: "task_x" });
     expect(textOf(s)).toMatch(/^SAVE_NOT_ALLOWED: .*add it to the host's MCP roots/);

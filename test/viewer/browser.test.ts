@@ -96,6 +96,36 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
     await b.page.screenshot({ path: join(SHOTS, "images-through-host.png") });
   });
 
+  it("where a host allows no media source at all, says so in words and hides the empty image", async () => {
+    // The MCP Inspector's rule (media from the declared origins only) with no origin declared.
+    const { frame } = await b.show(
+      "generate_image",
+      { model: "sandbox-image-fast", prompt: "a heron nobody may see", wait: 30 },
+      { csp: {}, exactOrigins: true },
+    );
+    const note = frame.locator(".output .note");
+    await expect.poll(() => note.textContent(), { timeout: 15_000 }).toMatch(/^Not shown here: /);
+    await expect(note.textContent()).resolves.toBe(
+      "Not shown here: this host's content policy lets the view show no media from the service. Save or Download still work.",
+    );
+    await expect(frame.locator(".output .thumb").isHidden()).resolves.toBe(true);
+    // The URL, the bytes through the host, then a freshly signed URL: all tried before giving up.
+    const asked = b.requests.map((r) => r.params.name ?? r.method);
+    expect(asked).toEqual(["resources/read", "viewer_read_task"]);
+    await expect(frame.getByRole("button", { name: "Save", exact: true }).isVisible()).resolves.toBe(true);
+    await b.page.screenshot({ path: join(SHOTS, "no-media-allowed.png") });
+  });
+
+  it("where a host allows the URL's origin but not blob:, shows the image from it", async () => {
+    const { frame } = await b.show(
+      "generate_image",
+      { model: "sandbox-image-fast", prompt: "a heron in plain sight", wait: 30 },
+      { exactOrigins: true },
+    );
+    await expect.poll(async () => (await probe(frame, "images"))[0]?.loaded, { timeout: 15_000 }).toBe(true);
+    await expect(frame.locator("img").getAttribute("data-source")).resolves.toBe("url");
+  });
+
   it("reads an output in chunks through the app-only tool where a host refuses the whole resource", async () => {
     const { frame, result } = await b.show(
       "generate_audio",

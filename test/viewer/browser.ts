@@ -34,10 +34,28 @@ export interface HostWindow {
   hostLog: { downloads: unknown[]; resultSentAt: number; sizes: unknown[] };
 }
 
-/** The CSP a host derives from `_meta.ui.csp`, directive for directive as the reference host does. */
-export function cspHeader(csp: McpUiResourceCsp | undefined): string {
+/**
+ * The CSP a host derives from `_meta.ui.csp`, directive for directive as the reference host does;
+ * with `exact`, media come from the declared origins only (no 'self', blob: or data:), as the MCP
+ * Inspector 2.12 builds it.
+ */
+export function cspHeader(csp: McpUiResourceCsp | undefined, exact = false): string {
   const clean = (d?: string[]) => (d ?? []).filter((x) => !/[;\r\n'" ]/.test(x)).join(" ");
   const media = clean(csp?.resourceDomains);
+  if (exact) {
+    const from = media || "'none'";
+    return [
+      "default-src 'none'",
+      `script-src 'unsafe-inline' ${media}`.trim(),
+      `style-src 'unsafe-inline' ${media}`.trim(),
+      `img-src ${from}`,
+      `font-src ${from}`,
+      `media-src ${from}`,
+      `connect-src ${clean(csp?.connectDomains) || "'none'"}`,
+      "frame-src 'none'",
+      "object-src 'none'",
+    ].join("; ");
+  }
   const connect = clean(csp?.connectDomains);
   return [
     "default-src 'self' 'unsafe-inline'",
@@ -79,7 +97,10 @@ async function serveHost(): Promise<{ server: Server; hostUrl: string; sandboxUr
       res
         .writeHead(200, {
           "content-type": "text/html",
-          "content-security-policy": cspHeader(csp ? (JSON.parse(csp) as McpUiResourceCsp) : undefined),
+          "content-security-policy": cspHeader(
+            csp ? (JSON.parse(csp) as McpUiResourceCsp) : undefined,
+            url.searchParams.get("exact") === "1",
+          ),
         })
         .end(page(sandboxJs));
     } else res.writeHead(404).end();
@@ -96,6 +117,8 @@ async function serveHost(): Promise<{ server: Server; hostUrl: string; sandboxUr
 export interface ShowOptions {
   /** Replaces the CSP the server declared, as a host that allows no media origins would. */
   csp?: McpUiResourceCsp;
+  /** Media from the declared origins only, no blob: or data: (the MCP Inspector's rule). */
+  exactOrigins?: boolean;
   /** Refuses the view's resources/read, as a host whose result size limit a whole output exceeds. */
   refuseResourceRead?: boolean;
   theme?: "light" | "dark";
@@ -155,6 +178,7 @@ export async function openBrowser(client: Client): Promise<Browser> {
         sandboxUrl: host.sandboxUrl,
         theme: o.theme ?? "light",
         ...(o.cancelled === undefined ? {} : { cancelled: o.cancelled }),
+        ...(o.exactOrigins ? { exactOrigins: true } : {}),
       });
       const frame = page.frames().find((f) => f.parentFrame()?.url().includes("/sandbox.html"));
       if (!frame) throw new Error("the view's frame did not appear");

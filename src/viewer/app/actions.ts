@@ -3,7 +3,7 @@
  * download it (the host's ui/download-file), copy the task ID and the identity.
  */
 import { h } from "./dom.js";
-import { readBytes, toBase64 } from "./media.js";
+import { freshUrl, readBytes, toBase64 } from "./media.js";
 import type { Host } from "./protocol.js";
 import { type CallResult, type Output, type Task, textOf } from "./types.js";
 
@@ -53,16 +53,6 @@ async function save(host: Host, task: Task, status: HTMLElement): Promise<void> 
   }
 }
 
-/** A fresh signed URL of the output (the task's own may have expired), through the app-only read. */
-async function freshUrl(host: Host, task: Task, index: number): Promise<string | undefined> {
-  const r = (await host.request("tools/call", {
-    name: "viewer_read_task",
-    arguments: { taskId: task.id },
-  })) as CallResult;
-  const fresh = r.structuredContent?.task as Task | undefined;
-  return fresh?.outputs.find((o) => o.index === index)?.asset?.url;
-}
-
 /**
  * Hands the output to the host's download: its bytes, embedded (hosts save an embedded blob as a
  * file named by the URI's last segment, as the ext-apps SDK's own examples name it `file:///…`),
@@ -88,7 +78,7 @@ async function download(host: Host, task: Task, out: Output, status: HTMLElement
         },
       };
     } catch {
-      const url = await freshUrl(host, task, out.index);
+      const url = await freshUrl(host, task.id, out.index);
       if (!url) throw new Error("the output could be read neither whole nor by its URL");
       item = { type: "resource_link", uri: url, name, mimeType: asset.mimeType };
     }

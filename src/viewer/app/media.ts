@@ -1,14 +1,15 @@
 /**
  * Puts an output's bytes into an image, audio or video element. The signed URL first (its origin
  * is in the view's CSP when the server declared it); where the host's CSP or an expired URL stops
- * it, the bytes are read through the host instead and played from a blob: URL: the task output
- * resource whole, or, past a host's result size limit, in chunks through the app-only tool.
+ * it, the bytes read through the host and played from a blob: URL (the task output resource whole,
+ * or, past a host's result size limit, in chunks through the app-only tool); where blob: is refused
+ * too (the MCP Inspector allows exactly the declared origins), a freshly signed URL.
  */
 import type { Host } from "./protocol.js";
-import type { CallResult } from "./types.js";
+import type { CallResult, Task } from "./types.js";
 
 export type MediaElement = HTMLImageElement | HTMLAudioElement | HTMLVideoElement;
-export type Source = "url" | "resource" | "chunks";
+export type Source = "url" | "fresh-url" | "resource" | "chunks";
 
 export interface OutputRef {
   taskId: string;
@@ -102,6 +103,19 @@ async function viaChunks(
   return new Blob(parts, { type: mimeType });
 }
 
+/** A fresh signed URL of the output (the task's own may have expired), through the app-only read. */
+export async function freshUrl(host: Host, taskId: string, index: number): Promise<string | undefined> {
+  const r = (await host.request("tools/call", {
+    name: "viewer_read_task",
+    arguments: { taskId },
+  })) as CallResult;
+  const fresh = r.structuredContent?.task as Task | undefined;
+  return fresh?.outputs.find((o) => o.index === index)?.asset?.url;
+}
+
+/** Why an output could not be shown, in words for the person looking at the view. */
+export class NotShown extends Error {}
+
 /** Loads the output into `el`; says which way it came, on the element too (data-source). */
 export async function attachMedia(
   host: Host,
@@ -117,9 +131,30 @@ export async function attachMedia(
     await loaded(el, r.url);
     return settle("url");
   } catch {
-    // Blocked by the frame's CSP, or the URL expired: read the bytes through the host.
+    // Blocked by the frame's CSP, or the URL expired.
   }
-  const { blob, source } = await readBytes(host, r, onProgress);
-  await loaded(el, URL.createObjectURL(blob));
-  return settle(source);
+  let reason: NotShown;
+  try {
+    const read = await readBytes(host, r, onProgress);
+    try {
+      await loaded(el, URL.createObjectURL(read.blob));
+      return settle(read.source);
+    } catch {
+      reason = new NotShown("this host's content policy lets the view show no media from the service");
+    }
+  } catch {
+    reason = new NotShown("the host could not pass its bytes to this view");
+  }
+  // The URL may just have expired, where the host allows its origin and nothing else (the MCP
+  // Inspector allows no blob:): a freshly signed one.
+  const fresh = await freshUrl(host, r.taskId, r.index).catch(() => undefined);
+  if (fresh && fresh !== r.url) {
+    try {
+      await loaded(el, fresh);
+      return settle("fresh-url");
+    } catch {
+      // Refused as the first one was.
+    }
+  }
+  throw reason;
 }

@@ -6,7 +6,7 @@
  */
 import { outputActions } from "./actions.js";
 import { formatDuration, h, plural } from "./dom.js";
-import { attachMedia, type MediaElement } from "./media.js";
+import { attachMedia, type MediaElement, NotShown } from "./media.js";
 import type { Host } from "./protocol.js";
 import { type Output, type Task, TERMINAL } from "./types.js";
 
@@ -91,7 +91,10 @@ function mediaFor(host: Host, shown: Shown, out: Output, note: HTMLElement): HTM
       if (el instanceof HTMLVideoElement && !el.src.includes("#")) el.currentTime = 0.05;
     },
     (err: Error) => {
-      note.textContent = `Could not show it here (${err.message}); use Save or Download.`;
+      // The output itself is fine: no empty frame for it, and what still works.
+      wrap.hidden = true;
+      const why = err instanceof NotShown ? err.message : "it could not be loaded";
+      note.textContent = `Not shown here: ${why}. Save or Download still work.`;
     },
   );
   return wrap;

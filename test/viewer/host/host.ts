@@ -30,6 +30,8 @@ interface ShowOptions {
   theme: "light" | "dark";
   /** Sends tool-cancelled with this reason instead of the result. */
   cancelled?: string;
+  /** Media only from the declared origins, no blob: or data: (the MCP Inspector's rule). */
+  exactOrigins?: boolean;
 }
 
 let bridge: AppBridge | undefined;
@@ -55,6 +57,7 @@ window.showView = async (o) => {
   frame.style.cssText = "width: 900px; height: 700px; border: 1px solid #999";
   const url = new URL(o.sandboxUrl);
   if (o.csp) url.searchParams.set("csp", JSON.stringify(o.csp));
+  if (o.exactOrigins) url.searchParams.set("exact", "1");
   const ready = waitForProxy(frame);
   frame.src = url.href;
   document.body.append(frame);

@@ -1,0 +1,62 @@
+/**
+ * What is worth saying at start about a configuration that is well formed but will not work as
+ * meant: directories that do not exist, an output directory that saves cannot reach. The server
+ * still starts (uploads and generation work without them); these lines go to stderr.
+ */
+import { realpathSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import type { Config } from "./settings.js";
+
+/** `dir` with its existing part's links resolved, so two spellings of one place compare equal. */
+function resolved(dir: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), relative(at, dir));
+    } catch {
+      if (dirname(at) === at) return dir;
+    }
+  }
+}
+
+/** Inside by path segments, never by string prefix (/a/bc is not inside /a/b). */
+function inside(dir: string, p: string): boolean {
+  const rel = relative(dir, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * Saves go only inside GENERATION_FILES, so an output directory outside them would fail at the
+ * first save, after the user has paid for the work: say so at start (the save refuses before any
+ * submission too). The client's roots can only narrow the directories, never widen them.
+ */
+export function outputDirWarnings(config: Config, source: { field: string } | undefined): string[] {
+  const out = resolved(config.outputDir);
+  if (config.files.some((dir) => inside(resolved(dir), out))) return [];
+  return [
+    `${source?.field ?? "GENERATION_OUTPUT_DIR"}: outside every directory of GENERATION_FILES, so outputs cannot be saved (save: true and save_outputs will refuse); put it inside one of them, or add it to GENERATION_FILES`,
+  ];
+}
+
+/**
+ * A directory that does not exist is skipped by the file tools, so a typo would only show as
+ * "outside the allowed directories" much later: say so at start, by position, and keep serving.
+ */
+export function directoryWarnings(config: Config, source: { field: string } | undefined): string[] {
+  if (source === undefined) return [];
+  const problems: string[] = [];
+  config.files.forEach((dir, i) => {
+    let problem: string | undefined;
+    try {
+      if (!statSync(dir).isDirectory()) problem = "is not a directory";
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      problem = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`;
+    }
+    if (problem !== undefined) {
+      problems.push(
+        `${source.field}: entry ${i + 1} of ${config.files.length} ${problem}; tools will not read or save there`,
+      );
+    }
+  });
+  return problems;
+}
