@@ -60,7 +60,7 @@ export const taskIdField = z
  * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
 export const TaskOut = TaskSchema.describe(
-  "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
+  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
 );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here

@@ -463,7 +463,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           description:
-            "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
+            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
         },
         terminal: {
           type: "boolean",
@@ -1006,8 +1006,7 @@ export const CATALOG: readonly ListedTool[] = [
               },
             },
           },
-          description:
-            "Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times.",
+          description: "Newest first; times are ISO 8601.",
         },
         nextCursor: {
           description: "Pass as cursor for the next page; absent on the last page.",

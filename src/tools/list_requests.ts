@@ -48,7 +48,7 @@ export default defineTool({
           updatedAt: z.string(),
         }),
       )
-      .describe("Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times."),
+      .describe("Newest first; times are ISO 8601."),
     nextCursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
