@@ -5,7 +5,9 @@
  *  (b) list_models through MCP over stdio against a direct fetch to the same sandbox (ratio of means),
  *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
- *  (d) what tools/list costs the model's context: bytes of JSON, in all and per tool, next to peers.
+ *  (d) what tools/list costs the model's context: bytes of JSON, in all and per tool, next to peers;
+ *  (e) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
+ *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -27,6 +29,11 @@ const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
+/** Which parts to run, e.g. `BENCH_PARTS=e` while working on the paid call (default: all). */
+const PARTS = process.env.BENCH_PARTS ?? "abcde";
+const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
+const PAID_MEDIAN_TARGET = 1.3;
+const PAID_P99_TARGET = 1.5;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const percentile = (xs: number[], p: number) => {
@@ -253,16 +260,62 @@ async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
   }
 }
 
+/**
+ * (e) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
+ * check, durable claim, the POST within the call's budget, the result, the delivered mark) against
+ * the minimal SDK server making the same POST with no ledger. Interleaved, every prompt new, so
+ * every call is new work on both sides.
+ */
+async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
+  const connect = async (args: string[]) => {
+    const c = new Client({ name: "bench", version: "1.0.0" });
+    await c.connect(new StdioClientTransport({ command: process.execPath, args, env: serviceEnv }));
+    return c;
+  };
+  const ours = await connect([CLI]);
+  const minimal = await connect([MINIMAL]);
+  let n = 0;
+  const submit = (c: Client) => async () => {
+    const args = { model: "sandbox-image-fast", prompt: `bench paid call ${n++}`, wait: 0 };
+    const r = await c.callTool({ name: "generate_image", arguments: args });
+    if (r.isError) throw new Error(`generate_image failed: ${JSON.stringify(r.content)}`);
+  };
+  try {
+    for (let i = 0; i < 30; i++) {
+      await submit(minimal)();
+      await submit(ours)();
+    }
+    const oursTimes: number[] = [];
+    const bareTimes: number[] = [];
+    for (let i = 0; i < PAID_CALLS; i++) {
+      bareTimes.push(await time(submit(minimal)));
+      oursTimes.push(await time(submit(ours)));
+    }
+    const med = median(oursTimes) / median(bareTimes);
+    const p99 = percentile(oursTimes, 99) / percentile(bareTimes, 99);
+    const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
+    print(`(e) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
+    print(
+      `    ours median ${ms(median(oursTimes))}, p99 ${ms(percentile(oursTimes, 99))}; minimal SDK server with the same POST median ${ms(median(bareTimes))}, p99 ${ms(percentile(bareTimes, 99))}`,
+    );
+    print(`    median ratio ${med.toFixed(2)} (${met(med, PAID_MEDIAN_TARGET)})`);
+    print(`    p99 ratio ${p99.toFixed(2)} (${met(p99, PAID_P99_TARGET)})`);
+  } finally {
+    await Promise.all([ours.close(), minimal.close()]);
+  }
+}
+
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run `npm run build` first");
   const iso = isolatedEnv();
   const sandbox = await startSandboxCli(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    const cold = await coldStarts(iso.env);
-    await overheads(sandbox.url, serviceEnv);
-    await httpSessions(serviceEnv);
-    catalogCost(cold.ours, cold.peers);
+    const cold = PARTS.includes("a") || PARTS.includes("d") ? await coldStarts(iso.env) : undefined;
+    if (PARTS.includes("b")) await overheads(sandbox.url, serviceEnv);
+    if (PARTS.includes("e")) await paidCalls(serviceEnv);
+    if (PARTS.includes("c")) await httpSessions(serviceEnv);
+    if (cold !== undefined && PARTS.includes("d")) catalogCost(cold.ours, cold.peers);
   } finally {
     await sandbox.stop();
     iso.cleanup();
