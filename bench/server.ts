@@ -267,12 +267,14 @@ async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
  * every call is new work on both sides.
  */
 async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
-  const connect = async (args: string[]) => {
+  const connect = async (args: string[], env = serviceEnv) => {
     const c = new Client({ name: "bench", version: "1.0.0" });
-    await c.connect(new StdioClientTransport({ command: process.execPath, args, env: serviceEnv }));
+    await c.connect(new StdioClientTransport({ command: process.execPath, args, env }));
     return c;
   };
-  const ours = await connect([CLI]);
+  // BENCH_CPU_PROF=DIR writes a CPU profile of our server (node --cpu-prof) into DIR.
+  const prof = process.env.BENCH_CPU_PROF;
+  const ours = await connect(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, CLI] : [CLI]);
   const minimal = await connect([MINIMAL]);
   let n = 0;
   const submit = (c: Client) => async () => {
