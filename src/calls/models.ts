@@ -4,10 +4,10 @@
  * completions; nothing waits on it for money's sake).
  */
 import type { Model } from "../client/schemas.js";
+import { CATALOG_READ_MS } from "../config/time-limits.js";
 import type { Engine } from "../mcp/context.js";
 
 const CACHE_MS = 60_000;
-const READ_TIMEOUT_MS = 5_000;
 
 const catalogs = new WeakMap<Engine, { at: number; models: Promise<Model[]> }>();
 
@@ -16,7 +16,7 @@ export function modelCatalog(engine: Engine): Promise<Model[]> {
   const hit = catalogs.get(engine);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.models;
   const models = engine.client
-    .listModels({ signal: AbortSignal.timeout(READ_TIMEOUT_MS) })
+    .listModels({ signal: AbortSignal.timeout(CATALOG_READ_MS) })
     .then((l) => l.models);
   catalogs.set(engine, { at: Date.now(), models });
   models.catch(() => {

@@ -8,6 +8,8 @@ import type { DurationSample } from "../client/poll-schedule.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { checkRequest, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
+import { Flights } from "./flights.js";
+import { bodyKey, Handovers, identityKey } from "./handover.js";
 import type {
   Ledger,
   LedgerSettings,
@@ -33,21 +35,23 @@ import {
   type TaskSeen,
   toListing,
 } from "./record.js";
-import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
+import {
+  attemptLimit,
+  backoffDelay,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_ELAPSED_MS,
+  verdict,
+} from "./replay.js";
 import { type LedgerStore, listPage } from "./store.js";
 import { change, RecordWriter } from "./writes.js";
-
-interface Flight<T> {
-  promise: Promise<RunResult<T>>;
-  signal: AbortSignal | undefined;
-}
 
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
-  readonly #inflight = new Map<string, Flight<unknown>>();
+  readonly #flights = new Flights();
   readonly #writer: RecordWriter;
   readonly #history: TaskHistory;
+  readonly #handovers = new Handovers();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -75,39 +79,41 @@ export class LedgerImpl implements Ledger {
     }
     if (req.signal?.aborted) return Promise.reject(req.signal.reason);
     const hash = bodyHash(req.bytes);
-    // Identical calls in this process share one attempt; the claim makes it safe across processes.
-    const flight = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
-    const pending = this.#inflight.get(flight) as Flight<T> | undefined;
-    if (pending !== undefined) return this.#join(pending, req, send, ref);
-    const promise = this.#execute(req, hash, send, ref).finally(() => this.#inflight.delete(flight));
-    this.#inflight.set(flight, { promise, signal: req.signal });
-    return promise;
-  }
-
-  /**
-   * A second identical call waits for the first. Its own abort stops only its wait; if the first
-   * caller aborted, this one resumes the same record itself rather than inherit that abort.
-   */
-  async #join<T>(leader: Flight<T>, req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
-    const own = req.signal;
-    const stop =
-      own === undefined
-        ? undefined
-        : new Promise<never>((_, reject) => {
-            if (own.aborted) reject(own.reason);
-            own.addEventListener("abort", () => reject(own.reason), { once: true });
-          });
-    stop?.catch(() => {});
-    try {
-      const r = await (stop === undefined ? leader.promise : Promise.race([leader.promise, stop]));
-      return { ...r, reused: true };
-    } catch (err) {
-      if (leader.signal?.aborted && !own?.aborted) return this.run(req, send, ref);
-      throw err;
+    // An identical result just handed to its transport: decide once its delivered mark is known.
+    const keys = [bodyKey(req.keyHash, req.tool, hash)];
+    if (req.idempotencyKey !== undefined) keys.push(identityKey(req.keyHash, req.idempotencyKey));
+    if (this.#handovers.pending(keys)) {
+      return this.#handovers.forKeys(keys).then(() => this.#start(req, hash, send, ref));
     }
+    return this.#start(req, hash, send, ref);
   }
 
-  async #execute<T>(req: RunRequest, hash: string, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
+  /** Identical calls in this process share one attempt; the claim makes it safe across processes. */
+  #start<T>(req: RunRequest, hash: string, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
+    const key = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
+    return this.#flights.fly(
+      key,
+      req.signal,
+      (claimed) => this.#execute(req, hash, send, ref, claimed),
+      () => this.run(req, send, ref),
+    );
+  }
+
+  /** The result's answer is on its way: identical calls and listings wait for its delivered mark. */
+  #handOver(req: RunRequest, hash: string, identity: string) {
+    const keys = [bodyKey(req.keyHash, req.tool, hash), identityKey(req.keyHash, identity)];
+    return this.#handovers.open(req.keyHash, keys, async (delivered) => {
+      if (delivered) await this.markDelivered(req.keyHash, identity, true);
+    });
+  }
+
+  async #execute<T>(
+    req: RunRequest,
+    hash: string,
+    send: Send<T>,
+    ref: Ref<T>,
+    claimed: (identity: string) => void,
+  ): Promise<RunResult<T>> {
     const now = this.#o.now();
     let claim: Awaited<ReturnType<LedgerStore["claim"]>>;
     try {
@@ -145,13 +151,15 @@ export class LedgerImpl implements Ledger {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
-    return this.#loop(claim.record, claim.kind === "reused", req, send, ref);
+    claimed(claim.record.identity);
+    return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
   }
 
   async #loop<T>(
     start: StoredRecord,
     reused: boolean,
     req: RunRequest,
+    hash: string,
     send: Send<T>,
     ref: Ref<T>,
   ): Promise<RunResult<T>> {
@@ -184,8 +192,9 @@ export class LedgerImpl implements Ledger {
       }));
       req.onAttempt?.(n + 1, lastErr);
       let result: T;
+      const attempt = req.attemptMs === undefined ? undefined : attemptLimit(req.signal, req.attemptMs);
       try {
-        result = await send(identity, rec.bytes, req.signal);
+        result = await send(identity, rec.bytes, attempt?.signal ?? req.signal);
       } catch (err) {
         lastErr = err;
         const v = verdict(err);
@@ -201,6 +210,8 @@ export class LedgerImpl implements Ledger {
           .save(rec, change({ state: "uncertain", lastError: summarize(err, req.scrub) }))
           .catch(() => rec);
         continue;
+      } finally {
+        attempt?.release();
       }
       const { taskId, responseId } = ref(result);
       const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
@@ -210,7 +221,7 @@ export class LedgerImpl implements Ledger {
       // real either way. Should the write never land, the record stays `sent`, and an identical
       // call replays the identity and the service returns the same task without charging again.
       this.#writer.queue(rec, change(done, ["lastError"]));
-      return { identity, result, reused };
+      return { identity, result, reused, joined: false, handOver: () => this.#handOver(req, hash, identity) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
     throw new IdentifiedError(cause, identity, rec.state);
@@ -236,7 +247,9 @@ export class LedgerImpl implements Ledger {
   }
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
-    // After this ledger's queued writes, so a listing shows what its calls already returned.
+    // After the delivered marks of answers just given, and this ledger's queued writes, so a
+    // listing shows what its calls already returned as delivered.
+    await this.#handovers.forKeyHash(keyHash);
     await this.#writer.settled();
     const now = this.#o.now();
     const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);

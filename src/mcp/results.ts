@@ -54,21 +54,28 @@ function identityNote(err: IdentifiedError): string {
     : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;
 }
 
+/** What a caller knows better than the generic table: the next step for this call's error. */
+export interface Described {
+  next?: string | undefined;
+}
+
 /** Code and actionable text for any error; used by tool results and resource reads. */
-export function describeError(err: unknown): DescribedError {
+export function describeError(err: unknown, o: Described = {}): DescribedError {
   if (err instanceof IdentifiedError) {
-    const inner = describeError(err.cause);
+    const inner = describeError(err.cause, o);
     return { ...inner, text: `${inner.text} ${identityNote(err)}` };
   }
   if (err instanceof ServiceError) {
     const parts = [`${err.code}: ${sentence(err.message)}`];
     if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
-    const next = nextStep({
-      code: err.code,
-      action: err.action,
-      requestKind: err.requestKind,
-      definitive: err.outcome === "definitive",
-    });
+    const next =
+      o.next ??
+      nextStep({
+        code: err.code,
+        action: err.action,
+        requestKind: err.requestKind,
+        definitive: err.outcome === "definitive",
+      });
     parts.push(`Next: ${next}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
@@ -76,7 +83,7 @@ export function describeError(err: unknown): DescribedError {
   // this layer's LocalRefusal) carry a code and an action.
   const local = err as { code?: unknown; action?: unknown } | null;
   if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    const next = nextStep({ code: local.code, action: local.action });
+    const next = o.next ?? nextStep({ code: local.code, action: local.action });
     return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${next}` };
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -86,11 +93,13 @@ export function describeError(err: unknown): DescribedError {
   };
 }
 
-export function errorResult(err: unknown): CallToolResult {
-  const { code, text, status } = describeError(err);
+/** An error as a tool result, built once: the description, then any `notes` the call adds. */
+export function errorResult(err: unknown, o: Described & { notes?: string[] } = {}): CallToolResult {
+  const { code, text, status } = describeError(err, o);
   const meta: Record<string, unknown> = { code };
   if (status !== undefined) meta.status = status;
-  return { content: [{ type: "text", text: redact(text) }], isError: true, _meta: meta };
+  const whole = [text, ...(o.notes ?? [])].join("\n");
+  return { content: [{ type: "text", text: redact(whole) }], isError: true, _meta: meta };
 }
 
 /** A successful result: text for the model, structuredContent for programs. */

@@ -815,6 +815,9 @@ export const CATALOG: readonly ListedTool[] = [
         idempotencyKey: {
           type: "string",
         },
+        created: {
+          type: "boolean",
+        },
         id: {
           type: "string",
         },
@@ -830,10 +833,10 @@ export const CATALOG: readonly ListedTool[] = [
         },
         usage: {
           type: ["object", "null"],
-          description: "Token counts, or null when not reported.",
+          description: "Token counts, or null.",
         },
       },
-      required: ["idempotencyKey", "id", "model", "content", "finishReason", "usage"],
+      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
       additionalProperties: false,
     },
     annotations: {
@@ -889,6 +892,9 @@ export const CATALOG: readonly ListedTool[] = [
         idempotencyKey: {
           type: "string",
         },
+        created: {
+          type: "boolean",
+        },
         id: {
           type: "string",
         },
@@ -907,7 +913,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
         },
       },
-      required: ["idempotencyKey", "id", "extraction"],
+      required: ["idempotencyKey", "created", "id", "extraction"],
       additionalProperties: false,
     },
     annotations: {
