@@ -11,7 +11,6 @@
  *   maxGems and the result says so.
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { ElicitRequestSchema } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
@@ -58,7 +57,7 @@ async function stdio(name: string, extra: Record<string, string> = {}, elicit = 
   const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
   const client = new Client({ name: "asks", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   const asked: string[] = [];
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  client.setRequestHandler("elicitation/create", async (req) => {
     asked.push(String((req.params as { message?: unknown }).message));
     return { action: "decline" };
   });
@@ -146,10 +145,17 @@ describe("the confirmation threshold asks only above an estimate (built CLI, std
       expect(textOf(chat)).toMatch(/Sent with maxGems 5, your confirmation threshold/);
       const video = await c.client.callTool({
         name: "generate_video",
-        arguments: { model: "sandbox-video-lite", prompt: "a wave", parameters: { mode: "text-to-video" }, wait: 0 },
+        arguments: {
+          model: "sandbox-video-lite",
+          prompt: "a wave",
+          parameters: { mode: "text-to-video" },
+          wait: 0,
+        },
       });
       // The video's quote is above 5 Gems: refused by the service, nothing spent, and how to go above it.
-      expect(textOf(video)).toMatch(/^PRICE_CHANGED: [\s\S]*GENERATION_CONFIRM_ABOVE_GEMS \(5\), sent as maxGems/);
+      expect(textOf(video)).toMatch(
+        /^PRICE_CHANGED: [\s\S]*GENERATION_CONFIRM_ABOVE_GEMS \(5\), sent as maxGems/,
+      );
       expect(c.asked).toEqual([]);
       // An estimate above the threshold is still asked about (and declining sends nothing).
       const pro = await c.client.callTool({
@@ -195,16 +201,16 @@ describe("HTTP load with faults (built CLI)", () => {
       }),
     );
     // Hangs outlast the 8 s budget of a wait-0 call; 503s and lost answers are replayed.
-    sandbox.faults.inject(IMAGE, { kind: "hang", commit: true }, 6);
-    sandbox.faults.inject(IMAGE, { status: 503, code: "TEMPORARILY_UNAVAILABLE" }, 20);
-    sandbox.faults.inject(IMAGE, { kind: "reset-after-commit" }, 10);
-    sandbox.faults.inject(IMAGE, { status: 409, code: "REQUEST_UNCERTAIN", commit: true }, 10);
+    sandbox.faults.inject(IMAGE, { kind: "hang", commit: true }, 20);
+    sandbox.faults.inject(IMAGE, { status: 503, code: "TEMPORARILY_UNAVAILABLE" }, 40);
+    sandbox.faults.inject(IMAGE, { kind: "reset-after-commit" }, 20);
+    sandbox.faults.inject(IMAGE, { status: 409, code: "REQUEST_UNCERTAIN", commit: true }, 20);
     try {
       const results = await Promise.all(
         Array.from({ length: 100 }, (_, i) => {
           const client = sessions[i % 5] as Client;
-          // 51 distinct bodies: most calls have a twin in flight on another session.
-          const prompt = `load ${i < 2 ? i : i % 49}`;
+          // 51 distinct bodies: 49 pairs of twins sent together on two sessions, and 2 singles.
+          const prompt = `load ${i < 98 ? Math.floor(i / 2) : i}`;
           const args = { model: "sandbox-image-fast", prompt, wait: 0 };
           return client.callTool({ name: "generate_image", arguments: args }, undefined, { timeout: 30_000 });
         }),
