@@ -6,11 +6,12 @@
 import { sleep } from "../client/backoff.js";
 import type { DurationSample } from "../client/poll-schedule.js";
 import { ArgumentError } from "../client/service-errors.js";
-import { checkRequest, refusal } from "./checks.js";
+import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
 import { Flights } from "./flights.js";
 import { bodyKey, Handovers, identityKey } from "./handover.js";
 import type {
+  DeliveryMark,
   Ledger,
   LedgerSettings,
   ListOptions,
@@ -25,8 +26,6 @@ import {
   IdentifiedError,
   isExpired,
   isOpen,
-  isRetained,
-  isUnresolved,
   type LedgerRecord,
   newIdentity,
   parseListCursor,
@@ -43,7 +42,7 @@ import {
   verdict,
 } from "./replay.js";
 import { type LedgerStore, listPage } from "./store.js";
-import { change, RecordWriter } from "./writes.js";
+import { type Change, change, deliveredMark, RecordWriter } from "./writes.js";
 
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
@@ -99,12 +98,25 @@ export class LedgerImpl implements Ledger {
     );
   }
 
-  /** The result's answer is on its way: identical calls and listings wait for its delivered mark. */
-  #handOver(req: RunRequest, hash: string, identity: string) {
-    const keys = [bodyKey(req.keyHash, req.tool, hash), identityKey(req.keyHash, identity)];
-    return this.#handovers.open(req.keyHash, keys, async (delivered) => {
-      if (delivered) await this.markDelivered(req.keyHash, identity, true);
-    });
+  /**
+   * The answers of one result (its caller's, and those of calls that joined it) are on their way:
+   * identical calls and listings wait for the delivered mark. `written` is the record as its
+   * success write leaves it, so the mark is one compare-and-set write, and one for all answers.
+   */
+  #handOvers(req: RunRequest, hash: string, written: StoredRecord): () => DeliveryMark {
+    const keys = [bodyKey(req.keyHash, req.tool, hash), identityKey(req.keyHash, written.identity)];
+    let marking: Promise<unknown> | undefined;
+    return () =>
+      this.#handovers.open(req.keyHash, keys, async (delivered) => {
+        if (!delivered) return;
+        marking ??= this.#writer.save(written, this.#delivered(true));
+        await marking;
+      });
+  }
+
+  /** The delivered mark; a success delivered starts its retention time, one taken back stops it. */
+  #delivered(delivered: boolean): Change {
+    return (cur) => deliveredMark(cur, delivered, this.#o.now() + this.#o.retentionMs);
   }
 
   async #execute<T>(
@@ -124,25 +136,8 @@ export class LedgerImpl implements Ledger {
         ...(req.idempotencyKey === undefined ? {} : { identity: req.idempotencyKey }),
         now,
         newIdentity: () => newIdentity(now),
-        reusable: (rec) =>
-          isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered),
-        fresh: (identity) => ({
-          v: 1,
-          version: 1,
-          identity,
-          explicit: req.idempotencyKey !== undefined,
-          tool: req.tool,
-          endpoint: req.endpoint,
-          keyHash: req.keyHash,
-          bytes: req.bytes,
-          bodyHash: hash,
-          ...(req.model === undefined ? {} : { model: req.model }),
-          state: "prepared",
-          delivered: false,
-          attempts: 0,
-          createdAt: now,
-          updatedAt: now,
-        }),
+        reusable: isReusable,
+        fresh: (identity) => freshRecord(req, identity, hash, now),
       });
     } catch (cause) {
       throw refusal("could not record the request, so nothing was sent", cause);
@@ -220,8 +215,8 @@ export class LedgerImpl implements Ledger {
       // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
       // real either way. Should the write never land, the record stays `sent`, and an identical
       // call replays the identity and the service returns the same task without charging again.
-      this.#writer.queue(rec, change(done, ["lastError"]));
-      return { identity, result, reused, joined: false, handOver: () => this.#handOver(req, hash, identity) };
+      const written = this.#writer.queue(rec, change(done, ["lastError"]));
+      return { identity, result, reused, joined: false, handOver: this.#handOvers(req, hash, written) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
     throw new IdentifiedError(cause, identity, rec.state);
@@ -239,11 +234,7 @@ export class LedgerImpl implements Ledger {
     ) {
       return;
     }
-    await this.#writer.save(rec, (cur) => {
-      if (cur.state !== "succeeded") return { patch: { delivered } };
-      if (delivered) return { patch: { delivered, expiresAt: this.#o.now() + this.#o.retentionMs } };
-      return { patch: { delivered }, drop: ["expiresAt"] };
-    });
+    await this.#writer.save(rec, this.#delivered(delivered));
   }
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {

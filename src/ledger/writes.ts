@@ -87,3 +87,14 @@ export class RecordWriter {
     await Promise.all(this.#writes.values());
   }
 }
+
+/** The delivered mark as a patch: a delivered success expires `expiresAt`; taken back, it never does. */
+export function deliveredMark(
+  cur: StoredRecord,
+  delivered: boolean,
+  expiresAt: number,
+): { patch: Partial<StoredRecord>; drop?: Array<keyof StoredRecord> } {
+  if (cur.state !== "succeeded") return { patch: { delivered } };
+  if (delivered) return { patch: { delivered, expiresAt } };
+  return { patch: { delivered }, drop: ["expiresAt"] };
+}

@@ -44,16 +44,20 @@ afterAll(async () => {
   iso.cleanup();
 });
 
-/** The built CLI over stdio against the loopback sandbox, with its own ledger file. */
-async function stdio(name: string, extra: Record<string, string> = {}, elicit = false) {
-  const env = {
-    ...iso.env,
-    GENERATION_STORE: `sqlite://${iso.dir}/${name}.sqlite`,
-    GENERATION_BASE_URL: url,
-    GENERATION_API_KEY: key,
-    ...extra,
-  };
-  if (!elicit) return connectCli({ args: [CLI], env });
+/** The environment of the built CLI against the loopback sandbox, with its own ledger file. */
+const envOf = (name: string, extra: Record<string, string> = {}) => ({
+  ...iso.env,
+  GENERATION_STORE: `sqlite://${iso.dir}/${name}.sqlite`,
+  GENERATION_BASE_URL: url,
+  GENERATION_API_KEY: key,
+  ...extra,
+});
+
+const stdio = (name: string) => connectCli({ args: [CLI], env: envOf(name) });
+
+/** As `stdio`, from a client that can answer elicitations: it records each question and declines. */
+async function asking(name: string, extra: Record<string, string>) {
+  const env = envOf(name, extra);
   const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
   const client = new Client({ name: "asks", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   const asked: string[] = [];
@@ -63,7 +67,7 @@ async function stdio(name: string, extra: Record<string, string> = {}, elicit = 
   });
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI], env, stderr: "pipe" });
   await client.connect(transport);
-  return { client, asked, stderr: () => "" };
+  return { client, asked };
 }
 
 describe("joined and replayed calls say they created nothing (built CLI, stdio)", () => {
@@ -135,7 +139,7 @@ describe("the delivered mark and the answer are one step (built CLI, stdio)", ()
 
 describe("the confirmation threshold asks only above an estimate (built CLI, stdio)", () => {
   it("chat and video send the threshold as maxGems without asking, and say so", async () => {
-    const c = await stdio("threshold", { GENERATION_CONFIRM_ABOVE_GEMS: "5" }, true);
+    const c = await asking("threshold", { GENERATION_CONFIRM_ABOVE_GEMS: "5" });
     try {
       const chat = await c.client.callTool({
         name: "chat",
@@ -212,7 +216,7 @@ describe("HTTP load with faults (built CLI)", () => {
           // 51 distinct bodies: 49 pairs of twins sent together on two sessions, and 2 singles.
           const prompt = `load ${i < 98 ? Math.floor(i / 2) : i}`;
           const args = { model: "sandbox-image-fast", prompt, wait: 0 };
-          return client.callTool({ name: "generate_image", arguments: args }, undefined, { timeout: 30_000 });
+          return client.callTool({ name: "generate_image", arguments: args }, { timeout: 30_000 });
         }),
       );
       const missing = results.filter((r) => !/\bgm-[0-9a-z]+-[0-9a-f]{16}\b/.test(textOf(r)));
