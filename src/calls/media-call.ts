@@ -50,7 +50,6 @@ export async function submitMedia(
   const body = (ceiling: number | undefined) =>
     buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
-  let run: Run;
   try {
     // 1. Check the arguments.
     const checked = checkArguments(() => body(maxGems));
@@ -69,7 +68,7 @@ export async function submitMedia(
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
     const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
     // 3. Claim the identity with the bytes, then send them within the budget.
-    run = await claimAndSend(engine, ctx, {
+    const run = await claimAndSend(engine, ctx, {
       tool,
       endpoint: endpointOf(kind),
       built,
