@@ -32,5 +32,10 @@ export const CATALOG_READ_MS = 5_000;
  * marked delivered or lost by its transport, before it decides from the record as it stands.
  */
 export const DELIVERY_MARK_WAIT_MS = 2_000;
+/**
+ * A success's write waits at most this long to be written with its delivered mark (one commit
+ * instead of two); a read of the record writes it at once.
+ */
+export const SUCCESS_HOLD_MS = 1_000;
 /** One request to the service when its caller names no shorter limit. */
 export const REQUEST_TIMEOUT_MS = 120_000;

@@ -31,7 +31,12 @@ export function isReusable(rec: StoredRecord): boolean {
   return isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered);
 }
 
-/** A new record, committed before the first byte is sent (state `prepared`). */
+/**
+ * A new record, committed before the first byte is sent. It is recorded as `sent` (attempt 1), as
+ * its send follows the commit at once: after a crash in between, a `sent` record resumes exactly
+ * as a `prepared` one would (the same identity and bytes are replayed), and the call is spared a
+ * second commit.
+ */
 export function freshRecord(
   req: {
     idempotencyKey?: string;
@@ -56,9 +61,9 @@ export function freshRecord(
     bytes: req.bytes,
     bodyHash: hash,
     ...(req.model === undefined ? {} : { model: req.model }),
-    state: "prepared",
+    state: "sent",
     delivered: false,
-    attempts: 0,
+    attempts: 1,
     createdAt: now,
     updatedAt: now,
   };

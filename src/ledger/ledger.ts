@@ -6,6 +6,7 @@
 import { sleep } from "../client/backoff.js";
 import type { DurationSample } from "../client/poll-schedule.js";
 import { ArgumentError } from "../client/service-errors.js";
+import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
 import { Flights } from "./flights.js";
@@ -176,15 +177,17 @@ export class LedgerImpl implements Ledger {
         if (!waited) break;
       }
       if (req.signal?.aborted) break;
-      // The claim (or an earlier attempt) already made the record durable, and after a crash
-      // `prepared` resumes exactly as `sent` does: the same identity and bytes are replayed. So the
-      // `sent` mark is queued, ordered before every later write, and its fsync overlaps the request
-      // instead of delaying the first byte.
+      // A new claim is recorded as sent (its first attempt). Later attempts, and a reused record's
+      // first: the record is already durable, and after a crash `prepared` resumes exactly as `sent`
+      // does (the same identity and bytes are replayed), so the `sent` mark is queued, ordered before
+      // every later write, and its commit overlaps the request instead of delaying the first byte.
       // A reused final record (a success never delivered, a retained answer) keeps its state.
-      rec = this.#writer.queue(rec, (cur) => ({
-        patch: { state: "sent", attempts: cur.attempts + 1 },
-        drop: ["closedReason", "expiresAt"],
-      }));
+      if (n > 0 || reused) {
+        rec = this.#writer.queue(rec, (cur) => ({
+          patch: { state: "sent", attempts: cur.attempts + 1 },
+          drop: ["closedReason", "expiresAt"],
+        }));
+      }
       req.onAttempt?.(n + 1, lastErr);
       let result: T;
       const attempt = req.attemptMs === undefined ? undefined : attemptLimit(req.signal, req.attemptMs);
@@ -212,10 +215,11 @@ export class LedgerImpl implements Ledger {
       const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
       if (taskId !== undefined) done.taskId = taskId;
       if (responseId !== undefined) done.responseId = responseId;
-      // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
-      // real either way. Should the write never land, the record stays `sent`, and an identical
-      // call replays the identity and the service returns the same task without charging again.
-      const written = this.#writer.queue(rec, change(done, ["lastError"]));
+      // Held (so every later read of this ledger sees it) and not awaited: the result is real either
+      // way, and its delivered mark, usually a moment later, is written with it in one commit.
+      // Should the write never land, the record stays `sent`, and an identical call replays the
+      // identity and the service returns the same task without charging again.
+      const written = this.#writer.hold(rec, change(done, ["lastError"]), SUCCESS_HOLD_MS);
       return { identity, result, reused, joined: false, handOver: this.#handOvers(req, hash, written) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
