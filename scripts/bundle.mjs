@@ -5,16 +5,19 @@
 // were 6.8 of the package's 11 MB unpacked, and hosts start the server without
 // --enable-source-maps, so users' stack traces never used them; the bundle is unminified and
 // keeps each module's source path in a comment, which is what a reader of a trace needs.
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 import { buildViewerHtml } from "./build-viewer.mjs";
 
 // Chunk names carry content hashes: start clean so stale chunks do not pile up.
 rmSync("dist", { recursive: true, force: true });
 
-// The media viewer's page, built once and inlined in place of src/viewer/html.ts (which builds it
-// on demand when run from source); server/viewer.ts imports it lazily, so it sits in its own chunk.
+// The media viewer's page, built once: written to dist/viewer.html (which src/viewer/html.ts reads
+// when run from source) and inlined in place of html.ts in the bundle; server/viewer.ts imports it
+// lazily, so it sits in its own chunk.
 const viewerHtml = await buildViewerHtml();
+mkdirSync("dist", { recursive: true });
+writeFileSync("dist/viewer.html", viewerHtml);
 const inlineViewer = {
   name: "inline-viewer",
   setup(b) {
@@ -44,6 +47,6 @@ await build({
   logLevel: "warning",
 });
 
-// The contract names `dist/cli.js` as the bin.
+// package.json's `bin` names `dist/cli.js`.
 writeFileSync("dist/cli.js", '#!/usr/bin/env node\nimport "./bundle/cli.js";\n');
 chmodSync("dist/cli.js", 0o755);

@@ -1,5 +1,5 @@
 /**
- * The layout the README's Development section describes, held: each folder of src/ imports only the
+ * The layout docs/architecture.md#layout describes, held: each folder of src/ imports only the
  * folders below it (cli → server → tools → calls → mcp → ledger → client → config), and no module imports, directly or
  * through others, itself. Imports are read from the source text, type-only and lazy ones included.
  */
@@ -19,8 +19,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   mcp: ["ledger", "client", "config"],
   calls: ["mcp", "ledger", "client", "config"],
   tools: ["calls", "mcp", "ledger", "client", "config"],
-  // The view's browser code shares the polling schedule; run from source, html.ts builds the view.
-  viewer: ["client", "scripts"],
+  // The view's browser code shares the polling schedule; html.ts reads the built page, imports nothing.
+  viewer: ["client"],
   server: ["tools", "calls", "mcp", "ledger", "client", "sandbox", "viewer", "config"],
   cli: ["config", "server", "sandbox", "ledger", "client", "mcp"],
 };

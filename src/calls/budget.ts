@@ -1,8 +1,8 @@
 /**
  * Every tool call answers within its budget: the `wait` it was given plus a few seconds, and by
- * default well under the ~60 s many hosts allow a call. The limits themselves are one table
- * (src/config/time-limits.ts); what is not known by the end is answered as it stands, with the
- * identity, never left to the host's cut.
+ * default well under the ~60 s many hosts allow a call (docs/polling.md#budgets). The limits
+ * themselves are one table (src/config/time-limits.ts); what is not known by the end is answered as
+ * it stands, with the identity, never left to the host's cut.
  */
 import { type Limit, limitSignal } from "../client/deadline.js";
 import { type RequestKind, TimeoutError } from "../client/service-errors.js";

@@ -1,6 +1,6 @@
 /**
  * What a chat or extraction result says about Gems. The service settles text and extraction on
- * measured usage, never above the reservation (service interface, "Spending controls"), and its
+ * measured usage, never above the reservation (docs/service.md#spending), and its
  * responses name token counts, not Gems; a Gem figure is shown only where a response carries one.
  */
 

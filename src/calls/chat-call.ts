@@ -5,6 +5,7 @@
 
 import { endpointOf } from "../client/endpoints.js";
 import { buildChatBody } from "../client/requests.js";
+import type { ChatRequest } from "../client/schemas.js";
 import type { ChatResult } from "../client/sse.js";
 import { LIMITS } from "../config/service-limits.js";
 import type { RunResult } from "../ledger/open-ledger.js";
@@ -17,12 +18,8 @@ import { chargedText } from "./charged.js";
 import { checkArguments, claimAndSend, deliver, refused, reuseNote } from "./paid-call.js";
 import { type Ceiling, ceilingNote, confirmSpending } from "./spending.js";
 
-/** The chat tool's arguments: the request fields go to the service as given. */
-export type ChatArgs = {
-  model: string;
-  maxGems?: number | undefined;
-  idempotencyKey?: string | undefined;
-} & Record<string, unknown>;
+/** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
+export type ChatArgs = Omit<ChatRequest, "stream"> & { idempotencyKey?: string | undefined };
 
 /** Progress about the text received comes at most this often. */
 const PROGRESS_EVERY_MS = 250;
@@ -35,7 +32,7 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
   let ceiling: Ceiling | undefined;
   try {
     // 1. Check the arguments.
-    const checked = checkArguments(() => body(maxGems));
+    const checked = await checkArguments(() => body(maxGems));
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
     const q = new Questions(ctx);
     ceiling = await confirmSpending(engine, ctx, q, {

@@ -33,7 +33,7 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
   let ceiling: Ceiling | undefined;
   try {
     // 1. Check the arguments.
-    const checked = checkArguments(() => body(maxGems));
+    const checked = await checkArguments(() => body(maxGems));
     // 2. Confirm spending: analysis has no estimate, so the threshold (if any) travels as the ceiling.
     const q = new Questions(ctx);
     ceiling = await confirmSpending(engine, ctx, q, {
@@ -71,7 +71,7 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
       ? extraction.analysis
       : JSON.stringify(extraction.analysis, null, 2);
   const text = [
-    `Extraction ${id} of a ${extraction.durationSeconds} s video (identity ${run.identity}).`,
+    `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
     reuseNote(run),
     chargedText(run.result, ceiling.maxGems, run.reused),
     ceilingNote(engine, ceiling),

@@ -12,6 +12,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArgumentError } from "../client/service-errors.js";
+import { byteSize } from "../client/wording.js";
 
 // Every refusal here is local, so it is an INVALID_ARGUMENT naming the argument.
 const outside = (field: string, what: string, dirs: string[]): ArgumentError =>
@@ -183,7 +184,7 @@ async function checkOpened(
   if (held.size < min || held.size > rules.maxBytes) {
     throw new ArgumentError(
       rules.field,
-      `the file is ${held.size} bytes; the limit is ${min} to ${rules.maxBytes} bytes`,
+      `the file is ${byteSize(held.size)}; the limit is ${byteSize(min)} to ${byteSize(rules.maxBytes)}`,
     );
   }
   const head = new Uint8Array(Math.min(held.size, 4100));

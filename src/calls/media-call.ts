@@ -16,6 +16,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { describeError, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import { checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { saveTarget } from "./saving.js";
@@ -51,8 +52,11 @@ export async function submitMedia(
     buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = checkArguments(() => body(maxGems));
+    // 1. Check the arguments: what the model catalog rules out, then the body itself.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () => catalogCheck(engine, tool, kind, { ...request, idempotencyKey }),
+    );
     // 2. Estimate and confirm spending (and ask for roots in the same round, for a save).
     const q = new Questions(ctx);
     const roots = save ? q.roots() : undefined;

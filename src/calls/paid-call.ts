@@ -9,7 +9,7 @@
  *                       the call's budget, replaying an uncertain outcome under the same identity
  *   4. (media) wait for the task within the budget (waiting.ts), then present it (present.ts)
  *   5. deliver          the result goes back to the transport, and the record is marked delivered
- *                       once the transport wrote it to a live client (README, "Idempotency")
+ *                       once the transport wrote it to a live client (docs/idempotency.md#delivery)
  *
  * After step 3 every answer carries the identity; a failure before it sends nothing and records
  * nothing.
@@ -29,11 +29,13 @@ export interface Built {
 }
 
 /**
- * Step 1: builds and checks the body (lengths, counts, ranges: ArgumentError naming the field and
- * the limit). Called before any question, claim or request; checks against the model catalog
- * belong here too, so a refusal never leaves a record.
+ * Step 1: refuses what the model catalog rules out (`catalog`, where the kind has such a check:
+ * src/calls/catalog-check.ts), then builds the body to send (the arguments' own bounds were
+ * checked at the edge, src/mcp/define-tool.ts). Before any question, claim or request, so a
+ * refusal leaves no record and spends nothing.
  */
-export function checkArguments(build: () => Built): Built {
+export async function checkArguments(build: () => Built, catalog?: () => Promise<void>): Promise<Built> {
+  await catalog?.();
   return build();
 }
 

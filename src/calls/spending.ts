@@ -1,11 +1,12 @@
 /**
  * How much a paid call may spend: the ceiling (`maxGems`) to send, and the user's confirmation
- * above GENERATION_CONFIRM_ABOVE_GEMS. The service has no quote endpoint (service interface,
- * "Overview"), so a ceiling is the only way to make sure a call never spends more than agreed:
+ * above GENERATION_CONFIRM_ABOVE_GEMS. The service has no quote endpoint (docs/service.md#overview),
+ * so a ceiling is the only way to make sure a call never spends more than agreed:
  * whenever the user was not asked, the threshold travels as `maxGems` and a higher quote is
  * refused with PRICE_CHANGED instead of being spent.
  */
 
+import { gems } from "../client/wording.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Questions } from "../mcp/questions.js";
 import { declined } from "../mcp/results.js";
@@ -79,12 +80,12 @@ export async function confirmSpending(
   if (o.given === undefined && (estimate === undefined || estimate <= threshold)) return unasked();
   const cost =
     estimate !== undefined
-      ? `about ${estimate} Gems (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
-      : `up to ${o.given} Gems (your maxGems)`;
-  const ceiling = fallback !== undefined ? ` It will refuse to spend more than ${fallback} Gems.` : "";
+      ? `about ${gems(estimate)} (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
+      : `up to ${gems(o.given ?? 0)} (your maxGems)`;
+  const ceiling = fallback !== undefined ? ` It will refuse to spend more than ${gems(fallback)}.` : "";
   const answer = q.confirm(
     "spend",
-    `${o.tool} with model ${o.model} may spend ${cost}, above your confirmation threshold of ${threshold} Gems.${ceiling} Go ahead?`,
+    `${o.tool} with model ${o.model} may spend ${cost}, above your confirmation threshold of ${gems(threshold)}.${ceiling} Go ahead?`,
   );
   if (answer === "no") throw declined(`to spend Gems on ${o.tool}`);
   return { maxGems: fallback, fromThreshold: false };
@@ -98,5 +99,5 @@ export function ceilingNote(engine: Engine, ceiling: Ceiling): string | undefine
 
 /** What a refusal under the threshold ceiling adds: how to go above it. */
 export function thresholdNote(engine: Engine, maxGems: number | undefined): string {
-  return `The ceiling of ${maxGems} Gems was GENERATION_CONFIRM_ABOVE_GEMS (${engine.config.confirmAboveGems}), sent as maxGems because the user was not asked; nothing was charged. To go above it, ask the user, then call again with maxGems set to the amount they agree to, or raise GENERATION_CONFIRM_ABOVE_GEMS.`;
+  return `The ceiling of ${maxGems === undefined ? "maxGems" : gems(maxGems)} was GENERATION_CONFIRM_ABOVE_GEMS (${engine.config.confirmAboveGems}), sent as maxGems because the user was not asked; nothing was charged. To go above it, ask the user, then call again with maxGems set to the amount they agree to, or raise GENERATION_CONFIRM_ABOVE_GEMS.`;
 }

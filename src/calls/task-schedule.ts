@@ -1,18 +1,19 @@
 /**
  * Waiting for a task with the polling schedule learned from how long this key's recent tasks
- * of the same model took (the ledger's records), or the interface's fixed guidance where the
- * ledger has no history for the model. After the wait, what it saw is written back, so the
- * next task of that model is read closer to its finish.
+ * of the same model took (the ledger's records), or the service's fixed guidance
+ * (docs/service.md#polling) where the ledger has no history for the model. After the wait, what
+ * it saw is written back, so the next task of that model is read closer to its finish.
  */
 import { type WaitProgress, type WaitResult, waitForTask } from "../client/poll.js";
 import { expectation, learnedSchedule, type PollSchedule, plan } from "../client/poll-schedule.js";
 import type { Task } from "../client/schemas.js";
+import { statusPredicate } from "../client/wording.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 
 /** "Task … is processing after 12 s; about 40 s left, from the last 12 runs". */
 export function progressLine(p: WaitProgress): string {
   const expected = expectation(p.schedule, p.elapsedMs);
-  return `Task ${p.task.id} is ${p.task.status} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
+  return `Task ${p.task.id} ${statusPredicate(p.task.status)} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import { limitSignal } from "../client/deadline.js";
 import type { Task } from "../client/schemas.js";
+import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import { PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine } from "../mcp/context.js";
@@ -66,8 +67,8 @@ function nextStep(task: Task, wait: number, saved: boolean): string {
   }
 }
 
-export const JOINED = "It joined an identical call in flight: one request, no second charge.";
-export const REPLAYED = "It replays an earlier identical request: no second charge.";
+export const JOINED = "It joined an identical call in flight: one request, not charged twice.";
+export const REPLAYED = "It continues an earlier request under the same identity: not charged twice.";
 
 export interface TaskTextOptions {
   identity?: string;
@@ -84,7 +85,9 @@ export interface TaskTextOptions {
 
 export function taskText(task: Task, o: TaskTextOptions): string {
   const terminal = isTerminal(task.status);
-  const lines = [`Task ${task.id} is ${task.status}${terminal ? " (terminal)" : " (not finished yet)"}.`];
+  const lines = [
+    `Task ${task.id} ${statusPredicate(task.status)}${terminal ? " (terminal)" : " (not finished yet)"}.`,
+  ];
   if (o.identity) {
     const how = o.joined ? ` ${JOINED}` : o.reused || o.created === false ? ` ${REPLAYED}` : "";
     lines.push(

@@ -22,18 +22,29 @@ export async function waitWithProgress(
 ): Promise<{ task: Task; note?: string }> {
   const room = budget.remainingMs() - PRESENT_RESERVE_MS;
   const waitMs = Math.min(wait * 1000, room);
-  if (isTerminal(task.status) || waitMs <= 0) return { task };
+  if (isTerminal(task.status) || waitMs <= 0) return noted(engine, { task });
   // Each read has its own timeout; this cap makes the whole wait end in time even when a read hangs.
   const cap = budget.limit(ctx.signal, room);
   try {
     // The schedule is learned from this key's earlier tasks of the same model where the ledger has them.
     const result = await waitLearning(engine, ctx, task, waitMs / 1000, cap.signal);
-    return { task: result.task };
+    return noted(engine, { task: result.task });
   } catch (err) {
     // The task exists and is paid for: a failed poll must not lose its ID.
     const why = cap.expired() ? "the service did not answer in time" : describeError(err).code;
-    return { task, note: `Polling stopped early (${why}); the task was submitted.` };
+    return noted(engine, { task, note: `Polling stopped early (${why}); the task was submitted.` });
   } finally {
     cap.release();
   }
+}
+
+/**
+ * Keeps the status just read on the task's ledger record, so list_requests can say where an
+ * accepted request's task stands. In the background: the answer does not wait for the write, and
+ * a ledger that cannot take it loses only this note.
+ */
+function noted<T extends { task: Task }>(engine: Engine, out: T): T {
+  const seen = { status: out.task.status, at: Date.now() };
+  void engine.ledger.noteStatus(engine.keyHash, out.task.id, seen).catch(() => {});
+  return out;
 }

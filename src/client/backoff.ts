@@ -1,7 +1,7 @@
 /**
  * Retry timing, in one place for every loop that waits before asking the service again:
- * the client's read retries and the ledger's replays of an uncertain submission. The Errors
- * section of the service interface asks callers to "back off"; this is how: full jitter
+ * the client's read retries and the ledger's replays of an uncertain submission. The service
+ * asks callers to back off (docs/service.md#errors); this is how: full jitter
  * (a wait drawn from [0, min(cap, base * 2^n)), so clients that failed together do not
  * retry together), and the service's own `Retry-After` when it sends one, up to a cap.
  */

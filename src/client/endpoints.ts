@@ -1,12 +1,15 @@
 /**
- * The interface's paths (Endpoints table), spelled here and nowhere else. Callers that need to
+ * The service's paths (docs/service.md#endpoints), spelled here and nowhere else. Callers that need to
  * name an endpoint (the ledger records which one a submission went to) ask `endpointOf`.
  */
 
 import type { MediaKind } from "../config/service-limits.js";
 import { ArgumentError } from "./service-errors.js";
 
-/** The interface bounds no task ID; this is a guard against absurd input, not the service's rule. */
+/**
+ * The service bounds no task ID (docs/service.md#limits); this is a guard against absurd input,
+ * not the service's rule.
+ */
 export const TASK_ID_MAX = 256;
 
 export const PATHS = {

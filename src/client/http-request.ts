@@ -58,6 +58,7 @@ export class ServiceHttp {
   private readonly proxied: boolean;
 
   constructor(o: HttpOptions) {
+    // Checked where it was configured (src/config/values.ts); asserted here, where it is parsed.
     const url = new URL(o.baseUrl);
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("baseUrl must be http(s)");
     this.baseUrl = url.href.replace(/\/+$/, "");
@@ -203,6 +204,17 @@ export class ServiceHttp {
    * Runs `attempt` once for submissions and uploads; for reads, retries failures whose
    * outcome is `retryable` (see backoff.ts for the waits). A Retry-After longer than the
    * cap is the caller's to schedule (the error carries it), not ours to block on.
+   *
+   * Our own loop, on purpose. The waits (full jitter, Retry-After up to a cap) are backoff.ts's,
+   * shared with the ledger's replays, so a library would own only this counter: p-retry 7 can
+   * honour Retry-After only with its own delay at 0 and our sleep inside `shouldRetry` (this
+   * client did that until 07b561b), its current major (8) needs Node 22 while we support 20.19,
+   * and with a `signal` it rejects with the abort reason rather than the service's error.
+   * undici's RetryHandler honours Retry-After natively but sits below fetch, as a dispatcher: it
+   * never sees an injected or patched fetch (tests, msw, instrumentation), retries before our
+   * classification (a 200 whose body does not parse is a retryable read here), has no jitter,
+   * and waits a long Retry-After cut to its maxTimeout where we hand the error back with the hint.
+   * async-retry takes no AbortSignal and computes its own waits.
    */
   async retrying<T>(spec: RequestSpec, attempt: () => Promise<T>): Promise<T> {
     if (spec.kind !== "read") return attempt();

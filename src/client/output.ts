@@ -12,6 +12,7 @@ import {
   OutputUnavailableError,
   ServiceError,
 } from "./service-errors.js";
+import { byteSize } from "./wording.js";
 
 export interface DownloadOptions {
   fetch: FetchLike;
@@ -61,13 +62,16 @@ export async function downloadOutput(
       }
       const tooLarge = (seen: string) =>
         new OutputTooLargeError(
-          { status: res.status, message: `${what}: the output is ${seen}, more than maxBytes ${o.maxBytes}` },
+          {
+            status: res.status,
+            message: `${what}: the output is ${seen}, more than the limit of ${byteSize(o.maxBytes)}`,
+          },
           o.maxBytes,
         );
       const declared = Number(res.headers.get("content-length") ?? Number.NaN);
       if (declared > o.maxBytes) {
         void res.body?.cancel().catch(() => {});
-        throw tooLarge(`${declared} bytes`);
+        throw tooLarge(byteSize(declared));
       }
       const bytes = await readBounded(res, d, o.maxBytes, tooLarge).catch((err: unknown) => {
         throw err instanceof ServiceError ? err : failureOf(err, d, o.signal, what, "read");
@@ -105,7 +109,7 @@ async function readBounded(
         total += next.value.byteLength;
         if (total > maxBytes) {
           void reader.cancel().catch(() => {});
-          throw tooLarge(`at least ${total} bytes`);
+          throw tooLarge(`at least ${byteSize(total)}`);
         }
         chunks.push(next.value);
       }

@@ -1,8 +1,8 @@
 /**
  * When to read a task while waiting for it. Two schedules:
  *
- * - fixed: the interface's polling guidance (Limits: "backoff such as 2, 4, 8, then 15 seconds
- *   with jitter"), used for a model with no history;
+ * - fixed: the service's polling guidance (docs/service.md#polling: back off after about 2, 4, 8,
+ *   then every 15 seconds, with jitter), used for a model with no history;
  * - learned: from how long this model's recent tasks took for this key, polls placed around the
  *   expected finish. Two rules bound it: polls are never closer than the guidance's first
  *   interval (2 s), and by any moment of a wait it has made no more reads than the fixed

@@ -1,5 +1,5 @@
 /**
- * Waits for a task by reading it on a schedule (schedule.ts: the interface's fixed guidance
+ * Waits for a task by reading it on a schedule (poll-schedule.ts: the service's fixed guidance
  * by default, or one learned from the model's recent durations), never past the deadline.
  * Running out of time is not an error: the task is returned as it stands, so the caller keeps
  * its ID and can poll again later.

@@ -1,25 +1,13 @@
 /**
- * Request bodies, checked against every bound of the service interface before anything
- * is sent, and serialised canonically: identical input gives byte-identical bodies, which
- * is what lets the ledger recognise a replay and send exactly the bytes it stored.
+ * Request bodies, serialised canonically: identical input gives byte-identical bodies, which
+ * is what lets the ledger recognise a replay and send exactly the bytes it stored. The input was
+ * checked once, at the edge, by the tool's schema (the bounds of docs/service.md#request-bodies
+ * from schemas.ts, its cross-field rules from request-rules.ts); here it is only asserted.
  */
 
-import { LIMITS, MEDIA_KINDS, type MediaKind } from "../config/service-limits.js";
-import {
-  type ChatRequest,
-  ChatRequestSchema,
-  type ExtractRequest,
-  ExtractRequestSchema,
-  FORBIDDEN_PARAMETER_NAMES,
-  ImageParametersSchema,
-  type MediaRequest,
-  MediaRequestSchema,
-  MUSIC_ADVANCED_ONLY,
-  MusicParametersSchema,
-  parseOrThrow,
-  SpeechParametersSchema,
-  VideoParametersSchema,
-} from "./schemas.js";
+import { strict as assert } from "node:assert";
+import { AUDIO_OPERATIONS, LIMITS, MEDIA_KINDS, type MediaKind } from "../config/service-limits.js";
+import type { ChatRequest, ExtractRequest, MediaRequest } from "./schemas.js";
 import { ArgumentError } from "./service-errors.js";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -67,112 +55,56 @@ export function assertMaxBytes(bytes: string, limit: number, field: string, what
 
 // ---------- media ----------
 
-export function buildMediaBody(kind: MediaKind, input: unknown): { body: MediaRequest; bytes: string } {
-  if (!MEDIA_KINDS.includes(kind)) {
-    throw new ArgumentError("kind", `must be one of ${MEDIA_KINDS.join(", ")}`);
-  }
-  const body = parseOrThrow(MediaRequestSchema, input);
-  for (const name of FORBIDDEN_PARAMETER_NAMES) {
-    if (Object.hasOwn(body.parameters, name)) {
-      throw new ArgumentError(
-        `parameters.${name}`,
-        `is not accepted inside parameters (the service rejects ${FORBIDDEN_PARAMETER_NAMES.join(", ")} there)`,
-      );
-    }
-  }
-  if (kind === "audio") checkAudio(body);
-  else if (body.operation !== undefined) {
-    throw new ArgumentError("operation", "is only for audio submissions");
-  }
-  if (kind === "image") parseOrThrow(ImageParametersSchema, body.parameters, "parameters");
-  if (kind === "video") checkVideo(body);
+/**
+ * A media body checked at the edge (a tool's arguments without its own fields); `parameters` and
+ * `referenceAssetIds` default to empty, as the service's do (docs/service.md#request-bodies).
+ */
+export interface MediaBodyInput {
+  model: string;
+  prompt: string;
+  parameters?: Record<string, unknown> | undefined;
+  referenceAssetIds?: string[] | undefined;
+  maxGems?: number | undefined;
+  operation?: string | undefined;
+}
+
+const isOperation = (op: string | undefined): op is MediaRequest["operation"] =>
+  op === undefined || (AUDIO_OPERATIONS as readonly string[]).includes(op);
+
+export function buildMediaBody(
+  kind: MediaKind,
+  input: MediaBodyInput,
+): { body: MediaRequest; bytes: string } {
+  assert.ok(MEDIA_KINDS.includes(kind), `media kind ${kind}`);
+  const { operation } = input;
+  assert.equal(operation !== undefined, kind === "audio", "operation is given for audio only");
+  assert.ok(isOperation(operation), `audio operation ${operation}`);
+  const body: MediaRequest = {
+    model: input.model,
+    prompt: input.prompt,
+    parameters: input.parameters ?? {},
+    referenceAssetIds: input.referenceAssetIds ?? [],
+    ...(input.maxGems === undefined ? {} : { maxGems: input.maxGems }),
+    ...(operation === undefined ? {} : { operation }),
+  };
   return { body, bytes: canonicalJson(body) };
-}
-
-function checkVideo(body: MediaRequest): void {
-  const p = parseOrThrow(VideoParametersSchema, body.parameters, "parameters");
-  if (p.mode === "image-to-video" && p.sourceImage === undefined) {
-    throw new ArgumentError(
-      "parameters.sourceImage",
-      "is required when mode is image-to-video (an owned image asset ID for the first frame)",
-    );
-  }
-}
-
-function checkAudio(body: MediaRequest): void {
-  const op = body.operation;
-  if (op === undefined) {
-    throw new ArgumentError("operation", "is required for audio: one of speech, music, voice_clone");
-  }
-  if (op === "speech" || op === "voice_clone") {
-    if (body.prompt.length > LIMITS.speech.prompt) {
-      throw new ArgumentError(
-        "prompt",
-        `must be at most ${fmt(LIMITS.speech.prompt)} characters for ${op} (got ${fmt(body.prompt.length)})`,
-      );
-    }
-    if (typeof body.parameters.voiceProfileId !== "string") {
-      throw new ArgumentError(
-        "parameters.voiceProfileId",
-        `is required for ${op}: a voice ID from the voice list or a voice upload`,
-      );
-    }
-    parseOrThrow(SpeechParametersSchema, body.parameters, "parameters");
-    if (body.referenceAssetIds.length > 0) {
-      throw new ArgumentError(
-        "referenceAssetIds",
-        `must be empty for ${op}: speech takes a voice profile, not media references`,
-      );
-    }
-    return;
-  }
-  const p = parseOrThrow(MusicParametersSchema, body.parameters, "parameters");
-  if (p.musicMode !== "advanced") {
-    for (const name of MUSIC_ADVANCED_ONLY) {
-      if (p[name] !== undefined) {
-        throw new ArgumentError(
-          `parameters.${name}`,
-          'is only accepted when parameters.musicMode is "advanced"',
-        );
-      }
-    }
-    if (body.prompt.length > LIMITS.music.simplePrompt) {
-      throw new ArgumentError(
-        "prompt",
-        `must be at most ${fmt(LIMITS.music.simplePrompt)} characters in simple music mode (got ${fmt(body.prompt.length)})`,
-      );
-    }
-  }
-  if (body.referenceAssetIds.length > 1) {
-    throw new ArgumentError("referenceAssetIds", "must hold at most 1 audio asset ID for music");
-  }
-  if (p.coverAudio !== undefined && body.referenceAssetIds.length > 0) {
-    throw new ArgumentError(
-      "parameters.coverAudio",
-      "and referenceAssetIds are alternatives: give the cover audio in one of them, not both",
-    );
-  }
 }
 
 // ---------- text ----------
 
-export function buildChatBody(input: unknown): { body: ChatRequest; bytes: string } {
-  const body = parseOrThrow(ChatRequestSchema, input);
-  const conversation = canonicalJson(body.messages, "messages");
-  assertMaxBytes(conversation, LIMITS.text.conversationBytes, "messages", "the serialized conversation");
+export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: string } {
   const bytes = canonicalJson(body);
-  // Beyond a valid conversation the other fields are small, so this rarely binds; it is the
-  // interface's limit all the same.
+  // The conversation's own bound (128,000 bytes) was checked at the edge; past it, the other
+  // fields are small, so this only holds the service's limit (docs/service.md#chat) as an assertion.
   assertMaxBytes(bytes, LIMITS.text.requestBytes, "(request)", "the request");
   return { body, bytes };
 }
 
 // ---------- extraction ----------
 
-export function buildExtractBody(input: unknown): { body: ExtractRequest; bytes: string } {
-  const body = parseOrThrow(ExtractRequestSchema, input);
+export function buildExtractBody(body: ExtractRequest): { body: ExtractRequest; bytes: string } {
   const bytes = canonicalJson(body);
-  // Valid fields stay well under this (prompt 2,000 characters); checked all the same.
+  // Valid fields stay well under this (prompt 2,000 characters); held all the same.
   assertMaxBytes(bytes, LIMITS.extraction.requestBytes, "(request)", "the extraction request JSON");
   return { body, bytes };
 }

@@ -1,7 +1,7 @@
 /**
  * Reading answers: bodies read under a deadline, error envelopes (or bodies that are not
  * envelopes, or not JSON at all) turned into the ServiceError family, and successful
- * bodies parsed with the interface's schemas.
+ * bodies parsed with the schemas of docs/service.md#responses.
  */
 import type { z } from "zod";
 import { parseRetryAfter } from "./backoff.js";

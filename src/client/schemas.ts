@@ -1,8 +1,8 @@
 /**
- * zod schemas of the interface's resources (responses) and request bodies.
- * Response objects the interface closes ("No other fields are allowed") are strict;
- * those with fields "not shown" are loose, so unknown fields are kept, not rejected.
- * Request schemas carry every bound of the interface; `parseOrThrow` turns a failure
+ * zod schemas of the service's responses and request bodies (docs/service.md).
+ * Response objects the service closes (docs/service.md#responses) are strict; the others
+ * are loose, so unknown fields are kept, not rejected.
+ * Request schemas carry every bound of docs/service.md#request-bodies; `parseOrThrow` turns a failure
  * into an ArgumentError naming the field and the limit, before anything is sent.
  */
 import { z } from "zod";
@@ -145,7 +145,7 @@ export const ReferenceAssetIdsSchema = z.array(assetId).max(L.referenceAssetIds.
 export const MediaMaxGemsSchema = z.number().int().min(0).max(L.mediaMaxGems);
 export const TextMaxGemsSchema = z.number().int().min(0).max(L.textMaxGems);
 
-/** Names the interface rejects inside `parameters`. */
+/** Names the service rejects inside `parameters` (docs/service.md#media-requests). */
 export const FORBIDDEN_PARAMETER_NAMES = ["provider", "model", "prompt", "sourceTool"] as const;
 
 export const MediaRequestSchema = z.strictObject({
@@ -204,8 +204,8 @@ export const MusicParametersSchema = z.looseObject({
 export const MUSIC_ADVANCED_ONLY = ["style", "title", "negativeTags", "vocalGender", "duration"] as const;
 
 export const ChatMessageSchema = z.strictObject({
-  role: z.enum(["system", "user", "assistant"]),
-  content: z.string().max(L.text.content),
+  role: z.enum(["system", "user", "assistant"]).describe("Who speaks."),
+  content: z.string().max(L.text.content).describe("Message text."),
 });
 
 export const ChatRequestSchema = z.strictObject({
@@ -215,7 +215,9 @@ export const ChatRequestSchema = z.strictObject({
   max_tokens: z.number().int().min(L.text.maxTokens.min).max(L.text.maxTokens.max).optional(),
   temperature: z.number().min(L.text.temperature.min).max(L.text.temperature.max).optional(),
   top_p: z.number().min(L.text.topP.min).max(L.text.topP.max).optional(),
-  response_format: z.strictObject({ type: z.enum(["text", "json_object"]) }).optional(),
+  response_format: z
+    .strictObject({ type: z.enum(["text", "json_object"]).describe("The format.") })
+    .optional(),
   maxGems: TextMaxGemsSchema.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequestSchema>;

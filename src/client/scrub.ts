@@ -9,7 +9,7 @@ export type Scrub = (text: string) => string;
 
 export const REDACTED = "[redacted]";
 
-/** Anything shaped like a key (service interface, "Authentication"), in any case: defence in depth. */
+/** Anything shaped like a key (docs/service.md#authentication), in any case: defence in depth. */
 const ANY_KEY = /lgk_[0-9a-f]{64}/gi;
 
 /** Scrubs anything shaped like a key; knows no key in particular. */

@@ -1,7 +1,7 @@
 /**
  * One family of errors for everything the service (or the way to it) can answer.
- * The class is chosen by HTTP status and code; every error carries the interface's
- * client action and an `outcome` that callers (the ledger, the tools) act on:
+ * The class is chosen by HTTP status and code; every error carries the service's
+ * client action (docs/service.md#errors) and an `outcome` that callers (the ledger, the tools) act on:
  *
  * - `definitive`: the request was refused or closed; replaying the same identity will not help.
  * - `uncertain`: a submission whose result is unknown; replay the same identity with the same bytes.
@@ -14,7 +14,7 @@ export type Outcome = "definitive" | "uncertain" | "retryable";
 export type RequestKind = "submission" | "read" | "upload";
 
 /**
- * What to do about each code, in the service interface's own words (Errors table and the
+ * What to do about each code, as the service advises (docs/service.md#errors and the
  * sections it points to). The MCP layer adds its own next steps (tool names, settings) on top.
  */
 export const CLIENT_ACTIONS: Record<string, string> = {
@@ -64,8 +64,8 @@ export const CLIENT_ACTIONS: Record<string, string> = {
 };
 
 /**
- * An upload whose outcome is unknown. Uploads carry no identity, and the interface says an
- * ambiguous upload is not to be repeated blindly (POST /api/generate/assets).
+ * An upload whose outcome is unknown. Uploads carry no identity, and an upload whose outcome
+ * is unknown is not to be repeated blindly (docs/service.md#uploads).
  */
 const AMBIGUOUS_UPLOAD_ACTION =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly; check first whether it arrived.";
@@ -165,7 +165,7 @@ interface Row {
 }
 const row = (Class: Row["Class"], code: string, outcome: RowOutcome): Row => ({ Class, code, outcome });
 
-/** The Errors table by status. 408/425/429 are not in the interface, but say "not processed, try later". */
+/** docs/service.md#errors by status. 408/425/429 are not in it, but say "not processed, try later". */
 const STATUS_ROWS: Record<number, Row> = {
   400: row(BadRequestError, "BAD_REQUEST", "definitive"),
   401: row(AuthenticationError, "INVALID_API_KEY", "definitive"),
@@ -231,7 +231,7 @@ export class IncompleteStreamError extends ServiceError {
     this.partialContent = partialContent;
   }
 }
-/** A response whose body does not match the interface (not JSON, wrong shape). */
+/** A response whose body does not match docs/service.md#responses (not JSON, wrong shape). */
 export class InvalidResponseError extends ServiceError {
   override readonly name = "InvalidResponseError";
   constructor(init: ServiceErrorInit) {
@@ -261,9 +261,12 @@ export class ArgumentError extends Error {
   override readonly name = "ArgumentError";
   readonly code = "INVALID_ARGUMENT";
   readonly field: string;
+  /** What is wrong with the field, without its name. */
+  readonly detail: string;
   readonly action = CLIENT_ACTIONS.INVALID_ARGUMENT as string;
   constructor(field: string, message: string) {
     super(`${field}: ${message}`);
     this.field = field;
+    this.detail = message;
   }
 }

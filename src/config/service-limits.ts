@@ -1,7 +1,7 @@
 /**
- * Every bound the service interface states, in one place, so the client refuses
+ * Every bound the service states (docs/service.md#limits), in one place, so the client refuses
  * bad input before sending and the sandbox enforces the same numbers.
- * Names follow the interface's Limits table.
+ * Names follow that Limits table.
  */
 export const LIMITS = {
   idempotencyKeyPattern: /^[a-zA-Z0-9_.:-]{1,128}$/,
@@ -66,5 +66,5 @@ export type MediaKind = (typeof MEDIA_KINDS)[number];
 export const AUDIO_OPERATIONS = ["speech", "music", "voice_clone"] as const;
 export const MODEL_KINDS = ["image", "video", "audio", "text"] as const;
 
-/** The speech and voice-cloning model the interface names. */
+/** The speech and voice-cloning model (docs/service.md#media-requests). */
 export const VOICE_MODEL_ID = "service-voice";

@@ -152,7 +152,7 @@ export const SETTINGS: readonly Setting[] = [
     read: readStore,
     fallback: () => defaultStoreUri(),
     help: "the idempotency ledger: sqlite:///absolute/path (or sqlite://~/path), postgres://…, redis://… (default: SQLite in the user's data directory)",
-    doc: `URI of the idempotency ledger: \`sqlite:///absolute/path\` (\`sqlite://~/path\` is under the home directory; \`?busyTimeoutMs=N\` up to ${MAX_SQLITE_BUSY_TIMEOUT_MS}), \`postgres://…\` (\`postgresql://\`) or \`redis://…\` (\`rediss://\`) through \`pg\` or \`@redis/client\`, installed beside this package (see Deploying replicas); any other scheme is refused at start, naming the scheme but never the URI; the query parameter \`durability=strict|relaxed\` is the ledger's own and never reaches the driver`,
+    doc: `URI of the idempotency ledger: \`sqlite:///absolute/path\` (\`sqlite://~/path\` is under the home directory; \`?busyTimeoutMs=N\` up to ${MAX_SQLITE_BUSY_TIMEOUT_MS}), \`postgres://…\` (\`postgresql://\`) or \`redis://…\` (\`rediss://\`) through \`pg\` or \`@redis/client\`, installed beside this package (see docs/deploying.md); any other scheme is refused at start, naming the scheme but never the URI; the query parameter \`durability=strict|relaxed\` is the ledger's own and never reaches the driver`,
     defaultDoc:
       "`ledger.sqlite` in the user's data directory (`~/.local/share/generation-mcp` on Linux, `~/Library/Application Support/generation-mcp` on macOS, `%LOCALAPPDATA%\\generation-mcp\\Data` on Windows)",
   }),

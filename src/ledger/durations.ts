@@ -5,7 +5,7 @@
  * learns from (src/client/poll-schedule.ts).
  */
 import type { DurationSample } from "../client/poll-schedule.js";
-import { isExpired, type StoredRecord, type TaskSeen } from "./record.js";
+import { isExpired, type StoredRecord, type TaskSeen, type TaskStatusSeen } from "./record.js";
 import type { LedgerStore } from "./store.js";
 import type { RecordWriter } from "./writes.js";
 
@@ -43,6 +43,7 @@ export function durationSamples(
  * may still be one of them).
  */
 export class TaskHistory {
+  readonly #notes = new Set<Promise<void>>();
   constructor(
     private readonly store: LedgerStore,
     private readonly writer: RecordWriter,
@@ -57,6 +58,33 @@ export class TaskHistory {
     // The first terminal sighting is the one that bounds the duration; later reads say nothing new.
     if (rec === undefined || rec.seen !== undefined) return;
     await this.writer.save(rec, (cur) => ({ patch: cur.seen === undefined ? { seen } : {} }));
+  }
+
+  /**
+   * The status a tool just read, kept so a listing can show where the task stands (a request the
+   * service accepted may still be queued, or have failed). Written only when it changed: a task
+   * read again in the same status costs one indexed read, no write.
+   */
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    const note = this.#noteStatus(keyHash, taskId, seen);
+    // A listing made after a tool read a task shows that read, though the tool did not wait for it.
+    const done = note.catch(() => {}).finally(() => this.#notes.delete(done));
+    this.#notes.add(done);
+    return note;
+  }
+
+  /** Resolves once the status notes begun so far have landed (or failed). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#notes]);
+  }
+
+  async #noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    await this.writer.settled();
+    const [found] = await this.store.listPage({ keyHash, now: this.now(), taskId, limit: 1 });
+    if (found === undefined || found.lastStatus?.status === seen.status) return;
+    await this.writer.save(found, (cur) =>
+      (cur.lastStatus?.at ?? 0) > seen.at ? { patch: {} } : { patch: { lastStatus: seen } },
+    );
   }
 
   async taskOrigin(

@@ -2,7 +2,7 @@
  * Answers on their way to the client. Between a result leaving a call and its transport saying
  * whether the client got it, the record reads "not delivered" though the answer may already be
  * there: an identical call deciding then would replay the result instead of making new work, and
- * a listing would say "not delivered" (README, "Idempotency guarantees", rule 7). So a result
+ * a listing would say "not delivered" (docs/idempotency.md#delivery). So a result
  * handed over is held open here until it settles, and whoever would read its mark waits for it
  * first, for at most DELIVERY_MARK_WAIT_MS (a transport that never says is treated as "not yet").
  */

@@ -1,6 +1,6 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { DurationSample } from "../client/poll-schedule.js";
-import type { LedgerRecord, TaskSeen } from "./record.js";
+import type { LedgerRecord, TaskSeen, TaskStatusSeen } from "./record.js";
 import type { BackoffOptions } from "./replay.js";
 
 export interface RunRequest {
@@ -51,6 +51,8 @@ export interface Ledger {
   list(keyHash: string, o?: ListOptions): Promise<LedgerRecord[]>;
   /** Records, once, when a wait saw this key's task turn terminal (and last saw it running). */
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void>;
+  /** Keeps the status a tool last read for this key's task (shown by list_requests). */
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void>;
   /** The submission time and model of this key's task, if the ledger has it. */
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
   /** How long this key's recent successful tasks of `model` took, newest first. */

@@ -33,6 +33,7 @@ import {
   type StoredRecord,
   summarize,
   type TaskSeen,
+  type TaskStatusSeen,
   toListing,
 } from "./record.js";
 import {
@@ -245,6 +246,7 @@ export class LedgerImpl implements Ledger {
     // After the delivered marks of answers just given, and this ledger's queued writes, so a
     // listing shows what its calls already returned as delivered.
     await this.#handovers.forKeyHash(keyHash);
+    await this.#history.settled();
     await this.#writer.settled();
     const now = this.#o.now();
     const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);
@@ -272,6 +274,10 @@ export class LedgerImpl implements Ledger {
 
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
     return this.#history.noteSeen(keyHash, taskId, seen);
+  }
+
+  noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    return this.#history.noteStatus(keyHash, taskId, seen);
   }
 
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined> {

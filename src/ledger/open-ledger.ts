@@ -36,7 +36,7 @@ export type { BackoffOptions } from "./replay.js";
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface OpenLedgerOptions {
-  /** `sqlite://PATH` (default: ledger.sqlite in the user's data directory) or postgres://… or redis://… (see the README's deployment guide). */
+  /** `sqlite://PATH` (default: ledger.sqlite in the user's data directory) or postgres://… or redis://… (see docs/deploying.md#store-uris). */
   storeUri?: string;
   /** How long closed records and delivered successes are kept (default 7 days). */
   retentionMs?: number;

@@ -43,6 +43,8 @@ export interface StoredRecord {
   model?: string;
   /** When a wait saw the task still running last and terminal first (epoch ms): its duration, for polling. */
   seen?: TaskSeen;
+  /** The task's status when a tool last read it (any status), and when: what a listing shows. */
+  lastStatus?: TaskStatusSeen;
   /** Whether the result reached the client; a success that never did is reused, not repeated. */
   delivered: boolean;
   attempts: number;
@@ -59,6 +61,11 @@ export interface TaskSeen {
   status: string;
 }
 
+export interface TaskStatusSeen {
+  status: string;
+  at: number;
+}
+
 /** The listing shape (`list_requests`): no body bytes, ISO times. */
 export interface LedgerRecord {
   idempotencyKey: string;
@@ -72,6 +79,10 @@ export interface LedgerRecord {
   /** The start of the prompt (or of the last user message), from the stored body. */
   prompt?: string;
   closedReason?: ErrorSummary;
+  /** The task's last status a tool read (`state` says only that the service accepted the request). */
+  taskStatus?: string;
+  /** When that status was read (ISO). */
+  taskSeenAt?: string;
   delivered: boolean;
   attempts: number;
   lastError?: ErrorSummary;
@@ -165,9 +176,21 @@ export function toListing(rec: StoredRecord): LedgerRecord {
   if (model !== undefined) out.model = model;
   if (prompt !== undefined) out.prompt = prompt;
   if (rec.closedReason !== undefined) out.closedReason = rec.closedReason;
+  const sighting = lastSighting(rec);
+  if (sighting !== undefined) {
+    out.taskStatus = sighting.status;
+    out.taskSeenAt = new Date(sighting.at).toISOString();
+  }
   if (rec.lastError !== undefined) out.lastError = rec.lastError;
   if (rec.expiresAt !== undefined) out.expiresAt = new Date(rec.expiresAt).toISOString();
   return out;
+}
+
+/** The newer of the last status read and the terminal sighting a wait noted. */
+function lastSighting(rec: StoredRecord): TaskStatusSeen | undefined {
+  const terminal = rec.seen === undefined ? undefined : { status: rec.seen.status, at: rec.seen.terminalAt };
+  if (terminal === undefined) return rec.lastStatus;
+  return rec.lastStatus !== undefined && rec.lastStatus.at > terminal.at ? rec.lastStatus : terminal;
 }
 
 const PROMPT_START = 80;
@@ -261,7 +284,7 @@ export class LedgerError extends Error {
   }
 }
 
-/** Same `idempotencyKey`, different request: refused locally, nothing sent (contract Idempotency 4). */
+/** Same `idempotencyKey`, different request: refused locally, nothing sent (docs/idempotency.md#rules, 4). */
 export class IdempotencyConflictError extends Error {
   override readonly name = "IdempotencyConflictError";
   readonly code = "IDEMPOTENCY_CONFLICT";

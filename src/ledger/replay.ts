@@ -27,7 +27,7 @@ export type Verdict = "close" | "retain" | "replay";
 
 /**
  * Final answers the service keeps for replay under the same identity: a billed but unparseable
- * analysis (service interface, "POST /api/generate/extract/video").
+ * analysis (docs/service.md#errors, ANALYSIS_FAILED).
  */
 const RETAINED_CODES = new Set(["ANALYSIS_FAILED"]);
 

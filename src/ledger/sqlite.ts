@@ -14,7 +14,15 @@
 import { dirname } from "node:path";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
-import { ensureDir, errText, type FileId, fileId, parseSqliteUri } from "./sqlite-file.js";
+import {
+  ensureDir,
+  errText,
+  type FileId,
+  fileGone,
+  fileId,
+  parseSqliteUri,
+  writeBack,
+} from "./sqlite-file.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -32,6 +40,7 @@ const TABLE = "ledger";
 const serialize = (data: unknown): string => JSON.stringify(data);
 const deserialize = <T>(data: string): T => JSON.parse(data) as T;
 const full = (key: string): string => `${NAMESPACE}:${key}`;
+const toStderr = (line: string): void => void process.stderr.write(`generation-mcp: ${line}\n`);
 
 export class SqliteStore implements LedgerStore {
   readonly path: string;
@@ -39,16 +48,21 @@ export class SqliteStore implements LedgerStore {
   readonly driver: SqliteDriverName;
   protected readonly queue = new SerialQueue();
   readonly #conn: SqliteConnection;
+  readonly #notify: (line: string) => void;
   #file: FileId | undefined;
+  /** Set once the file was found gone: every later claim is refused with the same words. */
+  #gone: LedgerError | undefined;
 
-  private constructor(conn: SqliteConnection, path: string) {
+  private constructor(conn: SqliteConnection, path: string, notify: (line: string) => void) {
     this.#conn = conn;
+    this.#notify = notify;
     this.path = path;
     this.driver = conn.driver;
     this.description = `sqlite via ${conn.driver} (WAL, synchronous=FULL, cross-process claims): ${path}`;
   }
 
-  static async open(uri: string): Promise<SqliteStore> {
+  /** `notify` gets the one line said when the file is found gone (stderr unless a test listens). */
+  static async open(uri: string, notify = toStderr): Promise<SqliteStore> {
     const { path, busyTimeoutMs, driver } = parseSqliteUri(uri);
     try {
       ensureDir(dirname(path));
@@ -66,7 +80,7 @@ export class SqliteStore implements LedgerStore {
         cause,
       });
     }
-    const store = new SqliteStore(conn, path);
+    const store = new SqliteStore(conn, path, notify);
     try {
       await store.#checkDurability(busyTimeoutMs);
       await conn.query(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
@@ -147,28 +161,34 @@ export class SqliteStore implements LedgerStore {
     });
   }
 
+  /** A file deleted since the last claim is written back first: the connection holds its last copy. */
   async close(): Promise<void> {
-    await this.queue.run(() => this.#conn.close());
+    await this.queue.run(async () => {
+      await this.#checkFile().catch(() => {});
+      await this.#conn.close();
+    });
   }
 
   /**
    * The path must still name the file this store opened. Deleted (or replaced) under a running
    * server, the ledger would keep recording into a file no restart can find, and an identical
-   * call after the restart would be charged again. A stat costs microseconds; a claim, a commit.
+   * call after the restart would be charged again. So claims stop, and the records the open
+   * connection still holds are written back once (sqlite-file.ts), for the restart to resume.
+   * A stat costs microseconds; a claim, a commit.
    */
-  #checkFile(): void {
+  async #checkFile(): Promise<void> {
+    if (this.#gone !== undefined) throw this.#gone;
     const opened = this.#file;
     if (opened === undefined) return;
     const now = fileId(this.path);
     if (now !== undefined && now.dev === opened.dev && now.ino === opened.ino) return;
-    throw new LedgerError(
-      "LEDGER_FILE_GONE",
-      `the ledger file ${this.path} was ${now === undefined ? "deleted" : "replaced by another file"} while the server ran: requests recorded since it opened could not be found after a restart`,
-      {
-        action:
-          "Restart the server so it opens its ledger file afresh; requests recorded in the deleted file are forgotten, so check the tasks already submitted before repeating paid work.",
-      },
+    const saved = await writeBack((target) => this.#q("VACUUM INTO ?", target), this.path).catch(
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
     );
+    const gone = fileGone(this.path, now === undefined ? "deleted" : "replaced by another file", saved);
+    this.#gone = gone.error;
+    this.#notify(gone.notice);
+    throw gone.error;
   }
 
   protected tx(): ClaimTx {
@@ -190,7 +210,7 @@ export class SqliteStore implements LedgerStore {
   claim(req: ClaimRequest): Promise<ClaimResult> {
     const q = this.#q;
     return this.queue.run(async () => {
-      this.#checkFile();
+      await this.#checkFile();
       const fast = req.identity === undefined ? await this.#claimFresh(req) : undefined;
       if (fast !== undefined) return fast;
       // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process),

@@ -29,7 +29,7 @@ export interface ClaimRequest {
   newIdentity: () => string;
   /** A new record (state `prepared`) under the given identity. */
   fresh: (identity: string) => StoredRecord;
-  /** Whether an identical call may take over this record (contract Idempotency 3). */
+  /** Whether an identical call may take over this record (docs/idempotency.md#rules, 3). */
   reusable: (rec: StoredRecord) => boolean;
 }
 

@@ -40,8 +40,8 @@ export interface ToolContext {
   progress(message: string, value?: number, total?: number): Promise<void>;
   /**
    * Settles `hook` once the transport knows whether this call's result reached a client still
-   * connected: `true` once written to it (the README's idempotency rule on delivery), `false` when
-   * the write failed, the client left or the call was cancelled. Exactly once either way.
+   * connected: `true` once written to it (docs/idempotency.md#delivery), `false` when the write
+   * failed, the client left or the call was cancelled. Exactly once either way.
    */
   onDelivery(hook: DeliveryHook): void;
 }
@@ -53,6 +53,16 @@ export interface DeliveryHooks {
   readonly signal?: AbortSignal;
 }
 
+/** The capabilities of the client making this request. */
+export function clientCapabilities(server: McpServer, ctx: ServerContext): ClientCapabilities | undefined {
+  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
+  return (
+    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+      | ClientCapabilities
+      | undefined) ?? server.server.getClientCapabilities()
+  );
+}
+
 /** Builds a ToolContext over one SDK request context. */
 export function toolContext(
   server: McpServer,
@@ -61,11 +71,7 @@ export function toolContext(
   /** Applied to progress messages, which may quote the service (and so the key). */
   scrub: (text: string) => string = (text) => text,
 ): ToolContext {
-  // The 2026-07-28 revision carries capabilities on each request; 2025-11-25 on initialize.
-  const caps: ClientCapabilities | undefined =
-    ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-      | ClientCapabilities
-      | undefined) ?? server.server.getClientCapabilities();
+  const caps = clientCapabilities(server, ctx);
   const token = ctx.mcpReq._meta?.progressToken;
   let last = 0;
   return {

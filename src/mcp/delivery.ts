@@ -1,8 +1,8 @@
 /**
  * Delivery as the transport sees it. A paid call's result counts as delivered only once the
- * transport has written it to a client still connected (README, "Idempotency"): the stdout write
- * completed, or the HTTP response was flushed to an open connection. A call says what to do once
- * that is known (`ToolContext.onDelivery`); the registering wrapper hands those hooks to the
+ * transport has written it to a client still connected (docs/idempotency.md#delivery): the stdout
+ * write completed, or the HTTP response was flushed to an open connection. A call says what to do
+ * once that is known (`ToolContext.onDelivery`); the registering wrapper hands those hooks to the
  * channel the transport gave the call, and the transport settles each one exactly once: written
  * (true), or lost, dropped or cancelled (false).
  *

@@ -7,9 +7,13 @@
  */
 import { z } from "zod";
 import { TASK_ID_MAX } from "../client/endpoints.js";
-import { IdempotencyKeySchema } from "../client/schemas.js";
+import {
+  IdempotencyKeySchema,
+  MediaRequestSchema,
+  TaskSchema,
+  TextMaxGemsSchema,
+} from "../client/schemas.js";
 import { MAX_WAIT_SECONDS } from "../config/bounds.js";
-import { LIMITS } from "../config/service-limits.js";
 
 export { MAX_WAIT_SECONDS };
 
@@ -28,21 +32,20 @@ export const saveField = z
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
-/** Text and extraction share this ceiling (the interface's 0 to 1,000,000). */
-export const textMaxGemsField = z
-  .number()
-  .int()
-  .min(0)
-  .max(LIMITS.textMaxGems)
-  .optional()
-  .describe("Most Gems to reserve; default GENERATION_MAX_GEMS.");
+/** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
+export const textMaxGemsField = TextMaxGemsSchema.optional().describe(
+  "Most Gems to reserve; default GENERATION_MAX_GEMS.",
+);
 
 export const modelField = (kind: string) =>
-  z
-    .string()
-    .min(LIMITS.modelId.min)
-    .max(LIMITS.modelId.max)
-    .describe(`Model ID from list_models (kind ${kind}).`);
+  MediaRequestSchema.shape.model.describe(`Model ID from list_models (kind ${kind}).`);
+
+/**
+ * A prompt that says something: the service takes an empty one and charges for it, so an empty or
+ * blank prompt is refused here, before anything is spent.
+ */
+export const nonBlank = <S extends z.ZodString>(schema: S, what: string) =>
+  schema.refine((text) => text.trim() !== "", `must not be empty or only spaces: ${what}`);
 
 export const taskIdField = z
   .string()
@@ -53,30 +56,12 @@ export const taskIdField = z
 // ---------- shared output fields ----------
 
 /**
- * The interface's Task, typed so a client can check it, described once in prose rather than field
- * by field: it appears in five tools' output schemas.
+ * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition),
+ * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
-export const TaskOut = z
-  .looseObject({
-    id: z.string(),
-    status: z.string(),
-    quotedGems: z.number(),
-    chargedGems: z.number(),
-    releasedGems: z.number(),
-    error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
-    outputs: z.array(
-      z.looseObject({
-        index: z.number(),
-        status: z.string(),
-        asset: z
-          .looseObject({ id: z.string(), kind: z.string(), mimeType: z.string(), url: z.string() })
-          .nullable(),
-      }),
-    ),
-  })
-  .describe(
-    "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
-  );
+export const TaskOut = TaskSchema.describe(
+  "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
+);
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
  * only where a caller acts on it, so its fields are described once (in poll_task's schema).

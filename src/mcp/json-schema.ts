@@ -6,8 +6,16 @@
  * - `additionalProperties: {}` and `items: {}` (any extra property, any item: the defaults);
  * - `propertyNames: {type: "string"}` (every JSON property name is a string);
  * - `properties: {}` (constrains nothing);
+ * - `minimum`/`maximum` at ±Number.MAX_SAFE_INTEGER (zod's bounds of any `.int()`: no value a caller
+ *   sends comes near them);
+ * - in an output schema, `additionalProperties: false` and `required` (the server's own promises
+ *   about what it sends, which every result keeps: a client validating our results only gets more
+ *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
+ *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them;
+ * - `default: {}` and `default: []` (an object or list left out is empty: what anyone would assume);
  * and a nullable `anyOf: [{type: T, …}, {type: "null"}]` is written `{type: [T, "null"], …}`, which
- * accepts the same values (`properties` and `required` constrain objects only).
+ * accepts the same values (`properties` and `required` constrain objects only), as is an open union
+ * `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) written `{type: T}`.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
@@ -18,8 +26,14 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const SUBSCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
 const SUBSCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf", "prefixItems"]);
 
-function says(keyword: string, value: unknown): boolean {
+function says(keyword: string, value: unknown, io: "input" | "output"): boolean {
   if (keyword === "$schema") return false;
+  if (keyword === "maximum" && value === Number.MAX_SAFE_INTEGER) return false;
+  if (keyword === "minimum" && value === -Number.MAX_SAFE_INTEGER) return false;
+  if (io === "output" && (keyword === "required" || (keyword === "additionalProperties" && value === false)))
+    return false;
+  if (keyword === "default" && (Array.isArray(value) || isObject(value)) && Object.keys(value).length === 0)
+    return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;
   const empty = isObject(value) && Object.keys(value).length === 0;
   if ((keyword === "additionalProperties" || keyword === "items") && empty) return false;
@@ -43,23 +57,34 @@ function mergeNullable(schema: Json): Json {
 }
 
 /** A schema without the keywords above, at any depth; values that are data (enum, const, default) are kept as they are. */
-export function compactSchema(schema: Json): Json {
+export function compactSchema(schema: Json, io: "input" | "output" = "input"): Json {
   const out: Json = {};
+  const compact = (sub: Json) => compactSchema(sub, io);
   for (const [keyword, value] of Object.entries(schema)) {
-    if (!says(keyword, value)) continue;
+    if (!says(keyword, value, io)) continue;
     if (SUBSCHEMA_MAPS.has(keyword) && isObject(value)) {
       out[keyword] = Object.fromEntries(
-        Object.entries(value).map(([name, sub]) => [name, isObject(sub) ? compactSchema(sub) : sub]),
+        Object.entries(value).map(([name, sub]) => [name, isObject(sub) ? compact(sub) : sub]),
       );
     } else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) {
-      out[keyword] = value.map((sub) => (isObject(sub) ? compactSchema(sub) : sub));
+      out[keyword] = value.map((sub) => (isObject(sub) ? compact(sub) : sub));
     } else if (["items", "additionalProperties", "not", "contains", "propertyNames"].includes(keyword)) {
-      out[keyword] = isObject(value) ? compactSchema(value) : value;
+      out[keyword] = isObject(value) ? compact(value) : value;
     } else {
       out[keyword] = value;
     }
   }
-  return mergeNullable(out);
+  return mergeOpenUnion(mergeNullable(out));
+}
+
+/** `anyOf` branches of one type, one of them that bare type: the union accepts exactly that type. */
+function mergeOpenUnion(schema: Json): Json {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || !branches.every(isObject)) return schema;
+  const bare = branches.find((b) => Object.keys(b).length === 1 && typeof b.type === "string");
+  if (bare === undefined || !branches.every((b) => b.type === bare.type)) return schema;
+  const { anyOf: _, ...rest } = schema;
+  return { type: bare.type, ...rest };
 }
 
 /** The JSON Schema the SDK would derive from a zod schema (same target, same object wrapping). */
@@ -71,5 +96,5 @@ export function derivedSchema(schema: z.ZodType, io: "input" | "output"): Json {
 
 /** The advertised JSON Schema of a tool's input or output. */
 export function advertisedSchema(schema: z.ZodType, io: "input" | "output"): Json {
-  return compactSchema(derivedSchema(schema, io));
+  return compactSchema(derivedSchema(schema, io), io);
 }

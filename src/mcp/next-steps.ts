@@ -1,7 +1,7 @@
 /**
  * What a tool's caller should do next after a failure, in this server's words: the tools,
  * arguments and settings that the service client and the ledger know nothing of. A code not
- * listed keeps the action its error carries (the service interface's own client action).
+ * listed keeps the action its error carries (the service's own client action, docs/service.md#errors).
  */
 import type { RequestKind } from "../client/service-errors.js";
 
@@ -10,30 +10,37 @@ const NEXT_STEPS: Record<string, string> = {
     "Check the API key (GENERATION_API_KEY; on HTTP, the session's Authorization header): it is missing, malformed, revoked or expired.",
   MODEL_UNAVAILABLE: "The model is unknown or unavailable. Call list_models and pick an available model.",
   INVALID_REFERENCE:
-    "A reference is not an owned, usable asset ID. Upload the media with upload_asset first and use its asset ID.",
+    "A reference is not one this key can use. For an asset (referenceAssetIds, sourceImage, coverAudio and the like): upload the media with upload_asset and use its asset ID. For a voice (parameters.voiceProfileId): pick one with list_voices, or add your own with upload_voice.",
   IDEMPOTENCY_CONFLICT:
     "This idempotencyKey was already used for a different request. Reuse the original request, or omit idempotencyKey for a new one.",
   REQUEST_FAILED:
     "The original claim was released. A new authorized generation needs a new identity (call again without idempotencyKey).",
   INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
   OUTPUT_UNAVAILABLE: "The signed URL was refused (it may have expired). Call poll_task for a fresh URL.",
-  LEDGER_FILE_GONE:
-    "Restart the MCP server so it opens the ledger at GENERATION_STORE afresh. A deleted ledger forgets earlier requests: before repeating paid work, check the tasks you already have (poll_task with their task IDs).",
   OUTPUT_TOO_LARGE:
     "The output is larger than this server reads inline; call save_outputs with the task ID, or download it from its signed URL.",
 };
 
+/** The voice named in parameters.voiceProfileId is the reference refused: no asset upload helps. */
+const UNKNOWN_VOICE =
+  "The voice in parameters.voiceProfileId is not one this key can use. For operation speech, call list_voices (scope explore for approved public voices, mine for your own) and pass a listed voice ID; for voice_clone, upload a recording with upload_voice and pass its voice ID.";
+
 const LEDGER =
   "The request ledger could not be read or written, so nothing was sent. Check GENERATION_STORE (path, permissions, disk space).";
 
-/** The interface: an ambiguous upload is not to be repeated blindly (POST /api/generate/assets). */
+/** An upload whose outcome is unknown is not to be repeated blindly (docs/service.md#uploads). */
 const AMBIGUOUS_UPLOAD =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly. For a voice, list_voices with scope mine shows whether it arrived; an asset upload spends no Gems, so uploading again at worst leaves a duplicate asset.";
+
+/** Ledger failures whose own action says more than "check GENERATION_STORE". */
+const OWN_ACTION = new Set(["LEDGER_NO_SQLITE", "LEDGER_FILE_GONE"]);
 
 export interface Failure {
   code: string;
   /** The action the error itself carries, used when this layer has nothing to add. */
   action: string;
+  /** The error's message: where a code covers several causes, it names the field refused. */
+  message?: string | undefined;
   requestKind?: RequestKind | undefined;
   /** Whether the request was refused for good (a ServiceError's `outcome === "definitive"`). */
   definitive?: boolean | undefined;
@@ -41,9 +48,12 @@ export interface Failure {
 
 export function nextStep(f: Failure): string {
   if (f.requestKind === "upload" && f.definitive === false) return AMBIGUOUS_UPLOAD;
+  if (f.code === "INVALID_REFERENCE" && /voiceProfileId|\bvoice\b/i.test(f.message ?? ""))
+    return UNKNOWN_VOICE;
   const listed = NEXT_STEPS[f.code];
   if (listed !== undefined) return listed;
-  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3).
-  if (f.code.startsWith("LEDGER_") && f.code !== "LEDGER_NO_SQLITE") return LEDGER;
+  // A missing SQLite driver carries its own fix (upgrade Node, or rebuild sqlite3), and a ledger
+  // file gone under the server says where its records were written back (src/ledger/sqlite-file.ts).
+  if (f.code.startsWith("LEDGER_") && !OWN_ACTION.has(f.code)) return LEDGER;
   return f.action;
 }

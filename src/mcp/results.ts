@@ -45,7 +45,7 @@ export interface DescribedError {
 /** What an identity's caller may do: replay it while it is open, or start anew once closed. */
 function identityNote(err: IdentifiedError): string {
   const id = err.identity;
-  // The service retains this outcome (service interface, "POST /api/generate/extract/video").
+  // The service retains this outcome (docs/service.md#errors, ANALYSIS_FAILED).
   if (err.cause instanceof ServiceError && err.cause.code === "ANALYSIS_FAILED") {
     return `Identity (idempotencyKey): ${id}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
   }
@@ -54,37 +54,48 @@ function identityNote(err: IdentifiedError): string {
     : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;
 }
 
-/** What a caller knows better than the generic table: the next step for this call's error. */
-export interface Described {
-  next?: string | undefined;
+/**
+ * A failure whose next step the tool knows better than its code's default, because it knows what
+ * was asked (poll_task given a request identity where a task ID belongs, for one).
+ */
+export class WithNextStep extends Error {
+  override readonly name = "WithNextStep";
+  constructor(
+    readonly failure: unknown,
+    readonly next: string,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+  }
 }
 
 /** Code and actionable text for any error; used by tool results and resource reads. */
-export function describeError(err: unknown, o: Described = {}): DescribedError {
+export function describeError(err: unknown, next?: string): DescribedError {
+  if (err instanceof WithNextStep) return describeError(err.failure, err.next);
   if (err instanceof IdentifiedError) {
-    const inner = describeError(err.cause, o);
+    const inner = describeError(err.cause, next);
     return { ...inner, text: `${inner.text} ${identityNote(err)}` };
   }
   if (err instanceof ServiceError) {
     const parts = [`${err.code}: ${sentence(err.message)}`];
     if (err.status !== undefined) parts.push(`(HTTP ${err.status})`);
-    const next =
-      o.next ??
+    const step =
+      next ??
       nextStep({
         code: err.code,
         action: err.action,
+        message: err.message,
         requestKind: err.requestKind,
         definitive: err.outcome === "definitive",
       });
-    parts.push(`Next: ${next}`);
+    parts.push(`Next: ${step}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
   // Local refusals of every layer (arguments, the ledger's IDEMPOTENCY_CONFLICT and LEDGER_*,
   // this layer's LocalRefusal) carry a code and an action.
   const local = err as { code?: unknown; action?: unknown } | null;
   if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    const next = o.next ?? nextStep({ code: local.code, action: local.action });
-    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${next}` };
+    const step = next ?? nextStep({ code: local.code, action: local.action, message: err.message });
+    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${step}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {
@@ -93,9 +104,15 @@ export function describeError(err: unknown, o: Described = {}): DescribedError {
   };
 }
 
-/** An error as a tool result, built once: the description, then any `notes` the call adds. */
-export function errorResult(err: unknown, o: Described & { notes?: string[] } = {}): CallToolResult {
-  const { code, text, status } = describeError(err, o);
+/**
+ * An error as a tool result, built once: the description (with `next` where the call knows its
+ * next step better than the code's default), then any `notes` the call adds.
+ */
+export function errorResult(
+  err: unknown,
+  o: { next?: string | undefined; notes?: string[] } = {},
+): CallToolResult {
+  const { code, text, status } = describeError(err, o.next);
   const meta: Record<string, unknown> = { code };
   if (status !== undefined) meta.status = status;
   const whole = [text, ...(o.notes ?? [])].join("\n");

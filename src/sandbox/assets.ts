@@ -87,7 +87,7 @@ export class AssetStore {
     return `${origin}${FILES_PREFIX}${encodeURIComponent(a.id)}?exp=${exp}&sig=${this.signature(a.id, exp)}`;
   }
 
-  /** The Asset resource as the interface shows it. */
+  /** The asset as an upload answers it (docs/service.md#uploads). */
   view(a: AssetRecord, origin: string, now: number): Record<string, unknown> {
     const ready = now >= a.readyAt;
     return {

@@ -1,11 +1,12 @@
 /** Reading request bodies with a byte limit, and the canonical JSON used to compare replays. */
 import { ArgumentError } from "../client/service-errors.js";
+import { byteSize } from "../client/wording.js";
 import { Refusal, tooLarge } from "./sandbox-errors.js";
 
 export async function readBody(req: Request, maxBytes: number, what: string): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
-    throw tooLarge(`${what} is ${declared} bytes; the limit is ${maxBytes} bytes.`);
+    throw tooLarge(`${what} is ${byteSize(declared)}; the limit is ${byteSize(maxBytes)}.`);
   }
   if (!req.body) return new Uint8Array(0);
   const parts: Uint8Array[] = [];

@@ -2,7 +2,7 @@
  * POST /api/generate/extract/video: synchronous analysis of an owned, ready video asset.
  * Frames are suggestions at unique times within the video; segments do not overlap.
  * A prompt containing `[sandbox:analysis-failed]` gives 409 ANALYSIS_FAILED, billed and
- * retained for replay, as the interface describes.
+ * retained for replay (docs/service.md#errors).
  */
 
 import { ExtractRequestSchema, parseOrThrow } from "../client/schemas.js";

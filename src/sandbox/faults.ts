@@ -1,7 +1,7 @@
 /**
  * Fault injection (off unless a test turns it on) and request statistics.
  *
- * A route is "METHOD /path" with the interface's placeholder for ids, e.g.
+ * A route is "METHOD /path" with the placeholder for ids of docs/service.md#endpoints, e.g.
  * "POST /api/generate/image" or "GET /api/generate/tasks/{id}"; "*" matches every route.
  *
  * Faults:

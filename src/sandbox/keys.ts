@@ -3,10 +3,11 @@
  * (media at task end, text and extraction at once), so balances are computed from timestamps
  * and reading them never changes anything.
  *
- * Cap rule (interface, Spending controls): completed charges in the current UTC month plus all
+ * Cap rule (docs/service.md#spending): completed charges in the current UTC month plus all
  * outstanding reservations, whatever month they were made in, must leave room for a new one.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { gems } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { utcMonth } from "./clock.js";
 import { Refusal } from "./sandbox-errors.js";
@@ -100,7 +101,7 @@ export function admit(key: KeyRecord, amount: number, maxGems: number | undefine
     throw new Refusal(
       409,
       "PRICE_CHANGED",
-      `The quote is ${amount} Gems, above maxGems ${maxGems}. Approve a higher maxGems to proceed.`,
+      `The quote is ${gems(amount)}, above maxGems ${maxGems}. Approve a higher maxGems to proceed.`,
     );
   }
   const u = usage(key, now);
@@ -108,11 +109,11 @@ export function admit(key: KeyRecord, amount: number, maxGems: number | undefine
     throw new Refusal(
       402,
       "API_KEY_LIMIT",
-      `The key's monthly cap of ${key.capGems} Gems cannot cover a reservation of ${amount} Gems ` +
+      `The key's monthly cap of ${gems(key.capGems)} cannot cover a reservation of ${gems(amount)} ` +
         `(${u.chargedThisMonth} charged this month, ${u.outstanding} reserved).`,
     );
   }
   if (u.chargedTotal + u.outstanding + amount > key.balanceGems) {
-    throw new Refusal(402, "INSUFFICIENT_BALANCE", `The account balance cannot cover ${amount} Gems.`);
+    throw new Refusal(402, "INSUFFICIENT_BALANCE", `The account balance cannot cover ${gems(amount)}.`);
   }
 }

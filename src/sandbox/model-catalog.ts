@@ -1,5 +1,5 @@
 /**
- * The sandbox's model catalog. Public entries carry only the interface's Model fields
+ * The sandbox's model catalog. Public entries carry only a model's fields (docs/service.md#responses)
  * (id, name, kind, available, baseGems, capabilities); prices and timings the sandbox uses
  * internally stay in `pricing`, outside the listed object.
  */

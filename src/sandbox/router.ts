@@ -1,5 +1,5 @@
 /**
- * The fetch-style core: routes every endpoint of the interface plus the signed file route,
+ * The fetch-style core: routes every endpoint of docs/service.md#endpoints plus the signed file route,
  * authenticates, checks scopes, applies injected faults, and turns refusals into the envelope.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Refusals and response helpers. Every error the sandbox answers goes through `errorResponse`,
- * so the envelope is always exactly `{error: {message, code?}}` as the interface demands.
+ * so the envelope is always exactly `{error: {message, code?}}` (docs/service.md#responses).
  */
 export class Refusal extends Error {
   readonly status: number;

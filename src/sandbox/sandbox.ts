@@ -1,5 +1,5 @@
 /**
- * The sandbox: the whole service interface simulated in-process, for trying every tool with no
+ * The sandbox: the whole service (docs/service.md) simulated in-process, for trying every tool with no
  * key and no cost, and for end-to-end tests against a real HTTP backend.
  *
  * - `SANDBOX_API_KEY` is a fixed, public key with both scopes and a generous cap; `addKey` makes

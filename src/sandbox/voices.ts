@@ -3,6 +3,7 @@
  * filter matter) and each key's uploaded private drafts in `mine`.
  */
 import { fileTypeFromBuffer } from "file-type";
+import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { readBody } from "./body.js";
 import { invalid, Refusal, tooLarge } from "./sandbox-errors.js";
@@ -39,7 +40,8 @@ const NAMES = [
   "Theo",
 ]; // prettier-ignore
 const STYLES = ["warm", "bright", "calm", "crisp"];
-// Magic bytes the interface allows for voice recordings: MP3, WAV, OGG, M4A, AAC, FLAC, WebM.
+// Magic bytes of the formats a voice upload accepts (docs/service.md#uploads):
+// MP3, WAV, OGG, M4A, AAC, FLAC, WebM.
 const VOICE_FORMATS = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "mp4", "aac", "flac", "webm"]);
 const MULTIPART_OVERHEAD = 64 * 1024;
 
@@ -123,7 +125,7 @@ export class VoiceStore {
     const file = form.get("file");
     if (typeof file === "string" || file === null) throw invalid("file: must be a file part.");
     if (file.size > LIMITS.voice.maxBytes) {
-      throw tooLarge(`file: ${file.size} bytes; the limit is ${LIMITS.voice.maxBytes} bytes.`);
+      throw tooLarge(`file: ${byteSize(file.size)}; the limit is ${byteSize(LIMITS.voice.maxBytes)}.`);
     }
     if (file.size < LIMITS.voice.minBytes) throw invalid("file: is empty.");
     const durationText = form.get("duration");

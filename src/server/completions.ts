@@ -6,6 +6,7 @@
  */
 
 import { modelCatalog } from "../calls/models.js";
+import { readMemo } from "../calls/read-memo.js";
 import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
 
@@ -69,21 +70,19 @@ export async function completeModelId(
   return shown(engine, ids.slice(0, MAX_VALUES));
 }
 
-const voiceCache = new WeakMap<Engine, { at: number; ids: Promise<string[]> }>();
+/** Voice IDs, the key's own first, then the first page of approved public ones; read once a minute. */
+const voiceIds = readMemo({ ttlMs: CACHE_MS, timeoutMs: READ_TIMEOUT_MS }, async (engine: Engine, signal) => {
+  const [mine, explore] = await Promise.all([
+    engine.client.listVoices({ scope: "mine" }, { signal }),
+    engine.client.listVoices({ scope: "explore" }, { signal }),
+  ]);
+  return [...mine.voices, ...explore.voices].map((v) => v.id);
+});
 
-/** Voice IDs: the key's own voices first, then the first page of approved public ones. */
+/** Voice IDs that start with `prefix`; none when the voices cannot be read. */
 export async function completeVoiceId(engine: Engine, prefix: string): Promise<string[]> {
-  let hit = voiceCache.get(engine);
-  if (!hit || Date.now() - hit.at >= CACHE_MS) {
-    const read = async (scope: "mine" | "explore") =>
-      (await engine.client.listVoices({ scope }, limit()).catch(() => ({ voices: [] }))).voices.map(
-        (v) => v.id,
-      );
-    const ids = Promise.all([read("mine"), read("explore")]).then(([mine, explore]) => [...mine, ...explore]);
-    hit = { at: Date.now(), ids };
-    voiceCache.set(engine, hit);
-  }
-  return shown(engine, (await hit.ids).filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES));
+  const ids = await voiceIds(engine).catch(() => []);
+  return shown(engine, ids.filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES));
 }
 
 /** The `complete` callbacks of the task resource templates. */

@@ -2,8 +2,8 @@
  * One HTTP exchange: a Node request served by a fetch-shaped handler, its Response written back by
  * us rather than by the SDK's Node adapter, because delivery is decided here. The results a call
  * sends in this exchange count as delivered only once the whole response was flushed ('finish')
- * to a connection that was still open; a connection that closes first is a cancellation (README,
- * "Idempotency"): the callbacks are dropped and the calls stop waiting.
+ * to a connection that was still open; a connection that closes first is a cancellation
+ * (docs/idempotency.md#delivery): the callbacks are dropped and the calls stop waiting.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";

@@ -48,6 +48,8 @@ export class LazyLedger implements Ledger {
   list: Ledger["list"] = async (keyHash, o) => (await this.get()).list(keyHash, o);
   noteSeen: Ledger["noteSeen"] = async (keyHash, taskId, seen) =>
     (await this.get()).noteSeen(keyHash, taskId, seen);
+  noteStatus: Ledger["noteStatus"] = async (keyHash, taskId, seen) =>
+    (await this.get()).noteStatus(keyHash, taskId, seen);
   taskOrigin: Ledger["taskOrigin"] = async (keyHash, taskId) =>
     (await this.get()).taskOrigin(keyHash, taskId);
   durations: Ledger["durations"] = async (keyHash, model, limit) =>

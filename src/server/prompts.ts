@@ -8,8 +8,11 @@
 import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Model } from "../client/schemas.js";
+import { count as countOf, gems, withArticle } from "../client/wording.js";
 import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
+import type { LedgerRecord } from "../ledger/record.js";
 import type { Engine } from "../mcp/context.js";
+import { isUnfinishedTask, stateWords } from "../mcp/request-view.js";
 import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./completions.js";
 
 const MAX_SHOTS = 12;
@@ -19,20 +22,32 @@ const say = (engine: Engine, text: string): GetPromptResult => ({
   messages: [{ role: "user", content: { type: "text", text: engine.client.scrub(text) } }],
 });
 
+/**
+ * A keyframe is made from a prompt alone: an edit model (capabilities.requiresSourceImage, as in
+ * src/sandbox/model-catalog.ts) needs an image to start from, so it is never offered for one.
+ */
+const takesPromptAlone = (m: Model): boolean =>
+  (m.capabilities as { requiresSourceImage?: unknown } | undefined)?.requiresSourceImage !== true;
+
 /** What one image of `model` costs by the catalog, as a phrase. */
 function imageCost(models: Model[] | undefined, modelId: string | undefined, count: number): string {
   const quoted = "the service quotes it only at submission (see each task's quotedGems)";
   if (models === undefined) return `The catalog could not be read, so no estimate: ${quoted}.`;
   if (modelId !== undefined) {
     const m = models.find((x) => x.id === modelId);
+    if (m !== undefined && !takesPromptAlone(m)) {
+      return `${modelId} needs a source image (capabilities.requiresSourceImage), so it cannot make keyframes from a prompt: choose an image model that takes a prompt alone.`;
+    }
     if (m?.baseGems === undefined) return `${modelId} has no baseGems in the catalog: ${quoted}.`;
-    return `${count} keyframe${count === 1 ? "" : "s"} with ${modelId} cost about ${count * m.baseGems} Gems (${m.baseGems} each, the catalog's baseGems at base resolution; a higher resolution or more outputs cost more, and the service sets the real quote at submission).`;
+    return `${countOf(count, "keyframe")} with ${modelId} cost${count === 1 ? "s" : ""} about ${gems(count * m.baseGems)} (${m.baseGems} each, the catalog's baseGems at base resolution; a higher resolution or more outputs cost more, and the service sets the real quote at submission).`;
   }
   const priced = models
-    .filter((m) => m.kind === "image" && m.available !== false && m.baseGems !== undefined)
-    .map((m) => `${m.id} about ${(m.baseGems ?? 0) * count} Gems`);
+    .filter(
+      (m) => m.kind === "image" && m.available !== false && takesPromptAlone(m) && m.baseGems !== undefined,
+    )
+    .map((m) => `${m.id} about ${gems((m.baseGems ?? 0) * count)}`);
   return priced.length > 0
-    ? `For ${count} keyframes, by the catalog's baseGems: ${priced.join(", ")} (the real quote is set at submission).`
+    ? `For ${countOf(count, "keyframe")}, by the catalog's baseGems: ${priced.join(", ")} (the real quote is set at submission).`
     : `No image model in the catalog has a baseGems hint: ${quoted}.`;
 }
 
@@ -50,8 +65,9 @@ function storyboard(server: McpServer, engine: Engine): void {
           .regex(/^([1-9]|1[0-2])$/, `a whole number of shots from 1 to ${MAX_SHOTS}`)
           .optional()
           .describe(`How many shots, 1 to ${MAX_SHOTS} (default 4).`),
-        imageModel: completable(z.string().describe("Image model ID for the keyframes."), (v) =>
-          completeModelId(engine, "image", v ?? ""),
+        imageModel: completable(
+          z.string().describe("Image model ID for the keyframes (one that takes a prompt alone)."),
+          (v) => completeModelId(engine, "image", v ?? "", takesPromptAlone),
         ).optional(),
         videoModel: completable(z.string().describe("Video model ID for the clips."), (v) =>
           completeModelId(engine, "video", v ?? ""),
@@ -61,10 +77,10 @@ function storyboard(server: McpServer, engine: Engine): void {
     async ({ scene, shots, imageModel, videoModel }) => {
       const n = shots === undefined ? 4 : Number(shots);
       const models = await catalogOf(engine);
-      const pick = (kind: string, given: string | undefined) =>
+      const pick = (kind: string, given: string | undefined, which = "") =>
         given
           ? `use ${given}`
-          : `choose a ${kind} model with list_models (kind "${kind}") and tell the user which`;
+          : `choose ${withArticle(kind)} model${which} with list_models (kind "${kind}") and tell the user which`;
       return say(
         engine,
         [
@@ -74,14 +90,14 @@ function storyboard(server: McpServer, engine: Engine): void {
           "",
           "Cost, to tell the user and get their go-ahead before spending anything:",
           `- Keyframes: ${imageCost(models, imageModel, n)}`,
-          `- Clips: ${n} video submissions; the catalog gives no price for video, so each is quoted only at submission (the task's quotedGems). Pass maxGems to cap each one: the service then refuses (PRICE_CHANGED) rather than spend more.`,
+          `- Clips: ${countOf(n, "video submission")}; the catalog gives no price for video, so each is quoted only at submission (the task's quotedGems). Pass maxGems to cap each one: the service then refuses (PRICE_CHANGED) rather than spend more.`,
           "",
           "Steps:",
-          `1. Models: for keyframes ${pick("image", imageModel)}; for clips ${pick("video", videoModel)}. Check the video model's capabilities (modes must include image-to-video; durations, aspectRatios) and use one aspect ratio for every shot.`,
+          `1. Models: for keyframes ${pick("image", imageModel, " that takes a prompt alone (not an edit model whose capabilities say requiresSourceImage)")}; for clips ${pick("video", videoModel)}. Check the video model's capabilities (modes must include image-to-video; durations, aspectRatios) and use one aspect ratio for every shot.`,
           `2. Write ${n} shot descriptions that share the same characters, palette, lighting and style words, so the keyframes stay consistent.`,
           "3. Keyframes: call generate_image for shot 1. For the later shots, where the image model takes reference images, pass shot 1's output asset ID in referenceAssetIds to keep the look; otherwise repeat the shared style words.",
           '4. Clips: for each keyframe call generate_video with parameters {"mode": "image-to-video", "sourceImage": <the keyframe\'s asset ID>, "ratio": <the same ratio>, "duration": <a supported duration>} and a prompt describing the motion.',
-          "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID (never submit again; a repeated identical call replays without charging twice).",
+          "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID. Never submit again: once a call's result has arrived, an identical call is new work and is charged again.",
           "6. Save: call save_outputs for each finished task, then list the saved files for the user in shot order.",
         ].join("\n"),
       );
@@ -125,7 +141,7 @@ function voiceOver(server: McpServer, engine: Engine): void {
             ? `2. The script is ${script.length} characters and one speech request takes at most ${limit}: split it at sentence ends into ${parts} parts of at most ${limit} characters each, in order.`
             : `2. The script fits one speech request (at most ${limit} characters).`,
           `3. For each part call generate_audio with {"operation": "speech", "model": "${VOICE_MODEL_ID}", "prompt": <the part>, "parameters": {"voiceProfileId": <the voice ID>}}; speed (0.5 to 2), volume (-6 to 6 dB) and temperature (0 to 1) are optional.`,
-          "4. If a task is not finished when the call returns, call poll_task with its task ID; never submit the same part again (an identical call replays it without a second charge).",
+          "4. If a task is not finished when the call returns, call poll_task with its task ID. Never submit the same part again: its result has arrived, so an identical call would be new work, charged again.",
           "5. Save each finished task with save_outputs and give the user the files in order.",
         ].join("\n"),
       );
@@ -139,7 +155,7 @@ function recover(server: McpServer, engine: Engine): void {
     {
       title: "Recover lost work",
       description:
-        "Finds requests whose result was lost (a cut-off call, a restart) in this key's ledger and picks them up without paying twice.",
+        "Finds requests whose result never arrived (a cut-off call, a restart) in this key's ledger and picks them up without paying twice.",
       argsSchema: z.object({
         taskId: completable(z.string().describe("A task ID to pick up, if known."), (v) =>
           completeTaskId(engine, v ?? ""),
@@ -147,19 +163,19 @@ function recover(server: McpServer, engine: Engine): void {
       }),
     },
     async ({ taskId }) => {
-      const open = await engine.ledger.list(engine.keyHash, { state: "open" }).catch(() => undefined);
+      const open = await lostWork(engine);
       const known =
         open === undefined
           ? "The ledger could not be read just now; list_requests will say why."
           : open.length === 0
-            ? "The ledger has no open requests for this key right now."
+            ? "The ledger has no open requests and no unfinished tasks for this key right now."
             : [
-                `The ledger has ${open.length} open request${open.length === 1 ? "" : "s"} for this key (newest first):`,
+                `The ledger has ${open.length} request${open.length === 1 ? "" : "s"} to pick up for this key (newest first):`,
                 ...open
                   .slice(0, 10)
                   .map(
                     (r) =>
-                      `- ${r.idempotencyKey}: ${r.tool}${r.model ? ` ${r.model}` : ""}, ${r.state}${r.taskId ? `, task ${r.taskId}` : ", no task ID yet"}`,
+                      `- ${r.idempotencyKey}: ${r.tool}${r.model ? ` ${r.model}` : ""}, ${stateWords(r)}${r.taskId || r.state === "succeeded" ? "" : ", no task ID yet"}`,
                   ),
               ].join("\n");
       return say(
@@ -171,19 +187,38 @@ function recover(server: McpServer, engine: Engine): void {
           "",
           known,
           "",
-          "Cost: nothing new. list_requests and poll_task are free; repeating an identical call replays its identity, and the service returns the retained outcome without charging again.",
+          "Cost: list_requests and poll_task are free. Repeating the identical call of a request whose result never arrived (its outcome unknown, or not delivered) replays its identity, and the service returns the retained outcome without a second charge. Repeating a call whose result did arrive is new work and is charged again.",
           "",
           "Steps:",
           taskId
             ? `1. Call poll_task with {"taskId": "${taskId}", "wait": 30}.`
-            : "1. Call list_requests: the records in state prepared, sent or uncertain, and succeeded ones whose result was not delivered, are the lost ones.",
-          "2. For each request with a task ID: call poll_task with it; once terminal, save_outputs and show the user the result.",
-          "3. For a request with no task ID (state prepared, sent or uncertain): repeat the identical call (same tool, same arguments) or pass its idempotencyKey with the same arguments. It replays under the same identity; never change the arguments or drop the idempotencyKey, which would be new work and spend again.",
-          "4. A closed request was refused for good (see its reason); doing it now is new work: ask the user first.",
+            : "1. Call list_requests: the records in state prepared, sent or uncertain, accepted ones whose result was not delivered, and accepted tasks whose taskStatus is not finished (succeeded, partial, failed, cancelled) or was never read, are the ones to pick up.",
+          "2. For each request with a task ID, even one whose first answer arrived (a long video may still be running, or have finished unseen): call poll_task with it; once terminal, save_outputs and show the user the result.",
+          "3. For a request with no task ID (state prepared, sent or uncertain: its outcome is unknown): repeat the identical call (same tool, same arguments) or pass its idempotencyKey with the same arguments. It replays under the same identity; never change the arguments or drop the idempotencyKey, which would be new work and spend again.",
+          "4. A closed request was refused for good; its line in list_requests gives the reason (code and message). Doing it now is new work: ask the user first.",
         ].join("\n"),
       );
     },
   );
+}
+
+/** How many accepted records are searched for tasks not seen finish (the newest; older ones expire). */
+const RECENT_ACCEPTED = 50;
+
+/**
+ * What recover_lost_work lists: the open records (outcome unknown, or a result never delivered)
+ * and the accepted tasks no tool has seen finish, whose first answer may have reached a
+ * conversation that is gone. Undefined when the ledger cannot be read.
+ */
+async function lostWork(engine: Engine): Promise<LedgerRecord[] | undefined> {
+  try {
+    const open = await engine.ledger.list(engine.keyHash, { state: "open" });
+    const accepted = await engine.ledger.list(engine.keyHash, { state: "succeeded", limit: RECENT_ACCEPTED });
+    const unfinished = accepted.filter((r) => r.delivered && isUnfinishedTask(r));
+    return [...open, ...unfinished].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  } catch {
+    return undefined;
+  }
 }
 
 export function registerPrompts(server: McpServer, engine: Engine): void {

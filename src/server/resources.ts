@@ -2,6 +2,7 @@
  * Resources: the model catalog, a task read afresh, and an output's bytes fetched through
  * a freshly signed URL (signed URLs expire, so links point here rather than at them).
  */
+
 import {
   type McpServer,
   ResourceNotFoundError,
@@ -10,7 +11,9 @@ import {
 } from "@modelcontextprotocol/server";
 import { outputName, outputUri } from "../calls/task-view.js";
 import { scrubDeep } from "../client/scrub.js";
+import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
+import { stateWords } from "../mcp/request-view.js";
 import { describeError } from "../mcp/results.js";
 import { taskCompletions } from "./completions.js";
 
@@ -76,7 +79,7 @@ function registerOutput(server: McpServer, engine: Engine, maxBytes: number, com
     new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined, complete }),
     {
       title: "Task output",
-      description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${maxBytes} bytes; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
+      description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${byteSize(maxBytes)}; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
     },
     (uri, vars, ctx: ServerContext) =>
       reading(engine, uri, async () => {
@@ -99,7 +102,7 @@ function registerOutput(server: McpServer, engine: Engine, maxBytes: number, com
         } catch (err) {
           const { code, text } = describeError(err);
           throw new Error(
-            `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${maxBytes} bytes): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
+            `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${byteSize(maxBytes)}): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
           );
         }
         return {
@@ -130,7 +133,7 @@ function registerTask(server: McpServer, engine: Engine, complete: Completions):
           .map((r) => ({
             uri: `generation://tasks/${encodeURIComponent(r.taskId as string)}`,
             name: `task ${r.taskId}`,
-            description: `${r.tool}${r.model ? ` ${r.model}` : ""} (${r.state}), identity ${r.idempotencyKey}`,
+            description: `${r.tool}${r.model ? ` ${r.model}` : ""}, ${stateWords(r)}; identity ${r.idempotencyKey}`,
             mimeType: "application/json",
           }));
         return { resources };

@@ -2,7 +2,7 @@
  * The stdio wire under the SDK's transport: lines in, bounded; responses out, with delivery.
  * - A line over the message cap is refused with a JSON-RPC error and skipped up to its newline, so
  *   one oversized message cannot end the connection and every call in flight with it.
- * - A response counts as delivered only once its stdout write completed (README, "Idempotency").
+ * - A response counts as delivered only once its stdout write completed (docs/idempotency.md#delivery).
  */
 import { Transform, type TransformCallback, type Writable } from "node:stream";
 import {

@@ -4,9 +4,8 @@ import type { ListedTool } from "../mcp/define-tool.js";
 export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_task",
-    title: "Read a task for the viewer",
-    description:
-      "Used by the media viewer only: reads a task once (status, Gems, outputs with fresh signed URLs) so the view can refresh a running task. Free: it spends no Gems.",
+    title: "Viewer: read a task",
+    description: "For the media viewer only: reads a task once, to refresh a running one. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -14,7 +13,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID shown by the viewer.",
+          description: "Task ID.",
         },
       },
       required: ["taskId"],
@@ -25,15 +24,11 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
       properties: {
         task: {
           type: "object",
-          description: "The service's task as it stands (as poll_task returns it).",
         },
         terminal: {
           type: "boolean",
-          description: "True once the task is succeeded, partial, failed or cancelled.",
         },
       },
-      required: ["task", "terminal"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -43,17 +38,15 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
     },
     _meta: {
       ui: {
-        resourceUri: "ui://generation/viewer",
         visibility: ["app"],
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
     name: "viewer_read_output",
-    title: "Read an output's bytes for the viewer",
+    title: "Viewer: read an output",
     description:
-      "Used by the media viewer only: reads up to 524288 bytes of a task output from `offset`, base64, through a freshly signed URL, for hosts whose media or result size limits keep the view from loading it whole. Free: it spends no Gems.",
+      "For the media viewer only: up to 524288 bytes of an output from offset, base64, through a fresh signed URL. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -61,19 +54,18 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 256,
-          description: "Task ID shown by the viewer.",
+          description: "Task ID.",
         },
         index: {
           type: "integer",
           minimum: 0,
           maximum: 1000,
-          description: "Output index (0 to 1000).",
+          description: "Output index.",
         },
         offset: {
           type: "integer",
           minimum: 0,
-          maximum: 9007199254740991,
-          description: "First byte to read (0 or more).",
+          description: "First byte.",
         },
       },
       required: ["taskId", "index", "offset"],
@@ -84,31 +76,20 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
       properties: {
         mimeType: {
           type: "string",
-          description: "The output's MIME type.",
         },
         offset: {
           type: "integer",
-          minimum: -9007199254740991,
-          maximum: 9007199254740991,
-          description: "First byte of this chunk.",
         },
         total: {
           type: "integer",
-          minimum: -9007199254740991,
-          maximum: 9007199254740991,
-          description: "Size of the whole output in bytes.",
         },
         data: {
           type: "string",
-          description: "The chunk's bytes, base64.",
         },
         done: {
           type: "boolean",
-          description: "True when this chunk ends the output.",
         },
       },
-      required: ["mimeType", "offset", "total", "data", "done"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -118,10 +99,8 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
     },
     _meta: {
       ui: {
-        resourceUri: "ui://generation/viewer",
         visibility: ["app"],
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
 ];

@@ -5,32 +5,41 @@
  */
 import { z } from "zod";
 import { SAVE_MAX_BYTES } from "../calls/saving.js";
+import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
-import { VIEWER_URI } from "../mcp/viewer-link.js";
 
-const APP_ONLY = { ui: { resourceUri: VIEWER_URI, visibility: ["app"] }, "ui/resourceUri": VIEWER_URI };
+/**
+ * App-only (ext-apps `McpUiToolMeta`): hosts hide the tool from the model. No `resourceUri`: that
+ * marks a tool whose results open the view, and hosts such as the MCP Inspector list every tool
+ * carrying one as an app to open, which these are not.
+ */
+const APP_ONLY = { ui: { visibility: ["app"] } };
 const READ_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
-const taskId = z.string().min(1).max(256).describe("Task ID shown by the viewer.");
+const taskId = z.string().min(1).max(256).describe("Task ID.");
 
 const readTask = defineTool({
   name: "viewer_read_task",
-  title: "Read a task for the viewer",
-  description:
-    "Used by the media viewer only: reads a task once (status, Gems, outputs with fresh signed URLs) so the view can refresh a running task. Free: it spends no Gems.",
+  title: "Viewer: read a task",
+  description: "For the media viewer only: reads a task once, to refresh a running one. Free.",
   inputSchema: z.strictObject({ taskId }),
   outputSchema: z.object({
-    // The view reads the task as poll_task returns it; its shape is poll_task's, so not repeated here.
-    task: z.looseObject({}).describe("The service's task as it stands (as poll_task returns it)."),
-    terminal: z.boolean().describe("True once the task is succeeded, partial, failed or cancelled."),
+    // The task as poll_task returns it (its shape is poll_task's), and whether it is terminal. App-only
+    // tools describe no output fields: their one reader is src/viewer/app, and tools/list's bytes go
+    // to every Apps client.
+    task: z.looseObject({}),
+    terminal: z.boolean(),
   }),
   annotations: READ_HINTS,
   meta: APP_ONLY,
   async handler(args, ctx, engine) {
     const task = await engine.client.getTask(args.taskId, { signal: ctx.signal });
-    return okResult(`Task ${task.id} is ${task.status}.`, { task, terminal: isTerminal(task.status) });
+    return okResult(`Task ${task.id} ${statusPredicate(task.status)}.`, {
+      task,
+      terminal: isTerminal(task.status),
+    });
   },
 });
 
@@ -70,19 +79,21 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 
 const readOutput = defineTool({
   name: "viewer_read_output",
-  title: "Read an output's bytes for the viewer",
-  description: `Used by the media viewer only: reads up to ${CHUNK_MAX_BYTES} bytes of a task output from \`offset\`, base64, through a freshly signed URL, for hosts whose media or result size limits keep the view from loading it whole. Free: it spends no Gems.`,
+  title: "Viewer: read an output",
+  description: `For the media viewer only: up to ${CHUNK_MAX_BYTES} bytes of an output from offset, base64, through a fresh signed URL. Free.`,
   inputSchema: z.strictObject({
     taskId,
-    index: z.number().int().min(0).max(1000).describe("Output index (0 to 1000)."),
-    offset: z.number().int().min(0).describe("First byte to read (0 or more)."),
+    index: z.number().int().min(0).max(1000).describe("Output index."),
+    offset: z.number().int().min(0).describe("First byte."),
   }),
   outputSchema: z.object({
-    mimeType: z.string().describe("The output's MIME type."),
-    offset: z.number().int().describe("First byte of this chunk."),
-    total: z.number().int().describe("Size of the whole output in bytes."),
-    data: z.string().describe("The chunk's bytes, base64."),
-    done: z.boolean().describe("True when this chunk ends the output."),
+    // The output's MIME type, this chunk's first byte, the output's size, the chunk (base64), and
+    // whether the chunk ends the output.
+    mimeType: z.string(),
+    offset: z.number().int(),
+    total: z.number().int(),
+    data: z.string(),
+    done: z.boolean(),
   }),
   annotations: READ_HINTS,
   meta: APP_ONLY,

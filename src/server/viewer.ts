@@ -3,10 +3,14 @@
  * two app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
  * HTML and the tools' code load on first use: tools/list and resources/list need neither.
  */
-import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
-import type { McpServer } from "@modelcontextprotocol/server";
+import {
+  getUiCapability,
+  RESOURCE_MIME_TYPE,
+  registerAppResource,
+} from "@modelcontextprotocol/ext-apps/server";
+import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
 import type { Engine } from "../mcp/context.js";
-import { registerTool } from "../mcp/define-tool.js";
+import { type ListedTool, registerTool } from "../mcp/define-tool.js";
 import { VIEWER_URI } from "../mcp/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
@@ -27,6 +31,20 @@ export function mediaOrigins(urls: readonly string[]): string[] {
     }
   }
   return [...origins];
+}
+
+/** True when the client declared it renders MCP Apps views (the `io.modelcontextprotocol/ui` extension). */
+export function rendersApps(caps: ClientCapabilities | undefined): boolean {
+  return getUiCapability(caps)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+}
+
+/**
+ * The app-only tools as tools/list shows them to a client: only to one that renders the view, since
+ * no one else can call them usefully and every client pays for each listed byte. They stay callable
+ * by name, for a host that renders the view without declaring the extension.
+ */
+export function viewerToolsFor(caps: ClientCapabilities | undefined): readonly ListedTool[] {
+  return rendersApps(caps) ? VIEWER_TOOLS : [];
 }
 
 export function registerViewer(server: McpServer, engine: Engine, o: ViewerOptions): void {

@@ -36,7 +36,6 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name", "kind"],
           },
         },
         accountingPeriod: {
@@ -44,8 +43,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The Gem cap's period (a UTC calendar month).",
         },
       },
-      required: ["models", "accountingPeriod"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -133,7 +130,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -143,8 +139,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -156,14 +150,13 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -180,7 +173,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Options from the model's capabilities: mode (text-to-video, or image-to-video with sourceImage), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -238,7 +231,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -248,8 +240,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -261,7 +251,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -305,6 +294,11 @@ export const CATALOG: readonly ListedTool[] = [
           minimum: 0,
           maximum: 1000000000,
         },
+        operation: {
+          type: "string",
+          enum: ["speech", "music", "voice_clone"],
+          description: "voice_clone speaks in a private uploaded voice.",
+        },
         idempotencyKey: {
           description: "An earlier request's identity, to replay it without a second charge.",
           type: "string",
@@ -319,11 +313,6 @@ export const CATALOG: readonly ListedTool[] = [
         save: {
           description: "Also save finished outputs to disk (save_outputs).",
           type: "boolean",
-        },
-        operation: {
-          type: "string",
-          enum: ["speech", "music", "voice_clone"],
-          description: "voice_clone speaks in a private uploaded voice.",
         },
       },
       required: ["model", "prompt", "operation"],
@@ -349,7 +338,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -359,8 +347,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["idempotencyKey", "created", "task"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -372,7 +358,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -430,7 +415,6 @@ export const CATALOG: readonly ListedTool[] = [
                   type: "string",
                 },
               },
-              required: ["code", "message"],
             },
             outputs: {
               type: "array",
@@ -438,7 +422,7 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "object",
                 properties: {
                   index: {
-                    type: "number",
+                    type: "integer",
                   },
                   status: {
                     type: "string",
@@ -459,14 +443,11 @@ export const CATALOG: readonly ListedTool[] = [
                         type: "string",
                       },
                     },
-                    required: ["id", "kind", "mimeType", "url"],
                   },
                 },
-                required: ["index", "status", "asset"],
               },
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
             "id, status (queued, processing, succeeded, partial, failed, cancelled), Gems quoted, charged and released back, error or null, outputs (asset {id, kind, mimeType, url} or null; the URL is signed and expires).",
         },
@@ -475,8 +456,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "True once finished: succeeded, partial, failed or cancelled.",
         },
       },
-      required: ["task", "terminal"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,
@@ -488,7 +467,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -522,7 +500,6 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "status"],
           description: "The task, with the fields poll_task describes.",
         },
         saved: {
@@ -532,8 +509,6 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
-      required: ["task", "saved"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -595,12 +570,9 @@ export const CATALOG: readonly ListedTool[] = [
               type: ["string", "null"],
             },
           },
-          required: ["id", "kind", "state", "url"],
           description: "id (use it, not the URL), kind, state (usable when ready), url.",
         },
       },
-      required: ["asset"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -612,7 +584,6 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
-      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -658,11 +629,9 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["id", "name"],
           },
         },
       },
-      required: ["voices"],
     },
     annotations: {
       readOnlyHint: true,
@@ -713,11 +682,8 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          required: ["id", "name"],
         },
       },
-      required: ["voice"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -836,8 +802,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Token counts, or null.",
         },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -854,6 +818,12 @@ export const CATALOG: readonly ListedTool[] = [
     inputSchema: {
       type: "object",
       properties: {
+        model: {
+          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
+          type: "string",
+          minLength: 1,
+          maxLength: 150,
+        },
         videoAssetId: {
           type: "string",
           minLength: 1,
@@ -864,12 +834,6 @@ export const CATALOG: readonly ListedTool[] = [
           description: "What to look for.",
           type: "string",
           maxLength: 2000,
-        },
-        model: {
-          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
-          type: "string",
-          minLength: 1,
-          maxLength: 150,
         },
         maxGems: {
           description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
@@ -909,12 +873,9 @@ export const CATALOG: readonly ListedTool[] = [
               type: "array",
             },
           },
-          required: ["analysis", "durationSeconds", "frames"],
           description: "analysis, durationSeconds, frames (suggested times), segments (optional).",
         },
       },
-      required: ["idempotencyKey", "created", "id", "extraction"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: false,
@@ -927,15 +888,14 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
     inputSchema: {
       type: "object",
       properties: {
         state: {
-          description:
-            "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
+          description: "Only records in this state (open: unresolved or undelivered; succeeded = accepted).",
           type: "string",
-          enum: ["open", "prepared", "sent", "uncertain", "succeeded", "closed"],
+          enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },
         limit: {
           description: "How many records to return (1 to 100; default 20).",
@@ -982,6 +942,9 @@ export const CATALOG: readonly ListedTool[] = [
               taskId: {
                 type: "string",
               },
+              taskStatus: {
+                type: "string",
+              },
               model: {
                 type: "string",
               },
@@ -992,17 +955,15 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
-            required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
           },
-          description: "Records, newest first, with identity, tool, state, taskId, model and ISO times.",
+          description:
+            "Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times.",
         },
         nextCursor: {
           description: "Pass as cursor for the next page; absent on the last page.",
           type: "string",
         },
       },
-      required: ["requests"],
-      additionalProperties: false,
     },
     annotations: {
       readOnlyHint: true,

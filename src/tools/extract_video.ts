@@ -1,29 +1,23 @@
 import { z } from "zod";
 import { extractCall } from "../calls/extract-call.js";
-import { LIMITS } from "../config/service-limits.js";
+import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
 
-const E = LIMITS.extraction;
+const X = ExtractRequestSchema.shape;
 
 export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
   description:
     "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
-  inputSchema: z.strictObject({
-    videoAssetId: z
-      .string()
-      .min(1)
-      .max(LIMITS.referenceAssetIds.idMax)
-      .describe("A video's asset ID from upload_asset."),
-    prompt: z.string().max(E.prompt).optional().describe("What to look for."),
-    model: z
-      .string()
-      .min(LIMITS.modelId.min)
-      .max(LIMITS.modelId.max)
+  // The service's extraction body (src/client/schemas.ts); the model may be left to the configuration.
+  inputSchema: ExtractRequestSchema.extend({
+    videoAssetId: X.videoAssetId.describe("A video's asset ID from upload_asset."),
+    prompt: nonBlank(X.prompt.unwrap(), "leave prompt out for a general analysis, or say what to look for")
       .optional()
-      .describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
+      .describe("What to look for."),
+    model: X.model.optional().describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),

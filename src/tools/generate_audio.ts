@@ -1,21 +1,16 @@
-import { z } from "zod";
 import { submitMedia } from "../calls/media-call.js";
-import { AUDIO_OPERATIONS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
-import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
+import { audioInput, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
 
 export default defineTool({
   name: "generate_audio",
   title: "Generate speech or music",
   description: `Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. ${SPENDS_AND_NEXT}`,
-  inputSchema: z.strictObject({
-    ...mediaFields(
-      "audio",
+  inputSchema: audioInput({
+    parameters:
       "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
-      "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
-    ),
-    operation: z.enum(AUDIO_OPERATIONS).describe("voice_clone speaks in a private uploaded voice."),
+    prompt: "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,

@@ -1,19 +1,16 @@
-import { z } from "zod";
 import { submitMedia } from "../calls/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
-import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
+import { SPENDS_AND_NEXT, submissionHints, submissionOutput, visualInput } from "./media_args.js";
 
 export default defineTool({
   name: "generate_image",
   title: "Generate an image",
   description: `Generates images from a prompt, optionally from uploaded assets (references, an image to edit). ${SPENDS_AND_NEXT}`,
-  inputSchema: z.strictObject(
-    mediaFields(
-      "image",
+  inputSchema: visualInput("image", {
+    parameters:
       "Options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
-    ),
-  ),
+  }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
   meta: VIEWER_LINK,

@@ -1,19 +1,16 @@
-import { z } from "zod";
 import { submitMedia } from "../calls/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
-import { mediaFields, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
+import { SPENDS_AND_NEXT, submissionHints, submissionOutput, visualInput } from "./media_args.js";
 
 export default defineTool({
   name: "generate_video",
   title: "Generate a video",
-  description: `Generates a video from a prompt, or from an uploaded first frame; it takes minutes. ${SPENDS_AND_NEXT}`,
-  inputSchema: z.strictObject(
-    mediaFields(
-      "video",
-      "Options from the model's capabilities: mode (text-to-video, or image-to-video with sourceImage), sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
-    ),
-  ),
+  description: `Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. ${SPENDS_AND_NEXT}`,
+  inputSchema: visualInput("video", {
+    parameters:
+      "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+  }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
   meta: VIEWER_LINK,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { gems } from "../client/wording.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
@@ -21,14 +22,30 @@ export default defineTool({
     const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
     const lines = models.map((m) => {
       const flags = [m.kind, m.available === false ? "unavailable" : m.available ? "available" : undefined];
-      if (m.baseGems !== undefined) flags.push(`~${m.baseGems} Gems each`);
+      if (m.baseGems !== undefined) flags.push(`about ${gems(m.baseGems)} each`);
       return `- ${m.id} (${m.name}; ${flags.filter(Boolean).join(", ")}): ${JSON.stringify(m.capabilities)}`;
     });
     const text = [
       `${models.length} model${models.length === 1 ? "" : "s"}${args.kind ? ` of kind ${args.kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
       ...lines,
+      args.kind === undefined || args.kind === "video"
+        ? extractionLine(engine.config.extractionModel, list.models)
+        : "",
       "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
-    ].join("\n");
+    ]
+      .filter(Boolean)
+      .join("\n");
     return okResult(text, { models, accountingPeriod: list.accountingPeriod });
   },
 });
+
+/**
+ * extract_video's model is configured (GENERATION_EXTRACTION_MODEL), and the catalog need not list
+ * it (the service's catalog lists generation models): say which one it uses either way.
+ */
+function extractionLine(model: string, catalog: ReadonlyArray<{ id: string }>): string {
+  const listed = catalog.some((m) => m.id === model)
+    ? "listed above"
+    : "not in this catalog, which lists generation models";
+  return `Video analysis: extract_video uses ${model} (${listed}; GENERATION_EXTRACTION_MODEL sets it) unless a call names another model.`;
+}

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { listCursor, RECORD_STATES } from "../ledger/record.js";
+import { listCursor } from "../ledger/record.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField } from "../mcp/fields.js";
+import { requestLine, SHOWN_STATES, shownState, storedFilter } from "../mcp/request-view.js";
 import { okResult } from "../mcp/results.js";
 
 /** Small by default: hosts cap tool output, and a person looks for one lost request at a time. */
@@ -12,14 +13,12 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state, task ID, model and the start of the prompt. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+    "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
   inputSchema: z.strictObject({
     state: z
-      .enum(["open", ...RECORD_STATES] as [string, ...string[]])
+      .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
-      .describe(
-        "Only records in this state: prepared, sent, uncertain, succeeded, closed, or open (unresolved, or succeeded but never delivered).",
-      ),
+      .describe("Only records in this state (open: unresolved or undelivered; succeeded = accepted)."),
     limit: z
       .number()
       .int()
@@ -43,12 +42,13 @@ export default defineTool({
           tool: z.string(),
           state: z.string(),
           taskId: z.string().optional(),
+          taskStatus: z.string().optional(),
           model: z.string().optional(),
           createdAt: z.string(),
           updatedAt: z.string(),
         }),
       )
-      .describe("Records, newest first, with identity, tool, state, taskId, model and ISO times."),
+      .describe("Newest first: identity, tool, state, taskId, taskStatus, closedReason, model, ISO times."),
     nextCursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -57,25 +57,20 @@ export default defineTool({
     // One more than asked: whether it exists says if there is a next page.
     const found = await engine.ledger.list(engine.keyHash, {
       limit: limit + 1,
-      ...(args.state === undefined ? {} : { state: args.state }),
+      ...(args.state === undefined ? {} : { state: storedFilter(args.state) }),
       ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
       ...(args.taskId === undefined ? {} : { taskId: args.taskId }),
       ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }),
     });
     // What tells requests apart and what to do next; the ledger's bookkeeping (endpoint, attempts,
     // expiry) stays out, to keep pages small.
-    const requests = found
-      .slice(0, limit)
-      .map(({ endpoint: _e, attempts: _a, expiresAt: _x, ...shown }) => shown);
+    const requests = found.slice(0, limit).map(({ endpoint: _e, attempts: _a, expiresAt: _x, ...shown }) => ({
+      ...shown,
+      state: shownState(shown.state),
+    }));
     const last = found[requests.length - 1];
     const nextCursor = found.length > limit && last !== undefined ? listCursor(last) : undefined;
-    const lines = requests.map((r) => {
-      const task = r.taskId ? ` task ${r.taskId}` : "";
-      const what = [r.model, r.prompt === undefined ? undefined : `"${r.prompt}"`].filter(Boolean).join(" ");
-      const undelivered =
-        r.state === "succeeded" && !r.delivered ? " (result not delivered: the same call replays it)" : "";
-      return `- ${r.idempotencyKey} ${r.tool} ${r.state}${task}${what ? ` — ${what}` : ""}${undelivered} ${r.updatedAt}`;
-    });
+    const lines = found.slice(0, limit).map(requestLine);
     const filters = [
       args.state ? `in state ${args.state}` : "",
       args.taskId ? `for task ${args.taskId}` : "",

@@ -1,35 +1,57 @@
-/** Arguments shared by generate_image, generate_video and generate_audio. */
+/**
+ * The input of generate_image, generate_video and generate_audio: the service's MediaRequest
+ * (src/client/schemas.ts, the one definition of its fields and bounds) with its cross-field rules
+ * (src/client/request-rules.ts), described, and extended with what the tool adds (`wait`, `save`,
+ * `idempotencyKey`). Checked once, at the edge (src/mcp/define-tool.ts).
+ */
 import { z } from "zod";
-import { LIMITS } from "../config/service-limits.js";
+import { checkMediaRules, withRules } from "../client/request-rules.js";
+import { MediaRequestSchema } from "../client/schemas.js";
+import { AUDIO_OPERATIONS, type MediaKind } from "../config/service-limits.js";
 import {
   idempotencyKeyField,
   modelField,
+  nonBlank,
   savedOut,
   saveField,
   TaskBriefOut,
   waitField,
 } from "../mcp/fields.js";
 
-export const mediaFields = (kind: string, parameters: string, prompt = "What to generate.") => ({
+const S = MediaRequestSchema.shape;
+
+/** What each media tool says of its own fields. */
+export interface MediaFieldDocs {
+  parameters: string;
+  prompt?: string;
+}
+
+const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   model: modelField(kind),
-  prompt: z.string().max(LIMITS.mediaPrompt).describe(prompt),
-  parameters: z.record(z.string(), z.unknown()).optional().describe(parameters),
-  referenceAssetIds: z
-    .array(z.string().min(1).max(LIMITS.referenceAssetIds.idMax))
-    .max(LIMITS.referenceAssetIds.maxItems)
-    .optional()
-    .describe("Reference asset IDs from upload_asset."),
-  maxGems: z
-    .number()
-    .int()
-    .min(0)
-    .max(LIMITS.mediaMaxGems)
-    .optional()
-    .describe("Most Gems to spend; default GENERATION_MAX_GEMS."),
+  prompt: nonBlank(S.prompt, "say what to generate").describe(docs.prompt ?? "What to generate."),
+  parameters: S.parameters.describe(docs.parameters),
+  referenceAssetIds: S.referenceAssetIds.describe("Reference asset IDs from upload_asset."),
+  maxGems: S.maxGems.describe("Most Gems to spend; default GENERATION_MAX_GEMS."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
   save: saveField,
 });
+
+/** generate_image's and generate_video's input: a MediaRequest without `operation`. */
+export const visualInput = (kind: "image" | "video", docs: MediaFieldDocs) =>
+  withRules(MediaRequestSchema.omit({ operation: true }).extend(described(kind, docs)), (args) =>
+    checkMediaRules(kind, args),
+  );
+
+/** generate_audio's input: a MediaRequest whose `operation` is required. */
+export const audioInput = (docs: MediaFieldDocs) =>
+  withRules(
+    MediaRequestSchema.extend({
+      ...described("audio", docs),
+      operation: z.enum(AUDIO_OPERATIONS).describe("voice_clone speaks in a private uploaded voice."),
+    }),
+    (args) => checkMediaRules("audio", args),
+  );
 
 export const submissionOutput = z.object({
   idempotencyKey: z.string(),

@@ -2,10 +2,13 @@ import { z } from "zod";
 import { callBudget } from "../calls/budget.js";
 import { presentTask } from "../calls/present.js";
 import { waitWithProgress } from "../calls/waiting.js";
-import { isTerminal } from "../config/service-limits.js";
+import { isTerminal, LIMITS } from "../config/service-limits.js";
+import type { LedgerRecord } from "../ledger/record.js";
+import type { Engine } from "../mcp/context.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskOut, taskIdField } from "../mcp/fields.js";
-import { okResult } from "../mcp/results.js";
+import { shownState } from "../mcp/request-view.js";
+import { describeError, okResult, WithNextStep } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 export default defineTool({
@@ -32,9 +35,40 @@ export default defineTool({
     const budget = callBudget(args.wait ?? 0, 0);
     const first = await engine.client
       .getTask(args.taskId, { signal: budget.signal(ctx.signal, 1_000, "read") })
+      .catch(async (err: unknown) => {
+        throw await identityGiven(engine, args.taskId, err);
+      })
       .finally(() => budget.release());
     const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0, budget);
     const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [], budget });
     return okResult(shown.text, { task, terminal: isTerminal(task.status) }, shown.content);
   },
 });
+
+/**
+ * A request identity (`gm-…`, or an idempotencyKey the caller chose) passed where the task ID
+ * belongs reads as NOT_FOUND from the service: say what it is, and where its task ID is.
+ */
+async function identityGiven(engine: Engine, id: string, err: unknown): Promise<unknown> {
+  if (describeError(err).code !== "NOT_FOUND" || !LIMITS.idempotencyKeyPattern.test(id)) return err;
+  const [rec] = await engine.ledger
+    .list(engine.keyHash, { idempotencyKey: id, limit: 1 })
+    .catch(() => [] as LedgerRecord[]);
+  if (rec?.taskId !== undefined) {
+    return new WithNextStep(
+      err,
+      `"${id}" is the identity (idempotencyKey) of a request to ${rec.tool}, not a task ID; its task is ${rec.taskId}: call poll_task with {"taskId": "${rec.taskId}"}.`,
+    );
+  }
+  if (rec !== undefined) {
+    return new WithNextStep(
+      err,
+      `"${id}" is the identity (idempotencyKey) of a request to ${rec.tool}, not a task ID, and that request has no task yet (state ${shownState(rec.state)}): call list_requests with {"idempotencyKey": "${id}"} to see where it stands.`,
+    );
+  }
+  if (!id.startsWith("gm-")) return err;
+  return new WithNextStep(
+    err,
+    `"${id}" looks like a request identity (idempotencyKey), not a task ID: call list_requests with {"idempotencyKey": "${id}"} for its task ID, then poll_task with that.`,
+  );
+}

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { allowedDirs, type MediaType, openMedia, sniff } from "../calls/files.js";
 import { ArgumentError } from "../client/service-errors.js";
+import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
@@ -74,7 +75,10 @@ export default defineTool({
       if (args.mimeType === undefined) throw new ArgumentError("mimeType", "is required with data");
       const bytes = new Uint8Array(Buffer.from(data, "base64"));
       if (bytes.byteLength > MAX)
-        throw new ArgumentError("data", `decodes to ${bytes.byteLength} bytes; the limit is ${MAX}`);
+        throw new ArgumentError(
+          "data",
+          `decodes to ${byteSize(bytes.byteLength)}; the limit is ${byteSize(MAX)}`,
+        );
       const type = await sniff(bytes.subarray(0, 4100));
       const why = notMedia(type);
       if (why) throw new ArgumentError("data", `${why} (judged by its bytes)`);

@@ -1,11 +1,21 @@
 /**
  * The viewer's page: one self-contained HTML file (script and styles inline, nothing fetched at
- * run time). scripts/bundle.mjs replaces this module with the page built at build time, so the
- * package serves it from memory; run from source (tsx, tests), it is built here on first use.
+ * run time), built from src/viewer/app by `npm run build` (scripts/bundle.mjs), which writes it to
+ * dist/viewer.html and inlines it in place of this module, so the package serves it from memory.
+ * Run from source (tsx, tests), this reads the built file; test/globalSetup.ts rebuilds it whenever
+ * a source is newer.
  */
-let built: Promise<string> | undefined;
+import { readFile } from "node:fs/promises";
+
+const BUILT = new URL("../../dist/viewer.html", import.meta.url);
+let page: Promise<string> | undefined;
 
 export function viewerHtml(): Promise<string> {
-  built ??= import("../../scripts/build-viewer.mjs").then((m) => m.buildViewerHtml());
-  return built;
+  page ??= readFile(BUILT, "utf8").catch((err: NodeJS.ErrnoException) => {
+    page = undefined;
+    throw new Error(
+      `the media viewer's page is not built (${err.code ?? err.message} at dist/viewer.html): run npm run build`,
+    );
+  });
+  return page;
 }

@@ -83,7 +83,7 @@ describe("files", () => {
     );
     await expect(openMedia("sub", [allowed], rules)).rejects.toThrow(/not a regular file/);
     await expect(openMedia("pic.png", [allowed], { ...rules, maxBytes: 10 })).rejects.toThrow(
-      /the limit is 1 to 10 bytes/,
+      /the limit is 1 byte to 10 bytes/,
     );
     await expect(openMedia("missing.png", [allowed], rules)).rejects.toThrow(/does not exist/);
   });

@@ -73,7 +73,7 @@ describe("task presentation", () => {
       "Succeeded: #0, #1. Failed: none.",
     );
     expect(taskText(task("succeeded", [image(0)]), { ...wait, identity: "gm-1", created: false })).toMatch(
-      /Identity \(idempotencyKey\): gm-1\. It replays an earlier identical request: no second charge/,
+      /Identity \(idempotencyKey\): gm-1\. It continues an earlier request under the same identity: not charged twice/,
     );
   });
 

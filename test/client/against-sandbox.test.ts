@@ -7,7 +7,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForTask } from "../../src/client/poll.js";
-import { buildChatBody, buildExtractBody, buildMediaBody } from "../../src/client/requests.js";
+import {
+  buildChatBody,
+  buildExtractBody,
+  buildMediaBody,
+  type MediaBodyInput,
+} from "../../src/client/requests.js";
 import { ServiceClient } from "../../src/client/service-client.js";
 import {
   AuthenticationError,
@@ -43,7 +48,7 @@ afterAll(async () => {
 });
 
 /** Submits, moves the sandbox clock past completion, and returns the finished task. */
-async function finished(kind: "image" | "video" | "audio", input: Record<string, unknown>) {
+async function finished(kind: "image" | "video" | "audio", input: MediaBodyInput) {
   const { bytes } = buildMediaBody(kind, input);
   const { submission } = await client.submitMedia(kind, bytes, identity());
   sandbox.advance(30 * 60_000);
@@ -179,7 +184,7 @@ describe("uploads and analysis", () => {
 });
 
 describe("chat", () => {
-  const messages = [{ role: "user", content: "Say something short." }];
+  const messages = [{ role: "user" as const, content: "Say something short." }];
 
   it("answers JSON, and a stream that ends with [DONE]", async () => {
     const json = await client.chat(

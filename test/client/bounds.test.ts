@@ -58,7 +58,9 @@ describe("the API key and identities", () => {
     expect(String(c)).not.toContain(KEY);
   });
 
-  it("Idempotency-Key: 128 characters of the pattern pass; 129, a space or empty are refused", async () => {
+  it("Idempotency-Key: an identity of 128 characters of the pattern is sent as is", async () => {
+    // Keys are checked once, at the tool's edge (test/tools/generate.test.ts); the client sends
+    // the identity the ledger gives it.
     server.use(
       http.post(`${BASE}/api/generate/image`, () =>
         HttpResponse.json({ task: task(), created: true }, { status: 202 }),
@@ -70,11 +72,6 @@ describe("the API key and identities", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]?.headers["idempotency-key"]).toBe(ok);
     seen.length = 0;
-    for (const bad of [`${ok}a`, "a b", "", "é"]) {
-      await refusedAsync(client().submitMedia("image", bytes, bad), "idempotencyKey", /128/);
-      await refusedAsync(client().chat('{"stream":false}', bad), "idempotencyKey");
-      await refusedAsync(client().extractVideo("{}", bad), "idempotencyKey");
-    }
   });
 
   it("a task ID must be given", async () => {

@@ -1,7 +1,7 @@
 /**
  * Shared pieces for the client tests: an msw server that refuses unhandled requests and
  * records every request it sees (so a test can prove nothing was sent), a valid key, and
- * small fixtures shaped like the interface's resources.
+ * small fixtures shaped like the service's responses (docs/service.md#responses).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

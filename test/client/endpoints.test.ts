@@ -1,4 +1,4 @@
-/** Each endpoint sends exactly the request the interface describes, and parses the answer. */
+/** Each endpoint sends exactly the request docs/service.md#endpoints describes, and parses the answer. */
 
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -50,7 +50,7 @@ function capture(method: "get" | "post" | "head", path: string, reply: () => Res
 const bearer = `Bearer ${KEY}`;
 
 describe("endpointOf", () => {
-  it("names each submission's path as the interface's Endpoints table does", () => {
+  it("names each submission's path as docs/service.md#endpoints does", () => {
     expect(
       ["image", "video", "audio", "chat", "extraction"].map((k) => endpointOf(k as SubmissionKind)),
     ).toEqual([
@@ -335,7 +335,7 @@ describe("signed output URLs", () => {
       OutputTooLargeError,
     );
     await expect(client().fetchOutput(`${CDN}/chunked`, { maxBytes: 10 })).rejects.toThrow(
-      /more than maxBytes 10/,
+      /more than the limit of 10 bytes/,
     );
     expect((await client().fetchOutput(`${CDN}/chunked`, { maxBytes: 12 })).bytes.byteLength).toBe(12);
   });

@@ -1,17 +1,26 @@
 /**
- * Every bound of the interface's field tables and Limits, at its edge: the limit passes,
- * one past it is refused with an ArgumentError naming the field and the limit. These
- * builders run before any request exists; bounds.test.ts shows nothing is sent.
+ * Every bound of docs/service.md (request bodies and limits), at its edge: the limit passes,
+ * one past it is refused with an ArgumentError naming the field and the limit. The bodies are
+ * checked by their one schema (schemas.ts with the rules of request-rules.ts), as a tool's edge
+ * checks them, then serialised; bounds.test.ts shows nothing is sent.
  */
 import { describe, expect, it } from "vitest";
+import { ChatBodySchema, mediaBodySchema } from "../../src/client/request-rules.js";
 import {
   assertMaxBytes,
-  buildChatBody,
-  buildExtractBody,
-  buildMediaBody,
   canonicalJson,
+  buildChatBody as serializeChat,
+  buildExtractBody as serializeExtract,
+  buildMediaBody as serializeMedia,
 } from "../../src/client/requests.js";
+import { ExtractRequestSchema, parseOrThrow } from "../../src/client/schemas.js";
 import { ArgumentError } from "../../src/client/service-errors.js";
+import type { MediaKind } from "../../src/config/service-limits.js";
+
+const buildMediaBody = (kind: MediaKind, input: unknown) =>
+  serializeMedia(kind, parseOrThrow(mediaBodySchema(kind), input));
+const buildChatBody = (input: unknown) => serializeChat(parseOrThrow(ChatBodySchema, input));
+const buildExtractBody = (input: unknown) => serializeExtract(parseOrThrow(ExtractRequestSchema, input));
 
 const s = (n: number, c = "a") => c.repeat(n);
 
@@ -54,8 +63,9 @@ describe("MediaRequest envelope", () => {
   });
 
   it("prompt is at most 30,000 characters", () => {
-    expect(() => buildMediaBody("video", image({ prompt: s(30_000) }))).not.toThrow();
-    refused(() => buildMediaBody("video", image({ prompt: s(30_001) })), "prompt", /30000/);
+    const t2v = { parameters: { mode: "text-to-video" } };
+    expect(() => buildMediaBody("video", image({ prompt: s(30_000), ...t2v }))).not.toThrow();
+    refused(() => buildMediaBody("video", image({ prompt: s(30_001), ...t2v })), "prompt", /30000/);
   });
 
   it("referenceAssetIds: at most 10, each 1 to 128 characters", () => {
@@ -137,7 +147,8 @@ describe("image parameters", () => {
 });
 
 describe("video parameters", () => {
-  it("mode is text-to-video or image-to-video; image-to-video needs sourceImage", () => {
+  it("mode is required: text-to-video or image-to-video; image-to-video needs sourceImage", () => {
+    refused(() => buildMediaBody("video", image()), "parameters.mode", /required.*text-to-video/);
     expect(() => buildMediaBody("video", image({ parameters: { mode: "text-to-video" } }))).not.toThrow();
     refused(
       () => buildMediaBody("video", image({ parameters: { mode: "video-to-video" } })),

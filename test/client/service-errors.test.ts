@@ -1,5 +1,5 @@
 /**
- * Every row of the interface's Errors table, and the failures it does not list (no code,
+ * Every row of docs/service.md#errors, and the failures it does not list (no code,
  * bodies that are not JSON, 400/413/502, network failures, timeouts), reach the caller as
  * the right class with the status, code, client action and outcome the ledger acts on.
  */
@@ -73,7 +73,7 @@ const TABLE = [
   [503, "TEMPORARILY_UNAVAILABLE", ServiceUnavailableError, "uncertain"],
 ] as const;
 
-describe("the Errors table", () => {
+describe("the errors of docs/service.md#errors", () => {
   for (const [status, code, Class, outcome] of TABLE) {
     it(`${status} ${code} -> ${Class.name}, ${outcome}`, async () => {
       answer(status, { error: { code, message: `safe message for ${code}` } });
@@ -98,7 +98,7 @@ describe("the Errors table", () => {
   });
 });
 
-describe("the service layer says what happened, in the interface's words", () => {
+describe("the service layer says what happened, in the service's words", () => {
   it("no client action names a tool, an argument or a setting of the MCP server", () => {
     for (const [code, action] of Object.entries(CLIENT_ACTIONS)) {
       expect(action, code).not.toMatch(

@@ -16,7 +16,7 @@ function refusal(argv: string[], env: NodeJS.ProcessEnv): ConfigError {
 }
 
 describe("loadConfig", () => {
-  it("applies the contract's defaults", () => {
+  it("applies the defaults of the README's Configuration table", () => {
     const c = loadConfig([], { ...BASE, HOME: "/home/u" });
     expect(c).toMatchObject({
       transport: "stdio",

@@ -1,6 +1,6 @@
 /**
- * HAProxy (Debian's package) in front of server replicas, on loopback ports, configured as the
- * README's deployment guide says: round robin for requests without a session, and a 2025-11-25
+ * HAProxy (Debian's package) in front of server replicas, on loopback ports, configured as
+ * docs/deploying.md#the-balancer says: round robin for requests without a session, and a 2025-11-25
  * session pinned to the replica that created it, learned from the `Mcp-Session-Id` response header.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -25,7 +25,7 @@ export function haproxyInstalled(): boolean {
   }
 }
 
-/** The configuration the README documents, for `replicas` given as host:port. */
+/** The configuration docs/deploying.md#the-balancer documents, for `replicas` given as host:port. */
 export function haproxyConfig(port: number, statsPort: number, replicas: string[]): string {
   return `global
   maxconn 4096

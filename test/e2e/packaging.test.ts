@@ -111,6 +111,8 @@ describe("the MCPB bundle's manifest", () => {
       args: mcp?.args ?? [],
       env: { ...iso.env, ...mcp?.env },
       name: "mcpb-host",
+      // Claude Desktop renders MCP Apps and declares it, so it is listed the viewer's app-only tools.
+      apps: true,
     });
     try {
       const { tools } = await client.listTools();

@@ -86,7 +86,7 @@ describe("joined and replayed calls say they created nothing (built CLI, stdio)"
       const ids = new Set(results.map((r) => structuredOf(r)?.idempotencyKey));
       expect(ids.size).toBe(1);
       for (const r of results.filter((r) => structuredOf(r)?.created === false)) {
-        expect(textOf(r)).toMatch(/joined an identical call in flight: one request, no second charge/);
+        expect(textOf(r)).toMatch(/joined an identical call in flight: one request, not charged twice/);
       }
     } finally {
       await client.close();
@@ -106,7 +106,9 @@ describe("joined and replayed calls say they created nothing (built CLI, stdio)"
       const again = await client.callTool({ name: "chat", arguments: args });
       expect(structuredOf(again)).toMatchObject({ idempotencyKey: "chat-replay-1", created: false });
       expect(structuredOf(again)?.content).toBe(structuredOf(first)?.content);
-      expect(textOf(again)).toMatch(/replays an earlier identical request: no second charge/);
+      expect(textOf(again)).toMatch(
+        /continues an earlier request under the same identity: not charged twice/,
+      );
       expect(textOf(again)).toMatch(/Gems: none charged by this call/);
     } finally {
       await client.close();

@@ -1,5 +1,5 @@
 /**
- * The deployment the README documents: three replicas of the built CLI (`--transport http`) on one
+ * The deployment docs/deploying.md documents: three replicas of the built CLI (`--transport http`) on one
  * PostgreSQL ledger behind HAProxy, against the sandbox over loopback HTTP (through a recording
  * proxy that keeps every submission's identity and exact body). Identical calls landing on
  * different replicas at once are one logical request: one identity, one dispatch. A replica killed
@@ -83,8 +83,8 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
     const clients = await Promise.all(Array.from({ length: 50 }, (_, i) => connect(url, i % 2 === 1)));
     const before = sandbox.stats.dispatches(ROUTE);
     // The service answers nothing until every call has had time to reach its replica and claim: an
-    // identical call made after the first one's result was delivered is new work by the contract
-    // (a new identity), so on a slow machine "at once" must be made to hold.
+    // identical call made after the first one's result was delivered is new work (a new identity,
+    // docs/idempotency.md#rules, rule 7), so on a slow machine "at once" must be made to hold.
     const release = receiver.hold();
     try {
       const calls = clients.map((c) => generate(c, "one harbour, fifty callers"));

@@ -6,6 +6,10 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "./temp.js";
 
+/** How a client declares it renders MCP Apps views (ext-apps' EXTENSION_ID and RESOURCE_MIME_TYPE). */
+export const APPS_EXTENSION = "io.modelcontextprotocol/ui";
+export const APP_MIME_TYPE = "text/html;profile=mcp-app";
+
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli.js");
 
@@ -235,6 +239,8 @@ export async function connectCli(o: {
   env: Record<string, string>;
   command?: string;
   name?: string;
+  /** Declares MCP Apps support (the `io.modelcontextprotocol/ui` extension), as Apps hosts do. */
+  apps?: boolean;
 }): Promise<ConnectedCli> {
   const transport = new StdioClientTransport({
     command: o.command ?? process.execPath,
@@ -246,7 +252,10 @@ export async function connectCli(o: {
   transport.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();
   });
-  const client = new Client({ name: o.name ?? "test-host", version: "1.0.0" });
+  const client = new Client(
+    { name: o.name ?? "test-host", version: "1.0.0" },
+    o.apps ? { capabilities: { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } } : {},
+  );
   await client.connect(transport);
   return { client, stderr: () => stderr };
 }

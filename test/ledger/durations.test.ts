@@ -74,3 +74,28 @@ it("a delivery mark at the same moment does not erase a sighting", async () => {
   expect(await ledger.durations(keyHash, "img-1")).toEqual([{ pendingMs: 0, seenMs: 3000 }]);
   expect((await ledger.list(keyHash))[0]?.delivered).toBe(true);
 });
+
+it("keeps the task's last status read for the listing: newest wins, a repeat writes nothing", async () => {
+  await submit("task_s", "img-1");
+  const listed = async () => (await ledger.list(keyHash, { taskId: "task_s" }))[0];
+  expect((await listed())?.taskStatus).toBeUndefined();
+  await ledger.noteStatus(keyHash, "task_s", { status: "queued", at: now + 100 });
+  const queued = await listed();
+  expect(queued).toMatchObject({ taskStatus: "queued", taskSeenAt: new Date(now + 100).toISOString() });
+  // The same status again: no write (the record's updatedAt stays).
+  now += 50;
+  await ledger.noteStatus(keyHash, "task_s", { status: "queued", at: now + 200 });
+  expect((await listed())?.updatedAt).toBe(queued?.updatedAt);
+  // A read older than the one kept does not replace it.
+  await ledger.noteStatus(keyHash, "task_s", { status: "processing", at: now });
+  expect((await listed())?.taskStatus).toBe("queued");
+  // A terminal sighting newer than the last read is what the listing shows.
+  await ledger.noteSeen(keyHash, "task_s", { terminalAt: now + 5_000, status: "failed" });
+  expect((await listed())?.taskStatus).toBe("failed");
+  // A task no record of this key made is left alone.
+  await ledger.noteStatus(hashKey(OTHER_KEY), "task_s", {
+    status: "x",
+    at: now,
+  });
+  expect((await listed())?.taskStatus).toBe("failed");
+});

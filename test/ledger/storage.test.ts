@@ -217,39 +217,60 @@ describe("the store port used directly", () => {
 });
 
 describe("the ledger file deleted or replaced while the server runs", () => {
-  it("refuses every later claim, so nothing is sent into a file no restart would find", async () => {
+  it("refuses later claims, writes the records back, and a restart resumes the same identity", async () => {
     const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
-    const s = scriptedSend([{ taskId: "t5" }]);
-    await ledger.run(req, s.send, s.ref);
+    // An uncertain record: the service's answer was lost, so the identity must be reused.
+    const lost = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    const first = await ledger
+      .run({ ...req, maxAttempts: 1 }, lost.send, lost.ref)
+      .catch((e: { identity?: string }) => e);
+    expect(first.identity).toMatch(/^gm-/);
     for (const suffix of ["", "-wal", "-shm"]) unlinkSync(`${t.path}${suffix}`);
 
+    const s = scriptedSend([{ taskId: "t5" }, { taskId: "t5" }]);
     const err = await ledger.run({ ...req, bytes: "{}" }, s.send, s.ref).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LedgerError);
     expect(err).toMatchObject({ code: "LEDGER_FILE_GONE" });
     expect((err as Error).message).toMatch(
-      /nothing was sent: the ledger file .* was deleted while the server ran/,
+      /nothing was sent: the ledger file .* was deleted while the server ran; the requests it recorded were written back to /,
     );
-    expect((err as LedgerError).action).toMatch(/Restart the server/);
-    // The identical call, too: its record sits in the unlinked file.
+    expect((err as LedgerError).action).toMatch(/^Restart the MCP server: it reopens /);
+    // The identical call, too, until the restart: the file now on the path is not the one open.
     await expect(ledger.run(req, s.send, s.ref)).rejects.toMatchObject({ code: "LEDGER_FILE_GONE" });
-    expect(s.calls).toHaveLength(1);
+    expect(s.calls).toHaveLength(0);
     await ledger.close();
 
-    // A restart opens a fresh file at the same path, and claims work again.
+    // The restart opens the written-back file: the identical call resumes the uncertain identity.
     const again = await openLedger({ storeUri: t.uri, backoff: FAST });
-    await again.run(req, s.send, s.ref);
-    expect(s.calls).toHaveLength(2);
+    const resumed = await again.run(req, s.send, s.ref);
+    expect(resumed.identity).toBe(first.identity);
+    expect(resumed.reused).toBe(true);
+    expect(s.calls).toHaveLength(1);
     await again.close();
   });
 
-  it("notices a different file moved onto the path", async () => {
+  it("notices a different file moved onto the path, and writes its records beside it", async () => {
     const ledger = await openLedger({ storeUri: t.uri, backoff: FAST });
+    const lost = scriptedSend([serviceError(503, "TEMPORARILY_UNAVAILABLE")]);
+    const first = await ledger
+      .run({ ...req, maxAttempts: 1 }, lost.send, lost.ref)
+      .catch((e: { identity?: string }) => e);
     writeFileSync(join(t.dir, "other.sqlite"), "");
     renameSync(join(t.dir, "other.sqlite"), t.path);
     const s = scriptedSend([{ taskId: "t6" }]);
-    await expect(ledger.run(req, s.send, s.ref)).rejects.toThrow(/replaced by another file/);
+    const err = await ledger.run(req, s.send, s.ref).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/replaced by another file/);
     expect(s.calls).toHaveLength(0);
+    const copy = /were written to (\S+) beside it/.exec((err as Error).message)?.[1] ?? "";
+    expect(copy).toMatch(/ledger\.sqlite\.recovered-/);
+    expect((err as LedgerError).action).toContain(`move ${copy} to ${t.path}`);
     await ledger.close();
+    // The copy is a whole ledger holding the uncertain record.
+    const fromCopy = await openLedger({ storeUri: `sqlite://${copy}`, backoff: FAST });
+    expect((await fromCopy.list(keyHash)).map((r) => [r.idempotencyKey, r.state])).toEqual([
+      [first.identity, "uncertain"],
+    ]);
+    await fromCopy.close();
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * Holds each sandbox response against the service interface's field tables: every required
- * field present, and no field where the interface closes the object.
+ * Holds each sandbox response against the field tables of docs/service.md: every required
+ * field present, and no field where the service closes the object (docs/service.md#responses).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
@@ -46,7 +46,7 @@ function task(t: unknown): void {
 
 const json = async (r: Response): Promise<unknown> => r.json();
 
-describe("conformance with the interface's field tables", () => {
+describe("conformance with the field tables of docs/service.md", () => {
   it("models: {models, accountingPeriod}; entries only id/name/kind/available/baseGems/capabilities", async () => {
     const body = fields(await json(await h.call("/api/generate/models")), ["models", "accountingPeriod"]);
     expect(body.accountingPeriod).toBe("UTC calendar month");

@@ -17,7 +17,7 @@ afterAll(() => {
   return sb.close();
 });
 
-it("serves the interface to global fetch through msw, signed downloads included", async () => {
+it("serves the service's endpoints to global fetch through msw, signed downloads included", async () => {
   const auth = { authorization: `Bearer ${SANDBOX_API_KEY}` };
   const models = ModelListSchema.parse(
     await (await fetch(`${BASE}/api/generate/models`, { headers: auth })).json(),

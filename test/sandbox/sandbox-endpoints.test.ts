@@ -59,7 +59,7 @@ describe("authentication and scopes", () => {
 });
 
 describe("models", () => {
-  it("lists image, video, audio and text models with only the interface's fields", async () => {
+  it("lists image, video, audio and text models with only a model's fields (docs/service.md)", async () => {
     const r = await h.call("/api/generate/models");
     expect(r.status).toBe(200);
     const list = ModelListSchema.parse(await r.json());

@@ -1,6 +1,5 @@
-import { inflateSync } from "node:zlib";
+import { crc32, inflateSync } from "node:zlib";
 import { expect } from "vitest";
-import { crc32 } from "../../src/sandbox/media/crc32.js";
 import { PNG_SIGNATURE } from "../../src/sandbox/media/png.js";
 
 /** Walks PNG chunks, checking each CRC, and returns IHDR dims plus the inflated image data. */

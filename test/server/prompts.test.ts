@@ -174,12 +174,38 @@ describe("prompts", () => {
       async () => ({ id: "task_lost" }),
       (r) => ({ taskId: r.id }),
     );
+    // Delivered, and never seen finish: its first answer reached a conversation that may be gone.
+    const running = await h.ledger.run(
+      { keyHash: h.engine.keyHash, tool: "generate_video", endpoint: "/api/generate/video", bytes: "{}" },
+      async () => ({ id: "task_video" }),
+      (r) => ({ taskId: r.id }),
+    );
+    await h.ledger.markDelivered(h.engine.keyHash, running.identity, true);
+    await h.ledger.noteStatus(h.engine.keyHash, "task_video", {
+      status: "processing",
+      at: Date.parse("2026-01-02T03:04:05Z"),
+    });
+    // Delivered and seen finished: nothing to pick up.
+    const done = await h.ledger.run(
+      { keyHash: h.engine.keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: "[]" },
+      async () => ({ id: "task_done" }),
+      (r) => ({ taskId: r.id }),
+    );
+    await h.ledger.markDelivered(h.engine.keyHash, done.identity, true);
+    await h.ledger.noteStatus(h.engine.keyHash, "task_done", { status: "succeeded", at: Date.now() });
     const r = await h.mcp.getPrompt({ name: "recover_lost_work", arguments: {} });
     const text = promptText(r);
+    expect(text).toContain("2 requests to pick up");
     expect(text).toContain(
-      `- ${open.identity}: generate_image sandbox-image-fast, succeeded, task task_lost`,
+      `- ${open.identity}: generate_image sandbox-image-fast, accepted by the service: task task_lost, status not read since submission; result not delivered: the same call replays it`,
     );
-    expect(text).toContain("Cost: nothing new");
+    expect(text).toContain("list_requests and poll_task are free");
+    expect(text).toContain("Repeating a call whose result did arrive is new work and is charged again");
+    expect(text).toContain(
+      `- ${running.identity}: generate_video, accepted by the service: task task_video, processing when last read (2026-01-02T03:04:05.000Z)`,
+    );
+    expect(text).not.toContain("task_done");
+    expect(text).toMatch(/poll_task with it; once terminal/);
     expect(text).toContain("list_requests");
     const one = await h.mcp.getPrompt({ name: "recover_lost_work", arguments: { taskId: "task_lost" } });
     expect(promptText(one)).toContain('poll_task with {"taskId": "task_lost"');

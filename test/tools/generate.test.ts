@@ -50,7 +50,7 @@ describe("generation tools", () => {
     expect(s.task.status).toBe("succeeded");
     expect(s.idempotencyKey).toMatch(/^[a-zA-Z0-9_.:-]{1,128}$/);
     const text = textOf(r);
-    expect(text).toContain(`Task ${s.task.id} is succeeded`);
+    expect(text).toContain(`Task ${s.task.id} has succeeded`);
     expect(text).toContain(s.idempotencyKey);
     expect(text).toMatch(/Gems: quoted \d+, charged \d+, released \d+/);
     for (const o of s.task.outputs) expect(text).toContain(o.asset?.url);
@@ -206,10 +206,12 @@ describe("generation tools", () => {
 
   it("service refusals start with the code, say what to do, and carry status and code in _meta", async () => {
     await open();
-    const r = await h.call("generate_image", { model: "no-such-model", prompt: "x", wait: 0 });
+    // The edit model needs a source image: the catalog does not say so in a shape read locally, so
+    // the service judges it.
+    const r = await h.call("generate_image", { model: "sandbox-image-edit", prompt: "x", wait: 0 });
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toMatch(/^MODEL_UNAVAILABLE: .*\(HTTP 422\) Next: .*list_models/);
-    expect(r._meta).toMatchObject({ status: 422, code: "MODEL_UNAVAILABLE" });
+    expect(textOf(r)).toMatch(/^INVALID_REQUEST: .*sourceImage.*\(HTTP 422\) Next: /);
+    expect(r._meta).toMatchObject({ status: 422, code: "INVALID_REQUEST" });
   });
 
   it("a partial task says which outputs succeeded and which failed", async () => {

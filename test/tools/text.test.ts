@@ -116,7 +116,8 @@ describe("discovery, ledger and resources", () => {
     const gen = structured<{ idempotencyKey: string; task: { id: string } }>(
       await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }),
     );
-    await h.call("generate_image", { model: "no-such-model", prompt: "x", wait: 0 });
+    // Refused by the service (the edit model needs a source image): a closed record.
+    await h.call("generate_image", { model: "sandbox-image-edit", prompt: "x", wait: 0 });
     const all = structured<{ requests: { idempotencyKey: string; state: string; taskId?: string }[] }>(
       await h.call("list_requests", {}),
     );

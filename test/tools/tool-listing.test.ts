@@ -5,7 +5,7 @@ import { CATALOG } from "../../src/tools/catalog.js";
 import { CONTRACT_TOOLS, READ_ONLY_TOOLS, SPENDING_TOOLS } from "../helpers/tools.js";
 import { type Harness, harness } from "./harness.js";
 
-/** What tools/list may cost the model's context, as JSON bytes (README, "Tools"). */
+/** What tools/list may cost the model's context, as JSON bytes (docs/architecture.md#the-tool-catalog). */
 const CATALOG_BYTES_MAX = 20_000;
 
 type Json = Record<string, unknown>;
@@ -111,7 +111,7 @@ describe("tools/list", () => {
   it("carries the shared rules once, in the server's instructions", () => {
     const text = h.mcp.getInstructions() ?? "";
     for (const name of SPENDING_TOOLS) expect(text, name).toContain(name);
-    for (const rule of [/idempotencyKey/, /never charges twice/, /poll_task/, /new work and spends again/])
+    for (const rule of [/idempotencyKey/, /not charged twice/, /poll_task/, /new work and spends again/])
       expect(text).toMatch(rule);
     for (const t of tools) expect(t.description, t.name).not.toMatch(/never charg\w+ twice/);
   });

@@ -180,10 +180,17 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
       wait: 30,
     });
     await failed.frame.waitForSelector('.status[data-status="failed"]');
-    await expect(failed.frame.locator(".status").textContent()).resolves.toContain("GENERATION_FAILED");
-    await expect(failed.frame.locator(".output.failed .error").first().textContent()).resolves.toMatch(
-      /Output #0 failed \(failed\): GENERATION_FAILED/,
-    );
+    await expect
+      .poll(() => failed.frame.locator("p.status + p.error").textContent())
+      .toContain("GENERATION_FAILED");
+    // Said once: the reason under the status line, the card only which output, numbered from 1.
+    await expect
+      .poll(() => failed.frame.locator(".output.failed .error").first().textContent())
+      .toBe("Output 1 failed.");
+    expect(await failed.frame.locator("text=GENERATION_FAILED").count()).toBe(1);
+    await expect
+      .poll(() => failed.frame.locator("p.status").textContent())
+      .not.toContain("GENERATION_FAILED");
     await b.page.screenshot({ path: join(SHOTS, "failed.png") });
 
     const partial = await b.show("generate_image", {
@@ -193,12 +200,15 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
       wait: 30,
     });
     await partial.frame.waitForSelector('.status[data-status="partial"]');
-    await expect(partial.frame.locator(".status").textContent()).resolves.toContain(
-      "Only 1 of 2 outputs succeeded",
-    );
-    await expect(partial.frame.locator(".output.failed .error").textContent()).resolves.toMatch(
-      /Output #1 failed/,
-    );
+    await expect
+      .poll(() => partial.frame.locator("p.status + p.error").textContent())
+      .toContain("Only 1 of 2 outputs succeeded");
+    await expect
+      .poll(() => partial.frame.locator(".output.failed .error").textContent())
+      .toMatch(/^Output 2 failed\./);
+    // An empty reason stays a line, not a box as tall as its neighbour's image.
+    const box = await partial.frame.locator(".output.failed").boundingBox();
+    expect(box?.height ?? 999).toBeLessThan(60);
     await expect.poll(async () => (await probe(partial.frame, "images"))[0]?.loaded).toBe(true);
     await b.page.screenshot({ path: join(SHOTS, "partial.png") });
   });
@@ -215,7 +225,7 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
   });
 
   it("follows the host's theme, opens an image full size by keyboard, saves and downloads", async () => {
-    const { frame } = await b.show(
+    const { frame, result } = await b.show(
       "generate_image",
       { model: "sandbox-image-fast", prompt: "a green field", wait: 30 },
       { theme: "dark" },
@@ -234,9 +244,21 @@ describe.skipIf(!available)("the viewer in Chromium", () => {
       .poll(() => frame.locator(".action-status").textContent(), { timeout: 10_000 })
       .toMatch(/^Saved: \/.*-0\.png$/);
     await frame.getByRole("button", { name: "Download" }).click();
-    const downloads = () => b.page.evaluate(() => (globalThis as unknown as HostWindow).hostLog.downloads);
+    const downloads = () =>
+      b.page.evaluate(
+        () => (globalThis as unknown as HostWindow).hostLog.downloads as Array<Record<string, unknown>>,
+      );
+    // Under the MCP Inspector's rule (http(s) links only, embedded bytes saved as a file): the bytes.
+    await expect.poll(async () => (await downloads()).length).toBe(1);
+    const [got] = await downloads();
+    const taskId = (result.structuredContent as Gen).task.id;
+    expect(got).toEqual({
+      file: `${taskId}-0.png`,
+      bytes: (await outputBytes(taskId, 0)).byteLength,
+      mimeType: "image/png",
+    });
     await expect
-      .poll(async () => JSON.stringify(await downloads()))
-      .toMatch(/generation:\/\/tasks\/[^"]+\/outputs\/0/);
+      .poll(() => frame.locator(".action-status").textContent())
+      .toBe(`Download of ${taskId}-0.png started.`);
   });
 });

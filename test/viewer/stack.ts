@@ -17,7 +17,7 @@ export interface Stack {
 }
 
 export async function startStack(
-  o: { timeScale?: number; nodeArgs?: string[]; env?: Record<string, string> } = {},
+  o: { timeScale?: number; nodeArgs?: string[]; env?: Record<string, string>; apps?: boolean } = {},
 ): Promise<Stack> {
   const sandbox = createSandbox({ timeScale: o.timeScale ?? 1 });
   const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
@@ -30,6 +30,8 @@ export async function startStack(
     args: [...(o.nodeArgs ?? []), CLI],
     env: iso.env,
     name: "viewer-test-host",
+    // A host that renders the view declares MCP Apps; tests of a plain client say apps: false.
+    apps: o.apps ?? true,
   });
   return {
     sandbox,

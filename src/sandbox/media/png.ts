@@ -1,9 +1,9 @@
 /**
- * A minimal PNG encoder (8-bit truecolour, filter 0, zlib from node:zlib) so sandbox images are
- * real files any viewer opens, with no image dependency.
+ * A minimal PNG encoder (8-bit truecolour, filter 0; deflate and CRC-32 from node:zlib, whose
+ * `crc32` exists from Node 20.15 and is the IEEE CRC-32 PNG chunks use) so sandbox images are real
+ * files any viewer opens, with no image dependency.
  */
-import { deflateSync } from "node:zlib";
-import { crc32 } from "./crc32.js";
+import { crc32, deflateSync } from "node:zlib";
 import { drawScene, type Raster } from "./raster.js";
 
 export const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);

@@ -3,6 +3,7 @@
  * download it (the host's ui/download-file), copy the task ID and the identity.
  */
 import { h } from "./dom.js";
+import { readBytes, toBase64 } from "./media.js";
 import type { Host } from "./protocol.js";
 import { type CallResult, type Output, type Task, textOf } from "./types.js";
 
@@ -22,36 +23,77 @@ async function copyText(text: string, status: HTMLElement): Promise<void> {
   }
 }
 
+/**
+ * A refusal as a narrow card can hold it: what the user must do first. The whole text (code, why,
+ * what next) stays in the status's tooltip.
+ */
+export function refusalShort(text: string): string {
+  if (text.startsWith("SAVE_NOT_ALLOWED")) {
+    return "Not saved: no folder is allowed. Add one to GENERATION_FILES (or the host's roots), then Save again.";
+  }
+  const next = /Next: ([^.]*[.]?)/.exec(text)?.[1];
+  return `Not saved${next ? `: ${next}` : `: ${text.split(/(?<=\.) /)[0] ?? text}`}`;
+}
+
 async function save(host: Host, task: Task, status: HTMLElement): Promise<void> {
   status.textContent = "Saving…";
+  status.removeAttribute("title");
   try {
     const r = (await host.request("tools/call", {
       name: "save_outputs",
       arguments: { taskId: task.id },
     })) as CallResult;
     const saved = (r.structuredContent?.saved as string[] | undefined) ?? [];
-    status.textContent = r.isError ? textOf(r) : saved.length > 0 ? `Saved: ${saved.join(", ")}` : textOf(r);
+    if (r.isError) {
+      status.textContent = refusalShort(textOf(r));
+      status.title = textOf(r);
+    } else status.textContent = saved.length > 0 ? `Saved: ${saved.join(", ")}` : textOf(r);
   } catch (err) {
     status.textContent = `Not saved: ${(err as Error).message}`;
   }
 }
 
+/** A fresh signed URL of the output (the task's own may have expired), through the app-only read. */
+async function freshUrl(host: Host, task: Task, index: number): Promise<string | undefined> {
+  const r = (await host.request("tools/call", {
+    name: "viewer_read_task",
+    arguments: { taskId: task.id },
+  })) as CallResult;
+  const fresh = r.structuredContent?.task as Task | undefined;
+  return fresh?.outputs.find((o) => o.index === index)?.asset?.url;
+}
+
+/**
+ * Hands the output to the host's download: its bytes, embedded (hosts save an embedded blob as a
+ * file named by the URI's last segment, as the ext-apps SDK's own examples name it `file:///…`),
+ * read through the host as the view reads media. A host may fetch no `generation://` link (the MCP
+ * Inspector opens only http(s) links); where the bytes cannot be read, a freshly signed URL.
+ */
 async function download(host: Host, task: Task, out: Output, status: HTMLElement): Promise<void> {
   const asset = out.asset;
   if (!asset) return;
   const ext = asset.mimeType.split("/")[1]?.split(/[;+]/)[0] ?? "bin";
+  const name = `${task.id}-${out.index}.${ext}`;
+  status.textContent = "Preparing the download…";
   try {
-    const r = (await host.request("ui/download-file", {
-      contents: [
-        {
-          type: "resource_link",
-          uri: `generation://tasks/${encodeURIComponent(task.id)}/outputs/${out.index}`,
-          name: `${task.id}-${out.index}.${ext}`,
-          mimeType: asset.mimeType,
+    let item: object;
+    try {
+      const { blob } = await readBytes(host, { taskId: task.id, index: out.index, mimeType: asset.mimeType });
+      item = {
+        type: "resource",
+        resource: {
+          uri: `file:///${encodeURIComponent(name)}`,
+          mimeType: blob.type,
+          blob: await toBase64(blob),
         },
-      ],
-    })) as { isError?: boolean };
-    status.textContent = r.isError ? "The host did not download it." : "Download started.";
+      };
+    } catch {
+      const url = await freshUrl(host, task, out.index);
+      if (!url) throw new Error("the output could be read neither whole nor by its URL");
+      item = { type: "resource_link", uri: url, name, mimeType: asset.mimeType };
+    }
+    const r = (await host.request("ui/download-file", { contents: [item] })) as { isError?: boolean };
+    status.textContent = r.isError ? "The host did not download it." : `Download of ${name} started.`;
   } catch (err) {
     status.textContent = `No download: ${(err as Error).message}`;
   }

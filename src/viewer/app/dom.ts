@@ -17,7 +17,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 
 export function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds)) return "unknown length";
-  const s = Math.round(seconds);
+  // Whole seconds elapsed, as media players count them (a 1.5 s clip reads 0:01 on the player too).
+  const s = Math.floor(seconds);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 

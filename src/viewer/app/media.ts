@@ -17,6 +17,27 @@ export interface OutputRef {
   url: string;
 }
 
+/** An output's bytes through the host: the resource whole, or, past the host's limit, in chunks. */
+export async function readBytes(
+  host: Host,
+  r: Omit<OutputRef, "url">,
+  onProgress: (share: number) => void = () => {},
+): Promise<{ blob: Blob; source: Source }> {
+  try {
+    return { blob: await viaResource(host, r), source: "resource" };
+  } catch {
+    return { blob: await viaChunks(host, r, onProgress), source: "chunks" };
+  }
+}
+
+/** Base64 of a blob's bytes, for an embedded resource. */
+export async function toBase64(blob: Blob): Promise<string> {
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  let raw = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) raw += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(raw);
+}
+
 /** Resolves once the element has loaded enough to show (or play), rejects on an error. */
 function loaded(el: MediaElement, src: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -35,7 +56,8 @@ function loaded(el: MediaElement, src: string): Promise<void> {
   });
 }
 
-const outputUri = (r: OutputRef) => `generation://tasks/${encodeURIComponent(r.taskId)}/outputs/${r.index}`;
+const outputUri = (r: Omit<OutputRef, "url">) =>
+  `generation://tasks/${encodeURIComponent(r.taskId)}/outputs/${r.index}`;
 
 function fromBase64(data: string): Uint8Array<ArrayBuffer> {
   const raw = atob(data);
@@ -44,7 +66,7 @@ function fromBase64(data: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-async function viaResource(host: Host, r: OutputRef): Promise<Blob> {
+async function viaResource(host: Host, r: Omit<OutputRef, "url">): Promise<Blob> {
   const read = (await host.request("resources/read", { uri: outputUri(r) })) as {
     contents?: Array<{ blob?: string; mimeType?: string }>;
   };
@@ -53,7 +75,11 @@ async function viaResource(host: Host, r: OutputRef): Promise<Blob> {
   return new Blob([fromBase64(content.blob)], { type: content.mimeType ?? r.mimeType });
 }
 
-async function viaChunks(host: Host, r: OutputRef, onProgress: (share: number) => void): Promise<Blob> {
+async function viaChunks(
+  host: Host,
+  r: Omit<OutputRef, "url">,
+  onProgress: (share: number) => void,
+): Promise<Blob> {
   const parts: Uint8Array<ArrayBuffer>[] = [];
   let offset = 0;
   let mimeType = r.mimeType;
@@ -93,14 +119,7 @@ export async function attachMedia(
   } catch {
     // Blocked by the frame's CSP, or the URL expired: read the bytes through the host.
   }
-  let blob: Blob;
-  let source: Source = "resource";
-  try {
-    blob = await viaResource(host, r);
-  } catch {
-    source = "chunks";
-    blob = await viaChunks(host, r, onProgress);
-  }
+  const { blob, source } = await readBytes(host, r, onProgress);
   await loaded(el, URL.createObjectURL(blob));
   return settle(source);
 }

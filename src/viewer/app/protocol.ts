@@ -3,7 +3,7 @@
  * (ui/initialize, then tool input and results as notifications; tools/call, resources/read and
  * ui/download-file as requests). Written against the ext-apps SDK's types rather than with its
  * App class: the class brings zod and the MCP client, over 400 KB once bundled, and this page
- * must stay under 150 KB (see the README's "Media viewer" section).
+ * must stay under 150 KB (see docs/viewer.md#how-it-is-built).
  */
 import type {
   McpUiHostCapabilities,

@@ -31,8 +31,14 @@ function openFullSize(img: HTMLImageElement, label: string): void {
   const dialog = h("dialog", { class: "full", "aria-label": `${label} (full size)` });
   const close = h("button", { type: "button", class: "close" }, "Close");
   const big = h("img", { src: img.src, alt: img.alt, class: "full-image" });
+  // The frame is as tall as the page, and a dialog adds nothing to it: make room for the image at
+  // its own height, so the host grows the frame (size-changed), and give it back on close.
+  document.body.style.minHeight = `${img.naturalHeight + 60}px`;
   close.addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => dialog.remove());
+  dialog.addEventListener("close", () => {
+    document.body.style.minHeight = "";
+    dialog.remove();
+  });
   dialog.addEventListener("click", (e) => {
     if (e.target === dialog) dialog.close();
   });
@@ -99,11 +105,14 @@ function outputCard(host: Host, shown: Shown, out: Output): HTMLElement {
   const note = h("p", { class: "note", role: "status" });
   const failed = TERMINAL.has(task.status) && (out.status !== "succeeded" || !out.asset);
   const card = h("li", { class: `output ${failed ? "failed" : ""}`, "data-index": out.index });
+  // Numbered from 1, as the alt text counts; the task's reason is said once, on the status line.
+  const n = out.index + 1;
   if (failed) {
-    const why = task.error ? `${task.error.code}: ${task.error.message}` : "the service gave no reason";
-    card.append(h("p", { class: "error" }, `Output #${out.index} failed (${out.status}): ${why}`));
+    const what = out.status === "failed" ? "failed" : `did not finish (${out.status})`;
+    const why = task.error ? "" : " The service gave no reason.";
+    card.append(h("p", { class: "error" }, `Output ${n} ${what}.${why}`));
   } else if (!out.asset) {
-    card.append(h("p", { class: "waiting" }, `Output #${out.index}: ${out.status}…`));
+    card.append(h("p", { class: "waiting" }, `Output ${n}: ${out.status}…`));
   } else {
     card.append(mediaFor(host, shown, out, note), note, outputActions(host, task, out, shown.identity));
   }
@@ -121,26 +130,37 @@ function announce(text: string): void {
   if (region.textContent !== text) region.textContent = text;
 }
 
+/** What the status means in words, for a sentence ("Task t1 failed."). */
+const SAID: Record<string, string> = {
+  queued: "is queued",
+  processing: "is processing",
+  succeeded: "succeeded",
+  partial: "finished in part",
+  failed: "failed",
+  cancelled: "was cancelled",
+};
+
 function statusLine(shown: Shown, now: number): HTMLElement {
   const { task } = shown;
   const done = TERMINAL.has(task.status);
   const parts = [`Task ${task.id}: ${task.status}`];
   if (!done) parts.push(`${plural(Math.round((now - shown.since) / 1000), "second")} elapsed`);
-  parts.push(`${task.quotedGems} Gems quoted`);
-  announce(`Task ${task.id} is ${task.status}.`);
-  const line = h(
-    "p",
-    { class: `status status-${task.status}`, "data-status": task.status },
-    parts.join(" · "),
-  );
+  parts.push(`${plural(task.quotedGems, "Gem")} quoted`);
+  announce(`Task ${task.id} ${SAID[task.status] ?? `is ${task.status}`}.`);
+  return h("p", { class: `status status-${task.status}`, "data-status": task.status }, parts.join(" · "));
+}
+
+/** Why the task fell short, said once under the status line (the cards only say which outputs). */
+function shortfall(task: Task): HTMLElement | null {
+  const said: string[] = [];
   if (task.status === "partial") {
     const ok = task.outputs.filter((o) => o.status === "succeeded" && o.asset).length;
-    line.append(h("span", { class: "error" }, ` Only ${ok} of ${task.outputs.length} outputs succeeded.`));
+    said.push(`Only ${ok} of ${task.outputs.length} outputs succeeded.`);
   }
-  if ((task.status === "failed" || task.status === "cancelled") && task.error) {
-    line.append(h("span", { class: "error" }, ` ${task.error.code}: ${task.error.message}`));
+  if (TERMINAL.has(task.status) && task.status !== "succeeded" && task.error) {
+    said.push(`${task.error.code}: ${task.error.message}`);
   }
-  return line;
+  return said.length > 0 ? h("p", { class: "error", role: "alert" }, said.join(" ")) : null;
 }
 
 function footer(shown: Shown): HTMLElement {
@@ -155,9 +175,15 @@ function footer(shown: Shown): HTMLElement {
 
 /** Renders (or re-renders) the task into `root`. */
 export function renderTask(root: HTMLElement, host: Host, shown: Shown, now = Date.now()): void {
-  const list = h("ul", { class: "outputs", "aria-label": "Outputs" });
+  const single = shown.task.outputs.length === 1;
+  const list = h("ul", { class: single ? "outputs single" : "outputs", "aria-label": "Outputs" });
   for (const out of shown.task.outputs) list.append(outputCard(host, shown, out));
-  root.replaceChildren(statusLine(shown, now), list, footer(shown));
+  root.replaceChildren(
+    statusLine(shown, now),
+    ...[shortfall(shown.task)].filter((e) => e !== null),
+    list,
+    footer(shown),
+  );
 }
 
 /** Only the status line, for the elapsed time ticking between refreshes. */

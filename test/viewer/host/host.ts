@@ -68,9 +68,26 @@ window.showView = async (o) => {
   );
   bridge.oncalltool = async (params) => (await window.mcpRequest("tools/call", params)) as never;
   bridge.onreadresource = async (params) => (await window.mcpRequest("resources/read", params)) as never;
+  // The MCP Inspector's rule (2.12, its web client's download handler): an embedded resource is
+  // saved as a file named by its URI's last segment; a resource_link is opened only when it is an
+  // http(s) URL, and anything else is skipped. Recorded here as what the person would receive.
   bridge.ondownloadfile = async (params) => {
-    window.hostLog.downloads.push(params);
-    return {};
+    let skipped = 0;
+    for (const item of params.contents) {
+      if (item.type === "resource_link") {
+        const ok = /^https?:$/.test(new URL(item.uri, "x:/").protocol);
+        if (ok) window.hostLog.downloads.push({ opened: item.uri });
+        else skipped++;
+      } else if ("blob" in item.resource) {
+        const name = item.resource.uri.split(/[\\/]/).pop() || "download";
+        window.hostLog.downloads.push({
+          file: name,
+          bytes: atob(item.resource.blob).length,
+          mimeType: item.resource.mimeType,
+        });
+      } else skipped++;
+    }
+    return skipped > 0 ? { isError: true } : {};
   };
   bridge.onsizechange = (size) => {
     window.hostLog.sizes.push(size);

@@ -1,0 +1,146 @@
+/**
+ * What the model catalog rules out, judged against the sandbox's catalog (the shapes the interface
+ * names): each refusal names the field, the value and what the model allows; what the catalog does
+ * not say passes for the service to judge.
+ */
+import { describe, expect, it } from "vitest";
+import { checkAgainstCatalog } from "../../src/calls/catalog-check.js";
+import { type Model, ModelListSchema } from "../../src/client/schemas.js";
+import { ArgumentError } from "../../src/client/service-errors.js";
+import { publicCatalog } from "../../src/sandbox/model-catalog.js";
+
+const MODELS: Model[] = ModelListSchema.parse(publicCatalog()).models;
+
+function refused(fn: () => void, field: string, ...says: RegExp[]): void {
+  let err: unknown;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  expect(err, `expected ${field} to be refused`).toBeInstanceOf(ArgumentError);
+  expect((err as ArgumentError).field).toBe(field);
+  for (const s of says) expect((err as Error).message).toMatch(s);
+}
+
+const image =
+  (model: string, parameters: Record<string, unknown> = {}) =>
+  () =>
+    checkAgainstCatalog(MODELS, "image", { model, parameters });
+const video =
+  (parameters: Record<string, unknown>, model = "sandbox-video-lite") =>
+  () =>
+    checkAgainstCatalog(MODELS, "video", { model, parameters });
+const audio = (model: string, operation: string) => () =>
+  checkAgainstCatalog(MODELS, "audio", { model, operation, parameters: {} });
+
+describe("the model", () => {
+  it("must be in the catalog, of the tool's kind, and not available: false", () => {
+    refused(
+      image("no-such-model"),
+      "model",
+      /"no-such-model" is not in the model catalog/,
+      /sandbox-image-fast/,
+    );
+    refused(image("sandbox-video-lite"), "model", /sandbox-video-lite is a video model, not an image one/);
+    refused(image("sandbox-image-legacy"), "model", /not available \(available: false/);
+    // The unavailable one is not offered as an alternative.
+    refused(image("nope"), "model", /^(?!.*sandbox-image-legacy).*$/s);
+    refused(
+      video({ mode: "text-to-video" }, "sandbox-image-fast"),
+      "model",
+      /an image model, not a video one/,
+    );
+    expect(image("sandbox-image-fast")).not.toThrow();
+  });
+
+  it("an entry without `available` (video) is not refused for it", () => {
+    expect(video({ mode: "text-to-video" })).not.toThrow();
+  });
+});
+
+describe("image capabilities", () => {
+  it("ratio and resolution among the model's; outputCount up to its maxOutputs", () => {
+    refused(image("sandbox-image-fast", { ratio: "21:9" }), "parameters.ratio", /"21:9"/, /1:1, 16:9/);
+    refused(
+      image("sandbox-image-fast", { resolution: "4K" }),
+      "parameters.resolution",
+      /"4K"/,
+      /resolutions: 1K/,
+    );
+    expect(image("sandbox-image-pro", { ratio: "3:2", resolution: "4K", outputCount: 4 })).not.toThrow();
+    refused(image("sandbox-image-edit", { outputCount: 3 }), "parameters.outputCount", /3/, /maxOutputs: 2/);
+    expect(image("sandbox-image-edit", { outputCount: 2 })).not.toThrow();
+  });
+
+  it("what the catalog does not describe passes, for the service to judge", () => {
+    const bare: Model[] = [{ id: "m", name: "M", kind: "image", capabilities: { ratios: "any" } }];
+    expect(() =>
+      checkAgainstCatalog(bare, "image", { model: "m", parameters: { ratio: "7:5", outputCount: 4 } }),
+    ).not.toThrow();
+  });
+});
+
+describe("video capabilities", () => {
+  it("mode, ratio, duration, resolution and audio among the model's", () => {
+    const t2v = { mode: "text-to-video" };
+    refused(video({ ...t2v, ratio: "4:3" }), "parameters.ratio", /"4:3"/, /aspectRatios: 16:9, 9:16, 1:1/);
+    refused(video({ ...t2v, duration: 7 }), "parameters.duration", /7/, /durations: 5, 10/);
+    refused(video({ ...t2v, resolution: "1080p" }), "parameters.resolution", /"1080p"/, /720p/);
+    refused(video({ ...t2v, audio: "on" }), "parameters.audio", /"on"/, /audio: off/);
+    expect(video({ ...t2v, ratio: "1:1", duration: 10, resolution: "720p", audio: "off" })).not.toThrow();
+    expect(video({ ...t2v, duration: 8, audio: "on" }, "sandbox-video-pro")).not.toThrow();
+    // A duration given as text matches the catalog's number.
+    expect(video({ ...t2v, duration: "5" })).not.toThrow();
+  });
+
+  it("a mode the model lists no input for is refused", () => {
+    const textOnly: Model[] = [{ id: "v", name: "V", kind: "video", capabilities: { inputs: ["text"] } }];
+    refused(
+      () =>
+        checkAgainstCatalog(textOnly, "video", {
+          model: "v",
+          parameters: { mode: "image-to-video", sourceImage: "a" },
+        }),
+      "parameters.mode",
+      /needs image input/,
+      /inputs: text/,
+    );
+    const modes: Model[] = [
+      { id: "v", name: "V", kind: "video", capabilities: { modes: ["text-to-video"] } },
+    ];
+    refused(
+      () => checkAgainstCatalog(modes, "video", { model: "v", parameters: { mode: "image-to-video" } }),
+      "parameters.mode",
+      /modes: text-to-video/,
+    );
+  });
+});
+
+describe("audio operations", () => {
+  it("music is not the speech model's; speech and voice_clone are not the music model's", () => {
+    refused(
+      audio("service-voice", "music"),
+      "operation",
+      /music is not offered by model service-voice/,
+      /music model/,
+    );
+    refused(audio("sandbox-music", "speech"), "operation", /operations: music/, /use service-voice/);
+    refused(audio("sandbox-music", "voice_clone"), "operation", /use service-voice/);
+    expect(audio("service-voice", "speech")).not.toThrow();
+    expect(audio("service-voice", "voice_clone")).not.toThrow();
+    expect(audio("sandbox-music", "music")).not.toThrow();
+  });
+
+  it("without an operations list, the interface's rule: speech belongs to service-voice", () => {
+    const bare: Model[] = [
+      { id: "service-voice", name: "Voice", kind: "audio", capabilities: {} },
+      { id: "tunes", name: "Tunes", kind: "audio", capabilities: {} },
+    ];
+    const call = (model: string, operation: string) => () =>
+      checkAgainstCatalog(bare, "audio", { model, operation, parameters: {} });
+    refused(call("service-voice", "music"), "operation", /it is the speech model/);
+    refused(call("tunes", "speech"), "operation", /it is not the speech model/);
+    expect(call("tunes", "music")).not.toThrow();
+  });
+});
