@@ -6,7 +6,9 @@
  *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
  *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
- *  (e) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
+ *  (e), (f) what --auth oauth costs: the sign-in flow's server time, and token validation per
+ *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
+ *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
  *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
@@ -18,6 +20,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
 import { delayProxy } from "./delay-proxy.js";
+import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
@@ -29,8 +32,8 @@ const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
-/** Which parts to run, e.g. `BENCH_PARTS=e` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? "abcde";
+/** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefg");
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
 const PAID_MEDIAN_TARGET = 1.3;
 const PAID_P99_TARGET = 1.5;
@@ -261,7 +264,7 @@ async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
 }
 
 /**
- * (e) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
+ * (g) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
  * check, durable claim, the POST within the call's budget, the result, the delivered mark) against
  * the minimal SDK server making the same POST with no ledger. Interleaved, every prompt new, so
  * every call is new work on both sides.
@@ -296,7 +299,7 @@ async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
     const med = median(oursTimes) / median(bareTimes);
     const p99 = percentile(oursTimes, 99) / percentile(bareTimes, 99);
     const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
-    print(`(e) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
+    print(`(g) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
     print(
       `    ours median ${ms(median(oursTimes))}, p99 ${ms(percentile(oursTimes, 99))}; minimal SDK server with the same POST median ${ms(median(bareTimes))}, p99 ${ms(percentile(bareTimes, 99))}`,
     );
@@ -315,9 +318,10 @@ async function main(): Promise<void> {
   try {
     const cold = PARTS.includes("a") || PARTS.includes("d") ? await coldStarts(iso.env) : undefined;
     if (PARTS.includes("b")) await overheads(sandbox.url, serviceEnv);
-    if (PARTS.includes("e")) await paidCalls(serviceEnv);
+    if (PARTS.includes("g")) await paidCalls(serviceEnv);
     if (PARTS.includes("c")) await httpSessions(serviceEnv);
     if (cold !== undefined && PARTS.includes("d")) catalogCost(cold.ours, cold.peers);
+    if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
   } finally {
     await sandbox.stop();
     iso.cleanup();

@@ -89,10 +89,26 @@ async function serveHttp(config: Config): Promise<void> {
       import("./server/http-server.js"),
       import("./server/scrub-writes.js"),
     ]);
-  const engines = await createEngines(config, { listenSandbox: true });
+  let oauth: import("./server/oauth/oauth-gate.js").OAuthGate | undefined;
+  const engines = await createEngines(config, {
+    listenSandbox: true,
+    // --auth oauth: a key the service refuses (revoked, expired) ends the sign-ins over it.
+    onKeyRefused: (keyHash) =>
+      void oauth?.revokeKey(keyHash).catch((error: unknown) => {
+        console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
+      }),
+  });
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
-  if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
+  if (config.auth === "oauth") {
+    const { startOAuth } = await import("./server/oauth/oauth-start.js");
+    oauth = await startOAuth(config, engines).catch(async (error: unknown) => {
+      await engines.close();
+      fail(
+        `--auth oauth: the token store could not be opened (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
+      );
+    });
+  } else if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
     console.warn(
       "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
     );
@@ -107,12 +123,17 @@ async function serveHttp(config: Config): Promise<void> {
       createServer: (keyHash) => createMcpServer(engines.byHash(keyHash), channelInAuth),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
+      ...(oauth === undefined ? {} : { oauth }),
     });
   } catch (error) {
     await engines.close();
     failToBind(error, config.host, config.port);
   }
-  process.stdout.write(connectionHelp(handle.url, config, engines.baseUrl));
+  process.stdout.write(
+    oauth === undefined
+      ? connectionHelp(handle.url, config, engines.baseUrl)
+      : oauthHelp(handle.url, oauth.resource, config, engines.baseUrl),
+  );
   warmUpSoon(engines);
   const shutdown = () => {
     setTimeout(() => process.exit(0), 2_000).unref();
@@ -136,6 +157,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
   return [
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
+    "  auth: key (each session sends its service key as Authorization: Bearer lgk_…)",
     "",
     "MCP Inspector (Node 22+):",
     "  npx @modelcontextprotocol/inspector",
@@ -148,6 +170,20 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
       .map((l) => `  ${l}`),
     "  or run it over stdio instead: see mcp.json.example",
     "",
+    "Press Ctrl+C to stop.",
+    "",
+  ].join("\n");
+}
+
+/** What `--auth oauth` prints: the mode, and the URL to add as a connector in each host. */
+function oauthHelp(url: string, resource: string, config: Config, serviceUrl: string): string {
+  const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
+  return [
+    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `  service: ${service}`,
+    `  auth: oauth (OAuth 2.1: users sign in once with their own service key; connector URL ${resource})`,
+    "",
+    `claude.ai, Claude Desktop (Settings → Connectors → Add custom connector) and ChatGPT: add ${resource}`,
     "Press Ctrl+C to stop.",
     "",
   ].join("\n");

@@ -26,6 +26,8 @@ export interface HttpOptions {
   /** Source of jitter; tests pin it. */
   random?: (() => number) | undefined;
   env?: NodeJS.ProcessEnv | undefined;
+  /** Told when the service refuses the key itself (401 INVALID_API_KEY: revoked, expired). */
+  onKeyRefused?: (() => void) | undefined;
 }
 
 export interface RequestSpec {
@@ -56,6 +58,7 @@ export class ServiceHttp {
   private readonly random: () => number;
   private readonly injected: FetchLike | undefined;
   private readonly proxied: boolean;
+  private readonly onKeyRefused: (() => void) | undefined;
 
   constructor(o: HttpOptions) {
     // Checked where it was configured (src/config/values.ts); asserted here, where it is parsed.
@@ -68,6 +71,7 @@ export class ServiceHttp {
     this.random = o.random ?? Math.random;
     this.injected = o.fetch;
     this.proxied = o.fetch === undefined && proxyFromEnv(o.env ?? process.env);
+    this.onKeyRefused = o.onKeyRefused;
   }
 
   /** The fetch in force: injected, undici through the proxy, or the global one (looked up per call). */
@@ -149,7 +153,9 @@ export class ServiceHttp {
           requestKind: spec.kind,
         });
       }
-      throw await errorOf(res, spec.kind, what, deadline.signal);
+      const error = await errorOf(res, spec.kind, what, deadline.signal);
+      if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
+      throw error;
     } catch (err) {
       if ((err as { name?: string }).name === "AbortError" || deadline.expired()) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);

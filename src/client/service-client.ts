@@ -46,6 +46,8 @@ export interface ClientOptions {
   readRetries?: number;
   /** Source of backoff jitter in [0, 1) (tests pin it). */
   random?: () => number;
+  /** Told when the service refuses this key (401 INVALID_API_KEY): an OAuth grant over it ends. */
+  onKeyRefused?: () => void;
 }
 
 interface CallOptions {
@@ -87,6 +89,7 @@ export class ServiceClient {
       timeoutMs: opts.timeoutMs,
       readRetries: opts.readRetries,
       random: opts.random,
+      onKeyRefused: opts.onKeyRefused,
     });
     this.baseUrl = this.http.baseUrl;
   }

@@ -142,9 +142,10 @@ const UNSET_MCPB_OPTION = /^\$\{user_config\.[A-Za-z0-9_]+\}$/;
 function sourceOf(
   values: Values,
   env: NodeJS.ProcessEnv,
-  key: keyof Config,
+  key: keyof Config | Setting,
 ): { value: string | boolean; field: string } | undefined {
-  const setting = SETTINGS.find((s) => s.key === key);
+  // A Config field may have two settings (a secret, or the file holding it): pass the setting.
+  const setting = typeof key === "string" ? SETTINGS.find((s) => s.key === key) : key;
   if (setting === undefined) return undefined;
   const fromFlag = setting.flag === undefined ? undefined : values[setting.flag];
   if (fromFlag !== undefined) return { value: fromFlag, field: `--${setting.flag}` };
@@ -161,11 +162,31 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv): Config {
   for (const setting of SETTINGS) {
     // In sandbox mode the embedded service and its own key are used: the real ones are ignored, not checked.
     if (sandbox && setting.serviceOnly) continue;
-    const value = settingValue(setting, sourceOf(values, env, setting.key), config);
+    const value = settingValue(setting, sourceOf(values, env, setting), config);
     if (value !== undefined) (config as Record<string, unknown>)[setting.key] = value;
   }
   if (!sandbox) requireService(config);
+  if (config.auth === "oauth") requireOAuth(config);
   return config as Config;
+}
+
+/** OAuth needs the HTTP transport, the URL users reach, and the secret that encrypts their keys. */
+function requireOAuth(config: Partial<Config>): void {
+  if (config.transport !== "http") {
+    throw new ConfigError("--auth", "'oauth' needs --transport http (stdio takes GENERATION_API_KEY)");
+  }
+  if (config.publicUrl === undefined) {
+    throw new ConfigError(
+      "GENERATION_PUBLIC_URL",
+      "required with --auth oauth: the https URL users reach, such as https://mcp.example.com",
+    );
+  }
+  if (config.authSecret === undefined) {
+    throw new ConfigError(
+      "GENERATION_AUTH_SECRET",
+      "required with --auth oauth (or GENERATION_AUTH_SECRET_FILE): base64 of at least 32 random bytes, the same on every replica ('openssl rand -base64 32')",
+    );
+  }
 }
 
 function settingValue(

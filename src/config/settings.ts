@@ -11,6 +11,9 @@ import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
   type Reader,
   readApiKey,
+  readAuth,
+  readAuthSecret,
+  readAuthSecretFile,
   readBaseUrl,
   readDirectories,
   readDirectory,
@@ -19,6 +22,7 @@ import {
   readModelId,
   readOrigins,
   readPort,
+  readPublicUrl,
   readStore,
   readTransport,
   readWaitSeconds,
@@ -51,6 +55,12 @@ export interface Config extends EngineConfig {
   baseUrl?: string;
   apiKey?: string;
   store: string;
+  /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
+  auth: "key" | "oauth";
+  /** With oauth: the origin users reach (issuer; the resource is `<publicUrl>/mcp`). */
+  publicUrl?: string;
+  /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
+  authSecret?: string[];
 }
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -115,6 +125,46 @@ export const SETTINGS: readonly Setting[] = [
     help: `HTTP port (default ${DEFAULT_PORT}; 0 picks a free one and prints it)`,
     doc: "HTTP port; `0` picks a free one and prints it",
     defaultDoc: `\`${DEFAULT_PORT}\``,
+  }),
+  define({
+    key: "auth",
+    env: "GENERATION_AUTH",
+    flag: "auth",
+    placeholder: "key|oauth",
+    read: readAuth,
+    fallback: () => "key" as const,
+    help: "how HTTP clients authenticate: key (Bearer lgk_…, default) or oauth (OAuth 2.1 sign-in, for claude.ai and ChatGPT connectors)",
+    doc: "how HTTP clients authenticate: `key`, the service key as `Authorization: Bearer lgk_…`; `oauth`, OAuth 2.1 where each user signs in once with their own key (see Connect from claude.ai, Claude Desktop and ChatGPT, and docs/oauth.md)",
+    defaultDoc: "`key`",
+  }),
+  define({
+    key: "publicUrl",
+    env: "GENERATION_PUBLIC_URL",
+    flag: "public-url",
+    placeholder: "URL",
+    read: readPublicUrl,
+    help: "with --auth oauth: the https URL users reach (http only on loopback); issuer and resource",
+    doc: "with `oauth`: the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): its origin is the OAuth issuer and `<origin>/mcp` the protected resource",
+    defaultDoc: "required with `oauth`",
+  }),
+  define({
+    key: "authSecret",
+    env: "GENERATION_AUTH_SECRET",
+    read: readAuthSecret,
+    help: "with --auth oauth: base64 of at least 32 random bytes, the same on every replica; encrypts stored service keys (comma-separated to rotate: new first)",
+    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; no flag: secrets do not belong in process lists",
+    defaultDoc: "required with `oauth` (or the file below)",
+  }),
+  define({
+    key: "authSecret",
+    env: "GENERATION_AUTH_SECRET_FILE",
+    flag: "auth-secret-file",
+    placeholder: "FILE",
+    read: readAuthSecretFile,
+    fallback: (config) => config.authSecret,
+    help: "with --auth oauth: an absolute file holding GENERATION_AUTH_SECRET (one secret a line)",
+    doc: "with `oauth`: an absolute path to a file holding the secret(s) of `GENERATION_AUTH_SECRET`, one a line (a mounted secret); used instead of it",
+    defaultDoc: "unset",
   }),
   define({
     key: "sandbox",

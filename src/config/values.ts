@@ -3,6 +3,7 @@
  * and never the value: a key is easily pasted into the wrong variable, and a URL may carry a
  * password. Bounds come from the modules that own them, never copied.
  */
+import { readFileSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { LIMITS } from "./service-limits.js";
@@ -174,4 +175,76 @@ export const readWaitSeconds: Reader<number> = (value, field) => {
     throw new ConfigError(field, `expected seconds from 0 to ${MAX_WAIT_SECONDS} (value not shown)`);
   }
   return Number(value);
+};
+
+export const readAuth: Reader<"key" | "oauth"> = (value, field) => {
+  if (value !== "key" && value !== "oauth") throw new ConfigError(field, "expected 'key' or 'oauth'");
+  return value;
+};
+
+/** Loopback hosts, where plain http is acceptable for a public URL (testing on one machine). */
+const LOOPBACK_URL_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The URL users reach (`https://host`, or `https://host/mcp` as they paste it): its origin is the
+ * OAuth issuer, and `<origin>/mcp` the protected resource. Plain http only on loopback.
+ */
+export const readPublicUrl: Reader<string> = (value, field) => {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new ConfigError(field, "expected the https URL users reach, such as https://mcp.example.com");
+  }
+  if (url.protocol === "http:" && !LOOPBACK_URL_HOST.test(url.hostname)) {
+    throw new ConfigError(
+      field,
+      "must be https (plain http is allowed only on loopback, for testing): OAuth tokens and service keys cross it",
+    );
+  }
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
+    throw new ConfigError(field, "expected a URL without credentials, query or fragment");
+  }
+  if (url.pathname !== "/" && url.pathname !== "/mcp") {
+    throw new ConfigError(field, "expected the server's origin (https://host[:port]) or its /mcp endpoint");
+  }
+  if (holds(KEY_LIKE, url.href)) throw new ConfigError(field, PASTED_KEY);
+  return url.origin;
+};
+
+/** 32 bytes: one AES-256 key's worth of randomness. */
+export const MIN_AUTH_SECRET_BYTES = 32;
+
+/**
+ * One or more secrets, comma-separated, each base64 of at least 32 random bytes: the first
+ * encrypts, every one decrypts (rotation: put the new one first). Named by position, never shown.
+ */
+export const readAuthSecret: Reader<string[]> = (value, field) => {
+  const entries = value
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+  if (entries.length === 0) throw new ConfigError(field, "expected a base64 secret (value not shown)");
+  entries.forEach((entry, i) => {
+    const ok =
+      /^[A-Za-z0-9+/_-]+={0,2}$/.test(entry) && Buffer.from(entry, "base64").length >= MIN_AUTH_SECRET_BYTES;
+    if (!ok) {
+      throw new ConfigError(
+        field,
+        `entry ${i + 1} of ${entries.length}: expected base64 of at least ${MIN_AUTH_SECRET_BYTES} random bytes, e.g. from 'openssl rand -base64 32' (value not shown)`,
+      );
+    }
+  });
+  return entries;
+};
+
+/** The same secrets, read from a file (a mounted secret); one per line or comma-separated. */
+export const readAuthSecretFile: Reader<string[]> = (value, field) => {
+  if (!isAbsolute(value)) throw new ConfigError(field, "expected an absolute file path");
+  let text: string;
+  try {
+    text = readFileSync(value, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    throw new ConfigError(field, `the file cannot be read (${code})`);
+  }
+  return readAuthSecret(text.split(/\r?\n/).join(","), field);
 };

@@ -1,5 +1,6 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { DurationSample } from "../client/poll-schedule.js";
+import type { KeyedStore } from "./keyed-store.js";
 import type { LedgerRecord, TaskSeen, TaskStatusSeen } from "./record.js";
 import type { BackoffOptions } from "./replay.js";
 
@@ -57,6 +58,8 @@ export interface Ledger {
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
   /** How long this key's recent successful tasks of `model` took, newest first. */
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;
+  /** Keyed values with expiry in the ledger's own store, shared by every replica (keyed.ts). */
+  keyed(): Promise<KeyedStore>;
   close(): Promise<void>;
   /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;

@@ -11,6 +11,7 @@ import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
 import { Flights } from "./flights.js";
 import { bodyKey, Handovers, identityKey } from "./handover.js";
+import type { KeyedStore } from "./keyed-store.js";
 import type {
   DeliveryMark,
   Ledger,
@@ -286,6 +287,10 @@ export class LedgerImpl implements Ledger {
 
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]> {
     return this.#history.durations(keyHash, model, limit);
+  }
+
+  async keyed(): Promise<KeyedStore> {
+    return this.#store.keyed();
   }
 
   async recover(): Promise<void> {

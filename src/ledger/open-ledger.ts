@@ -19,6 +19,7 @@ export {
   type StoreLocation,
   StoreUriError,
 } from "../config/store-uri.js";
+export type { KeyedStore } from "./keyed-store.js";
 export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./ledger-types.js";
 export {
   type ErrorSummary,

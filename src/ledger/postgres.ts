@@ -10,6 +10,7 @@
  */
 import type { Pool, PoolClient } from "pg";
 import type { Durability } from "../config/store-uri.js";
+import { type KeyedStore, postgresKeyed } from "./keyed-store.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -170,6 +171,10 @@ export class PostgresStore implements LedgerStore {
          SELECT 1 FROM ${TABLE} r WHERE r.key = 'rec:' || (i.value->>'keyHash') || ':' || (i.value->>'identity'))`,
     );
     return rowCount ?? 0;
+  }
+
+  keyed(): KeyedStore {
+    return postgresKeyed(async (sql, params) => (await this.#pool.query(sql, params)).rows);
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,8 @@
  */
 import type { RedisClientType } from "@redis/client";
 import type { Durability } from "../config/store-uri.js";
+import { redisKeyed } from "./keyed-redis.js";
+import type { KeyedStore } from "./keyed-store.js";
 import { LedgerError, type StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
@@ -235,6 +237,10 @@ export class RedisStore implements LedgerStore {
       }
     }
     return removed;
+  }
+
+  keyed(): KeyedStore {
+    return redisKeyed(this.#client);
   }
 
   async close(): Promise<void> {

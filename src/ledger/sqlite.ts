@@ -13,6 +13,7 @@
  */
 import { dirname } from "node:path";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
+import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
 import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
 import {
   ensureDir,
@@ -159,6 +160,10 @@ export class SqliteStore implements LedgerStore {
       );
       return rows.length === 1;
     });
+  }
+
+  keyed(): KeyedStore {
+    return sqliteKeyed((sql, params) => this.query(sql, ...params));
   }
 
   /** A file deleted since the last claim is written back first: the connection holds its last copy. */

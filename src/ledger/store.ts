@@ -6,6 +6,7 @@
  * two processes racing on one request get one identity, and no write lands on a record another
  * process changed since it was read.
  */
+import type { KeyedStore } from "./keyed-store.js";
 import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
 
 export const NAMESPACE = "ledger";
@@ -160,6 +161,8 @@ export interface LedgerStore {
   listAll(): Promise<StoredRecord[]>;
   /** Deletes expired records and index entries left pointing at nothing. */
   sweep(now: number): Promise<number>;
+  /** Keyed values with expiry in the same store, shared by every process using it (keyed.ts). */
+  keyed(): KeyedStore;
   close(): Promise<void>;
 }
 

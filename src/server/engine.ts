@@ -6,6 +6,7 @@
 
 import { scrubKeyShapes } from "../client/scrub.js";
 import type { Config } from "../config/index.js";
+import type { KeyedStore } from "../ledger/open-ledger.js";
 import type { Engine } from "../mcp/context.js";
 import { LazyLedger } from "./lazy-ledger.js";
 import { placeholderFetch } from "./placeholder-fetch.js";
@@ -22,6 +23,10 @@ export interface Engines {
   forKey(apiKey: string): Engine;
   /** The engine of a key registered earlier through forKey, by its hash. */
   byHash(keyHash: string): Engine;
+  /** Whether an engine for this key hash is kept (registered through forKey, not yet dropped). */
+  has(keyHash: string): boolean;
+  /** The keyed values of the ledger's store (OAuth grants), opening the ledger if need be. */
+  keyed(): Promise<KeyedStore>;
   /**
    * Opens the ledger (and loads an in-process sandbox) ahead of the first call that needs them, so
    * an unusable store is reported early and the first generation does not wait for SQLite.
@@ -38,6 +43,8 @@ export interface EngineOptions {
    * known (and printed) from the start (HTTP mode, npm start).
    */
   listenSandbox?: boolean;
+  /** Told (by key hash) when the service refuses a key: --auth oauth ends the grants over it. */
+  onKeyRefused?: (keyHash: string) => void;
 }
 
 const SANDBOX_PLACEHOLDER_URL = "http://sandbox.invalid";
@@ -109,6 +116,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         baseUrl: serviceUrl,
         apiKey,
         ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
+        ...(o.onKeyRefused === undefined ? {} : { onKeyRefused: () => o.onKeyRefused?.(keyHash) }),
       });
       const engine: Engine = { config, client, ledger, keyHash };
       engines.set(keyHash, engine);
@@ -124,6 +132,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         throw new Error("no engine for this key hash; register the key with forKey first");
       return engine;
     },
+    has: (keyHash) => engines.has(keyHash),
+    keyed: () => ledger.keyed(),
     async warmUp() {
       await Promise.all([ledger.open(), target.warmUp?.()]);
     },

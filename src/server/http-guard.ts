@@ -66,7 +66,7 @@ export function admit(req: IncomingMessage, res: ServerResponse, hostnames: stri
   if (origin.origin === undefined) return true;
   res.setHeader("access-control-allow-origin", origin.origin);
   res.setHeader("vary", "Origin");
-  res.setHeader("access-control-expose-headers", "mcp-session-id, mcp-protocol-version");
+  res.setHeader("access-control-expose-headers", "mcp-session-id, mcp-protocol-version, www-authenticate");
   if (req.method !== "OPTIONS") return true;
   res.writeHead(204, {
     "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",

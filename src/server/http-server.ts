@@ -14,6 +14,7 @@ import {
   isJsonContentType,
   isLegacyRequest,
   type McpServer,
+  validateHostHeader,
 } from "@modelcontextprotocol/server";
 import { Exchanges, type FetchHandler, serveExchange } from "./http-exchange.js";
 import {
@@ -26,6 +27,7 @@ import {
   sendJson,
 } from "./http-guard.js";
 import { type SessionLimits, Sessions } from "./http-sessions.js";
+import type { OAuthGate } from "./oauth/oauth-gate.js";
 
 export { isLoopbackHost, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./http-guard.js";
 export { MAX_SESSIONS, MAX_SESSIONS_PER_KEY, SESSION_IDLE_MS, UNPROVEN_IDLE_MS } from "./http-sessions.js";
@@ -47,6 +49,11 @@ export interface HttpServerOptions {
   onError?(error: Error): void;
   /** Session caps and idle times (tests shorten them). */
   sessions?: Partial<SessionLimits>;
+  /**
+   * --auth oauth: the OAuth routes, and the access token (never a service key) as the credential
+   * of /mcp; a session's key is then the one behind the token's grant.
+   */
+  oauth?: OAuthGate;
 }
 
 export interface HttpServerHandle {
@@ -104,19 +111,54 @@ function router(o: HttpServerOptions, sessions: Sessions, report: (e: unknown) =
 export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerHandle> {
   const loopback = isLoopbackHost(o.host);
   const hostnames = allowedHostnames(o.host);
-  const fallbackKey = loopback ? o.defaultApiKey : undefined;
+  if (o.oauth !== undefined && !hostnames.includes(o.oauth.hostname)) hostnames.push(o.oauth.hostname);
+  const fallbackKey = loopback && o.oauth === undefined ? o.defaultApiKey : undefined;
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
   const sessions = new Sessions((keyHash) => o.createServer(keyHash), report, o.sessions);
   const { route, close: closeModern } = router(o, sessions, report);
   const exchanges = new Exchanges();
   let stopping = false;
 
+  const serve = (req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo) => {
+    const exchange = (parsedBody?: unknown) => {
+      const sessionId = req.headers["mcp-session-id"];
+      serveExchange(req, res, { handler: route, authInfo, exchanges, parsedBody }, report, (succeeded) => {
+        if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
+      });
+    };
+    // Non-JSON POSTs go to the SDK unread, for its own 415.
+    if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return exchange();
+    readJson(req).then(
+      (body) =>
+        body.ok ? exchange(body.value) : sendJson(res, body.status, body.message, { connection: "close" }),
+      (error: unknown) => {
+        report(error);
+        if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
+      },
+    );
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? "/").split("?")[0];
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (path === "/healthz") return void health(req, res, hostnames, o.health);
+    if (o.oauth !== undefined && path !== "/mcp") {
+      const host = validateHostHeader(req.headers.host, hostnames);
+      if (!host.ok) return sendJson(res, 403, `Forbidden: ${host.message}`);
+      if (o.oauth.serve(req, res, path)) return;
+    }
     if (path !== "/mcp") return sendJson(res, 404, "Not found: the MCP endpoint is /mcp");
     if (!admit(req, res, hostnames)) return;
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
+    if (o.oauth !== undefined) {
+      o.oauth.authenticate(req).then(
+        (auth) => (auth instanceof Response ? void sendWeb(res, auth) : serve(req, res, auth)),
+        (error: unknown) => {
+          report(error);
+          if (!res.headersSent) sendJson(res, 503, "The token store is not usable; retry shortly");
+        },
+      );
+      return;
+    }
     const key = chooseKey(req.headers.authorization, fallbackKey);
     if (!key.ok) return sendJson(res, 401, key.message);
     let authInfo: AuthInfo;
@@ -126,23 +168,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
       // A key the engine refuses (it names no reason that could echo the key).
       return sendJson(res, 401, "Unauthorized: the key in the Authorization header was refused");
     }
-    const serve = (parsedBody?: unknown) => {
-      const sessionId = req.headers["mcp-session-id"];
-      const exchange = { handler: route, authInfo, exchanges, parsedBody };
-      serveExchange(req, res, exchange, report, (succeeded) => {
-        if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
-      });
-    };
-    // Non-JSON POSTs go to the SDK unread, for its own 415.
-    if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return serve();
-    readJson(req).then(
-      (body) =>
-        body.ok ? serve(body.value) : sendJson(res, body.status, body.message, { connection: "close" }),
-      (error: unknown) => {
-        report(error);
-        if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
-      },
-    );
+    serve(req, res, authInfo);
   };
 
   const server = createServer(handle);
@@ -184,6 +210,12 @@ async function health(
   res
     .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
     .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
+}
+
+/** Writes a small fetch Response (an OAuth challenge) to a Node response. */
+async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
+  const body = await response.text();
+  res.writeHead(response.status, Object.fromEntries(response.headers)).end(body);
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

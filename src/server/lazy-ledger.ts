@@ -55,6 +55,8 @@ export class LazyLedger implements Ledger {
   durations: Ledger["durations"] = async (keyHash, model, limit) =>
     (await this.get()).durations(keyHash, model, limit);
 
+  keyed: Ledger["keyed"] = async () => (await this.get()).keyed();
+
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = undefined;

@@ -25,8 +25,11 @@ export function haproxyInstalled(): boolean {
   }
 }
 
-/** The configuration docs/deploying.md#the-balancer documents, for `replicas` given as host:port. */
-export function haproxyConfig(port: number, statsPort: number, replicas: string[]): string {
+/**
+ * The configuration docs/deploying.md#the-balancer documents, for `replicas` given as host:port;
+ * with `tlsPem`, the TLS front docs/oauth.md adds.
+ */
+export function haproxyConfig(port: number, statsPort: number, replicas: string[], tlsPem?: string): string {
   return `global
   maxconn 4096
 
@@ -37,7 +40,7 @@ defaults
   timeout server 10m
 
 frontend mcp
-  bind 127.0.0.1:${port}
+  bind 127.0.0.1:${port}${tlsPem === undefined ? "" : ` ssl crt ${tlsPem}`}
   default_backend replicas
 
 backend replicas
@@ -54,18 +57,22 @@ listen stats
 `;
 }
 
-export async function startHaproxy(replicas: string[]): Promise<Balancer> {
+/** `tlsPem` (certificate and key in one file) puts TLS on the front, as docs/oauth.md shows. */
+export async function startHaproxy(
+  replicas: string[],
+  o: { port?: number; tlsPem?: string } = {},
+): Promise<Balancer> {
   const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const statsPort = await freePort();
   const cfg = join(dir, "haproxy.cfg");
-  writeFileSync(cfg, haproxyConfig(port, statsPort, replicas));
+  writeFileSync(cfg, haproxyConfig(port, statsPort, replicas, o.tlsPem));
   const proc: ChildProcess = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
-  const url = `http://127.0.0.1:${port}/mcp`;
+  const url = o.tlsPem === undefined ? `http://127.0.0.1:${port}/mcp` : `https://localhost:${port}/mcp`;
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`haproxy exited: ${stderr}`);
     const up = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then(

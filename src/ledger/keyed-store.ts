@@ -1,0 +1,130 @@
+/**
+ * A small keyed-value API beside the ledger's records, in the same store, for state that must be
+ * shared by every replica and expire on its own (the OAuth grants and token hashes of
+ * src/server/oauth/). Values are opaque strings; atomicity comes from each back end's own
+ * primitive: one SQL statement (SQLite, PostgreSQL), SET NX or a Lua script (Redis, keyed-redis.ts).
+ * Keys live apart from the ledger's (`kv:` in the SQL tables, `gm:kv:` in Redis), so the
+ * ledger's range scans never meet them.
+ */
+
+export interface KeyedStore {
+  /** The value under `key`, or undefined when it is absent or expired. */
+  get(key: string): Promise<string | undefined>;
+  /** Stores `value` under `key`, replacing any, to expire after `ttlMs`. */
+  put(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Compare-and-set: stores `next` only if the live value is still `expected` (undefined: absent
+   * or expired, i.e. put-if-absent). True when it stored.
+   */
+  swap(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  /** Deletes expired values (stores without their own expiry); the count removed. */
+  sweep(now: number): Promise<number>;
+}
+
+/** Rows as a SQL driver returns them. */
+type Rows = Array<Record<string, unknown>>;
+export type SqlQuery = (sql: string, params: unknown[]) => Promise<Rows>;
+
+interface Dialect {
+  table: string;
+  /** The stored row's key for a keyed value. */
+  prefix: string;
+  /** The positional parameter `n` (1-based). */
+  p(n: number): string;
+  /** SQL reading the live value's text and expiry from the stored column `value`. */
+  text(column: string): string;
+  exp(column: string): string;
+  /** How a row value is written from its JSON text parameter. */
+  json(param: string): string;
+}
+
+const SQLITE: Dialect = {
+  table: "ledger",
+  // The SQLite store prefixes every key with its namespace (sqlite.ts): the same here.
+  prefix: "ledger:kv:",
+  p: () => "?",
+  text: (c) => `json_extract(${c}, '$.kv')`,
+  exp: (c) => `json_extract(${c}, '$.exp')`,
+  json: (p) => p,
+};
+
+const POSTGRES: Dialect = {
+  table: "generation_mcp_ledger",
+  prefix: "kv:",
+  p: (n) => `$${n}`,
+  text: (c) => `(${c}->>'kv')`,
+  exp: (c) => `(${c}->>'exp')::bigint`,
+  json: (p) => `${p}::jsonb`,
+};
+
+/** The keyed API over one SQL table of (key, JSON value) rows, as SQLite and PostgreSQL hold them. */
+class SqlKeyed implements KeyedStore {
+  constructor(
+    private readonly q: SqlQuery,
+    private readonly d: Dialect,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  #row(value: string, ttlMs: number): string {
+    return JSON.stringify({ kv: value, exp: this.now() + ttlMs });
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    const { d } = this;
+    const rows = await this.q(
+      `SELECT ${d.text("value")} AS v FROM ${d.table} WHERE key = ${d.p(1)} AND ${d.exp("value")} > ${d.p(2)}`,
+      [d.prefix + key, this.now()],
+    );
+    const v = rows[0]?.v;
+    return typeof v === "string" ? v : undefined;
+  }
+
+  async put(key: string, value: string, ttlMs: number): Promise<void> {
+    const { d } = this;
+    await this.q(
+      `INSERT INTO ${d.table}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [d.prefix + key, this.#row(value, ttlMs)],
+    );
+  }
+
+  async swap(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean> {
+    const { d } = this;
+    const now = this.now();
+    const t = d.table;
+    const rows =
+      expected === undefined
+        ? await this.q(
+            `INSERT INTO ${t}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE ${d.exp(`${t}.value`)} <= ${d.p(3)}
+             RETURNING key`,
+            [d.prefix + key, this.#row(next, ttlMs), now],
+          )
+        : await this.q(
+            `UPDATE ${t} SET value = ${d.json(d.p(1))}
+             WHERE key = ${d.p(2)} AND ${d.text("value")} = ${d.p(3)} AND ${d.exp("value")} > ${d.p(4)}
+             RETURNING key`,
+            [this.#row(next, ttlMs), d.prefix + key, expected, now],
+          );
+    return rows.length === 1;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.q(`DELETE FROM ${this.d.table} WHERE key = ${this.d.p(1)}`, [this.d.prefix + key]);
+  }
+
+  async sweep(now: number): Promise<number> {
+    const { d } = this;
+    // ':' + 1 = ';': the range is exactly the prefix.
+    const rows = await this.q(
+      `DELETE FROM ${d.table} WHERE key >= ${d.p(1)} AND key < ${d.p(2)} AND ${d.exp("value")} <= ${d.p(3)}
+       RETURNING key`,
+      [d.prefix, `${d.prefix.slice(0, -1)};`, now],
+    );
+    return rows.length;
+  }
+}
+
+export const sqliteKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, SQLITE, now);
+export const postgresKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, POSTGRES, now);

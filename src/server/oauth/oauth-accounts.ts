@@ -1,0 +1,77 @@
+/**
+ * Accounts: one per service key, named by the key's hash (the same hash that binds every ledger
+ * record, session and per-key cap), holding the key sealed (sealing.ts) and the grants made
+ * over it. A replica that has never seen the key opens it from here; when the service refuses the
+ * key (revoked or expired upstream) every grant over it is deleted, and with them their tokens
+ * (adapter.ts), so the next request answers 401 and the host asks the user to sign in again.
+ */
+import type { KeyedStore } from "../../ledger/open-ledger.js";
+import { recordKey } from "./oauth-adapter.js";
+import type { Sealing } from "./oauth-sealing.js";
+
+interface AccountRecord {
+  key: string;
+  grants: string[];
+}
+
+/** An account outlives its longest grant (see provider.ts). */
+export const ACCOUNT_TTL_MS = 90 * 24 * 60 * 60 * 1000;
+/** Grants remembered per account; the oldest are forgotten first (they expire on their own). */
+const MAX_GRANTS = 200;
+const MAX_SWAP_TRIES = 8;
+
+const accountKey = (keyHash: string): string => `oauth:account:${keyHash}`;
+
+export class Accounts {
+  constructor(
+    private readonly kv: KeyedStore,
+    private readonly sealing: Sealing,
+  ) {}
+
+  /** Stores the key (sealed) and adds a grant to its account, atomically against other replicas. */
+  async remember(keyHash: string, apiKey: string, grantId: string): Promise<void> {
+    await this.#update(keyHash, (rec) => ({
+      key: this.sealing.seal(apiKey, keyHash),
+      grants: [...(rec?.grants ?? []).filter((g) => g !== grantId), grantId].slice(-MAX_GRANTS),
+    }));
+  }
+
+  /** The key behind an account, or undefined when the account is gone or no secret opens it. */
+  async apiKey(keyHash: string): Promise<string | undefined> {
+    const raw = await this.kv.get(accountKey(keyHash));
+    if (raw === undefined) return undefined;
+    const rec = JSON.parse(raw) as AccountRecord;
+    const opened = this.sealing.open(rec.key, keyHash);
+    if (opened === undefined) return undefined;
+    if (opened.stale) {
+      // Sealed under a secret being rotated out: seal it again under the new one.
+      const next: AccountRecord = { ...rec, key: this.sealing.seal(opened.plain, keyHash) };
+      await this.kv.swap(accountKey(keyHash), raw, JSON.stringify(next), ACCOUNT_TTL_MS);
+    }
+    return opened.plain;
+  }
+
+  async exists(keyHash: string): Promise<boolean> {
+    return (await this.kv.get(accountKey(keyHash))) !== undefined;
+  }
+
+  /** The service refused the key: its grants (and so their tokens) and the sealed key are deleted. */
+  async revoke(keyHash: string): Promise<number> {
+    const raw = await this.kv.get(accountKey(keyHash));
+    if (raw === undefined) return 0;
+    const rec = JSON.parse(raw) as AccountRecord;
+    await Promise.all(rec.grants.map((g) => this.kv.delete(recordKey("Grant", g))));
+    await this.kv.delete(accountKey(keyHash));
+    return rec.grants.length;
+  }
+
+  async #update(keyHash: string, change: (rec: AccountRecord | undefined) => AccountRecord): Promise<void> {
+    const key = accountKey(keyHash);
+    for (let i = 0; i < MAX_SWAP_TRIES; i++) {
+      const raw = await this.kv.get(key);
+      const next = JSON.stringify(change(raw === undefined ? undefined : (JSON.parse(raw) as AccountRecord)));
+      if (await this.kv.swap(key, raw, next, ACCOUNT_TTL_MS)) return;
+    }
+    throw new Error("the account record could not be updated: the store kept changing");
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * `--auth oauth`: the MCP authorization spec on the HTTP transport. This server is both the
+ * protected resource (`<public URL>/mcp`, its metadata per RFC 9728, bearer checks with the SDK's
+ * resource-server helpers) and the authorization server (provider.ts, issuer = the public URL).
+ * A token resolves to the account of the key it was granted over (accounts.ts), so every ledger
+ * record, session and per-key cap is bound to that key's hash, exactly as with a Bearer key.
+ * http.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  type AuthInfo,
+  bearerAuthChallengeResponse,
+  buildOAuthProtectedResourceMetadata,
+  OAuthError,
+  OAuthErrorCode,
+  type OAuthTokenVerifier,
+  verifyBearerToken,
+} from "@modelcontextprotocol/server";
+import type Provider from "oidc-provider";
+import type { KeyedStore } from "../../ledger/open-ledger.js";
+import { Accounts } from "./oauth-accounts.js";
+import { createProvider, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
+import { Sealing } from "./oauth-sealing.js";
+import { type KeyCheck, serveSignIn } from "./sign-in.js";
+
+export type { KeyCheck } from "./sign-in.js";
+
+export interface OAuthOptions {
+  /** The origin users reach (GENERATION_PUBLIC_URL). */
+  publicUrl: string;
+  /** GENERATION_AUTH_SECRET(S), base64. */
+  secrets: readonly string[];
+  kv: KeyedStore;
+  hashKey(apiKey: string): string;
+  /** Asks the service whether a key works (GET /api/generate/models). */
+  checkKey(apiKey: string): Promise<KeyCheck>;
+  /** Whether this process already serves the key behind a hash. */
+  hasKey(keyHash: string): boolean;
+  /** Makes this process serve a key (its engine), opened from the account. */
+  useKey(apiKey: string): void;
+  sandboxKey?: string;
+}
+
+export interface OAuthGate {
+  /** The protected resource, `<public URL>/mcp`. */
+  readonly resource: string;
+  /** The public URL's host name, which Host headers may carry. */
+  readonly hostname: string;
+  /** Serves an OAuth route (metadata, authorization server, sign-in); false when `path` is none. */
+  serve(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  /** The key hash a request's access token resolves to, or the 401/403 answer. */
+  authenticate(req: IncomingMessage): Promise<AuthInfo | Response>;
+  /** The service refused this key: end every grant over it. */
+  revokeKey(keyHash: string): Promise<void>;
+}
+
+const PRM = "/.well-known/oauth-protected-resource";
+const SWEEP_MS = 60 * 60 * 1000;
+const AS_METADATA = new Set(["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]);
+
+export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
+  const issuer = new URL(o.publicUrl).origin;
+  const resource = `${issuer}/mcp`;
+  const sealing = new Sealing(o.secrets);
+  const accounts = new Accounts(o.kv, sealing);
+  const loopbackHttp = issuer.startsWith("http:");
+  const provider = await createProvider({
+    issuer,
+    resource,
+    kv: o.kv,
+    sealing,
+    accounts,
+    allowLoopbackClients: loopbackHttp,
+  });
+  const callback = provider.callback();
+  // SQL stores keep expired tokens until swept (Redis expires them itself).
+  setInterval(() => void o.kv.sweep(Date.now()).catch(() => undefined), SWEEP_MS).unref();
+  const resourceMetadataUrl = `${issuer}${PRM}/mcp`;
+  const metadata = JSON.stringify(
+    buildOAuthProtectedResourceMetadata({
+      // Only `issuer` is used: the document points clients at the authorization server.
+      oauthMetadata: {
+        issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        response_types_supported: ["code"],
+      },
+      resourceServerUrl: new URL(resource),
+      scopesSupported: [MCP_SCOPE],
+      resourceName: "generation-mcp",
+      dangerouslyAllowInsecureIssuerUrl: loopbackHttp,
+    }),
+  );
+  const bearer = {
+    verifier: verifier(provider, accounts, o),
+    expectedResource: new URL(resource),
+    requiredScopes: [MCP_SCOPE],
+    resourceMetadataUrl,
+  };
+  const forwarded = { proto: issuer.slice(0, issuer.indexOf(":")), host: new URL(issuer).host };
+  const signIn = {
+    provider,
+    sealing,
+    accounts,
+    resource,
+    hashKey: o.hashKey,
+    checkKey: o.checkKey,
+    ...(o.sandboxKey === undefined ? {} : { sandboxKey: o.sandboxKey }),
+  };
+
+  return {
+    resource,
+    hostname: new URL(issuer).hostname,
+    serve(req, res, path) {
+      if (path === PRM || path === `${PRM}/mcp`) {
+        servePrm(req, res, metadata);
+        return true;
+      }
+      const asMetadata = AS_METADATA.has(path);
+      if (!asMetadata && !path.startsWith("/oauth/")) return false;
+      // The URLs oidc-provider writes come from these, set from the public URL, never the client.
+      req.headers["x-forwarded-proto"] = forwarded.proto;
+      req.headers["x-forwarded-host"] = forwarded.host;
+      if (path.startsWith(SIGN_IN_PATH)) {
+        const uid = decodeURIComponent(path.slice(SIGN_IN_PATH.length));
+        serveSignIn(req, res, uid, signIn).catch(() => {
+          if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
+        });
+        return true;
+      }
+      if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
+      void callback(req, res);
+      return true;
+    },
+    async authenticate(req) {
+      try {
+        return await verifyBearerToken(req.headers.authorization, bearer);
+      } catch (error) {
+        return bearerAuthChallengeResponse(error, bearer);
+      }
+    },
+    async revokeKey(keyHash) {
+      await accounts.revoke(keyHash);
+    },
+  };
+}
+
+/** RFC 9728 metadata: public, readable from any origin (browser-based hosts discover it too). */
+function servePrm(req: IncomingMessage, res: ServerResponse, metadata: string): void {
+  const cors = { "access-control-allow-origin": "*" };
+  if (req.method === "OPTIONS") {
+    res
+      .writeHead(204, { ...cors, "access-control-allow-methods": "GET", "access-control-allow-headers": "*" })
+      .end();
+  } else if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { ...cors, allow: "GET, HEAD, OPTIONS" }).end();
+  } else {
+    res
+      .writeHead(200, { ...cors, "content-type": "application/json", "cache-control": "public, max-age=300" })
+      .end(req.method === "HEAD" ? undefined : metadata);
+  }
+}
+
+/**
+ * An access token is valid while its record (stored by hash) and its grant both live: revoking,
+ * reusing a refresh token or the service refusing the key deletes the grant (adapter.ts).
+ */
+function verifier(provider: Provider, accounts: Accounts, o: OAuthOptions): OAuthTokenVerifier {
+  const invalid = (why: string) =>
+    new OAuthError(OAuthErrorCode.InvalidToken, `${why}; sign in again through your app`);
+  return {
+    async verifyAccessToken(token) {
+      const at = await provider.AccessToken.find(token);
+      if (at === undefined || typeof at.grantId !== "string") {
+        throw invalid("The access token is unknown, expired or revoked");
+      }
+      if ((await provider.Grant.find(at.grantId)) === undefined) {
+        throw invalid("The sign-in behind this access token was revoked");
+      }
+      const keyHash = at.accountId;
+      if (typeof keyHash !== "string") throw invalid("The access token names no account");
+      if (!o.hasKey(keyHash)) {
+        const apiKey = await accounts.apiKey(keyHash);
+        if (apiKey === undefined) throw invalid("The key behind this sign-in is no longer stored");
+        o.useKey(apiKey);
+      }
+      const aud = Array.isArray(at.aud) ? at.aud[0] : at.aud;
+      return {
+        token: "",
+        clientId: at.clientId ?? "",
+        scopes: (at.scope ?? "").split(" ").filter((s) => s !== ""),
+        ...(at.exp === undefined ? {} : { expiresAt: at.exp }),
+        ...(typeof aud === "string" ? { resource: new URL(aud) } : {}),
+        extra: { keyHash },
+      };
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The pages a user sees while connecting a host: the sign-in form and the error page. Plain HTML,
+ * one inline style allowed by its hash, no script, nothing from a third party; every value
+ * written into them is escaped, and the key a user typed is never written back.
+ */
+import { createHash } from "node:crypto";
+import type { ServerResponse } from "node:http";
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1b1b1b}
+main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border:1px solid #d6d6d0;border-radius:8px}
+h1{font-size:1.4rem;margin-top:0}label{display:block;font-weight:600;margin-top:1rem}
+input{width:100%;box-sizing:border-box;font:inherit;padding:.5rem;margin:.25rem 0;border:1px solid #767676;border-radius:4px}
+.help{color:#4a4a4a;font-size:.9rem}.error{border-left:4px solid #b00020;background:#fdecee;padding:.5rem .75rem;margin:1rem 0}
+.actions{display:flex;gap:.75rem;flex-wrap:wrap;margin-top:1.25rem}
+button{font:inherit;padding:.5rem 1.25rem;border-radius:4px;border:1px solid #1b1b1b;background:#fff;cursor:pointer}
+button.primary{background:#1b1b1b;color:#fff}button:focus-visible,input:focus-visible{outline:3px solid #2a6df4;outline-offset:2px}
+code{font-size:.9em}`;
+const STYLE_HASH = createHash("sha256").update(STYLE).digest("base64");
+
+export function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
+}
+
+function document(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+export interface SignInView {
+  uid: string;
+  csrf: string;
+  clientName: string;
+  /** Where the browser returns after sign-in (the client's redirect URI's host). */
+  redirectHost: string;
+  /** Said above the form after a refused attempt; never contains the key. */
+  error?: string;
+  /** With --sandbox: offer the sandbox's own key. */
+  sandbox: boolean;
+}
+
+export function signInPage(v: SignInView): string {
+  const name = escapeHtml(v.clientName);
+  const error =
+    v.error === undefined
+      ? ""
+      : `<div class="error" role="alert" id="key-error"><strong>Not connected.</strong> ${escapeHtml(v.error)}</div>`;
+  const sandbox = v.sandbox
+    ? `<button type="submit" name="action" value="sandbox" formnovalidate>Use the sandbox key</button>`
+    : "";
+  return document(
+    `Connect ${v.clientName} to generation-mcp`,
+    `<h1>Connect <q>${name}</q> to generation-mcp</h1>
+<p><strong>${name}</strong>, which returns to <code>${escapeHtml(v.redirectHost)}</code>, asks to generate media with your service key. It will spend Gems from that key, within the key's own monthly cap, and see your generation requests.</p>
+${error}
+<form method="post" action="/oauth/sign-in/${encodeURIComponent(v.uid)}">
+<input type="hidden" name="csrf" value="${escapeHtml(v.csrf)}">
+<label for="key">Your service key</label>
+<input id="key" name="key" type="password" autocomplete="off" spellcheck="false" autocapitalize="off"
+ aria-describedby="key-help${v.error === undefined ? "" : " key-error"}"${v.error === undefined ? "" : ' aria-invalid="true"'} autofocus>
+<p class="help" id="key-help">It starts with <code>lgk_</code>. It is checked with the service, then kept encrypted on this server; ${name} never sees it. Revoking the key in your account ends this connection.</p>
+<div class="actions">
+<button type="submit" class="primary" name="action" value="allow">Allow</button>
+<button type="submit" name="action" value="deny" formnovalidate>Deny</button>
+${sandbox}
+</div>
+</form>`,
+  );
+}
+
+export function errorPage(error: string, description: string): string {
+  return document(
+    "Could not connect",
+    `<h1>Could not connect</h1>
+<div class="error" role="alert"><strong>${escapeHtml(error)}</strong>: ${escapeHtml(description)}</div>
+<p>Go back to the app you were connecting and start again. If this keeps happening, tell the person who runs this server the error above.</p>`,
+  );
+}
+
+/** The headers every page gets: no framing, no third-party anything, no caching, no referrer. */
+export function pageHeaders(formTargets: string[] = []): Record<string, string> {
+  const csp = [
+    "default-src 'none'",
+    `style-src 'sha256-${STYLE_HASH}'`,
+    // Chromium applies form-action to the redirects after a post: the client's redirect URI too.
+    `form-action 'self' ${formTargets.join(" ")}`.trim(),
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join("; ");
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": csp,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+  };
+}
+
+export function sendPage(res: ServerResponse, status: number, html: string, formTargets?: string[]): void {
+  res.writeHead(status, pageHeaders(formTargets)).end(html);
+}

@@ -1,0 +1,163 @@
+/**
+ * The sign-in interaction: oidc-provider sends the browser here (`/oauth/sign-in/<uid>`) to log
+ * the user in and ask consent in one page. The user brings their own service key; it is checked
+ * with the service (`GET /api/generate/models`, which needs the `read` scope) before anything is
+ * stored, then sealed in the user's account (accounts.ts) and a grant for this client and this
+ * resource is made. The form carries a CSRF token bound to the interaction, and the interaction
+ * itself is bound to the browser by oidc-provider's signed cookie. A refusal says why, naming the
+ * scope or the format, never the key; nothing is stored for a refused attempt.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type Provider from "oidc-provider";
+import type { Accounts } from "./oauth-accounts.js";
+import { MCP_SCOPE } from "./oauth-provider.js";
+import type { Sealing } from "./oauth-sealing.js";
+import { errorPage, sendPage, signInPage } from "./sign-in-page.js";
+
+/** What the service said of a key: usable, or the service's refusal code. */
+export type KeyCheck = { ok: true } | { ok: false; code: string };
+
+export interface SignInDeps {
+  provider: Provider;
+  sealing: Sealing;
+  accounts: Accounts;
+  resource: string;
+  hashKey(apiKey: string): string;
+  checkKey(apiKey: string): Promise<KeyCheck>;
+  /** With --sandbox: the sandbox's key, offered by a button (never written into the page). */
+  sandboxKey?: string;
+}
+
+const KEY = /^lgk_[0-9a-f]{64}$/;
+/**
+ * The scopes the provider lists (oauth-provider.ts): a client may register and ask for any of
+ * them, and consent covers what it asked for; `mcp` is also granted on the resource below.
+ */
+const OIDC_SCOPES = new Set(["openid", "offline_access", MCP_SCOPE]);
+const MAX_FORM_BYTES = 8 * 1024;
+
+const REFUSALS: Record<string, string> = {
+  FORMAT:
+    "That is not a service key: a key is lgk_ followed by 64 lowercase hexadecimal characters. Copy it again from your account.",
+  INVALID_API_KEY:
+    "The service did not accept this key: it is revoked, expired or mistyped. Create or copy a key in your account, then try again.",
+  INSUFFICIENT_SCOPE:
+    "This key lacks the read scope, which listing models and following tasks need. Use a key with both the read and generate scopes.",
+};
+
+const refusal = (code: string): string =>
+  REFUSALS[code] ??
+  `The service could not check the key just now (${code.replace(/[^A-Z0-9_]/g, "")}). Try again in a moment.`;
+
+interface Interaction {
+  uid: string;
+  params: Record<string, unknown>;
+  prompt: { details: Record<string, unknown> };
+}
+
+export async function serveSignIn(
+  req: IncomingMessage,
+  res: ServerResponse,
+  uid: string,
+  d: SignInDeps,
+): Promise<void> {
+  let details: Interaction;
+  try {
+    details = (await d.provider.interactionDetails(req, res)) as unknown as Interaction;
+  } catch {
+    return expired(res);
+  }
+  if (details.uid !== uid) return expired(res);
+  const clientId = String(details.params.client_id ?? "");
+  const client = await d.provider.Client.find(clientId);
+  const redirect = URL.parse(String(details.params.redirect_uri ?? ""));
+  if (client === undefined || redirect === null) return expired(res);
+  // The client's redirect: where the browser goes once this form is posted (see pageHeaders).
+  const target =
+    redirect.protocol === "https:" || redirect.protocol === "http:" ? redirect.origin : redirect.protocol;
+  const show = (status: number, error?: string) =>
+    sendPage(
+      res,
+      status,
+      signInPage({
+        uid,
+        csrf: d.sealing.csrfToken(uid),
+        clientName: client.clientName ?? redirect.host ?? clientId,
+        redirectHost: redirect.host || redirect.protocol,
+        sandbox: d.sandboxKey !== undefined,
+        ...(error === undefined ? {} : { error }),
+      }),
+      [target],
+    );
+
+  if (req.method === "GET") return show(200);
+  if (req.method !== "POST") {
+    res.writeHead(405, { allow: "GET, POST" }).end();
+    return;
+  }
+  const form = await readForm(req);
+  if (form === undefined || !d.sealing.csrfValid(uid, form.get("csrf"))) {
+    return sendPage(
+      res,
+      403,
+      errorPage(
+        "invalid_request",
+        "The form expired or did not come from this sign-in page. Start again from your app.",
+      ),
+    );
+  }
+  const action = form.get("action");
+  if (action === "deny") {
+    await d.provider.interactionFinished(
+      req,
+      res,
+      { error: "access_denied", error_description: "The user declined to connect their key" },
+      { mergeWithLastSubmission: false },
+    );
+    return;
+  }
+  const apiKey =
+    action === "sandbox" && d.sandboxKey !== undefined ? d.sandboxKey : (form.get("key") ?? "").trim();
+  if (!KEY.test(apiKey)) return show(400, refusal("FORMAT"));
+  const check = await d.checkKey(apiKey).catch(() => ({ ok: false, code: "UNREACHABLE" }) as const);
+  if (!check.ok) return show(check.code === "INVALID_API_KEY" ? 401 : 403, refusal(check.code));
+
+  const keyHash = d.hashKey(apiKey);
+  const grant = new d.provider.Grant({ accountId: keyHash, clientId });
+  // One page for login and consent: grant at once what was asked of the server's own scopes.
+  const asked = String(details.params.scope ?? "").split(" ");
+  const oidc = asked.filter((s) => OIDC_SCOPES.has(s));
+  if (oidc.length > 0) grant.addOIDCScope(oidc.join(" "));
+  grant.addResourceScope(d.resource, MCP_SCOPE);
+  const grantId = await grant.save();
+  await d.accounts.remember(keyHash, apiKey, grantId);
+  await d.provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId: keyHash }, consent: { grantId } },
+    { mergeWithLastSubmission: false },
+  );
+}
+
+function expired(res: ServerResponse): void {
+  sendPage(
+    res,
+    400,
+    errorPage(
+      "invalid_request",
+      "This sign-in page has expired or was opened in another browser. Start again from your app.",
+    ),
+  );
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
+  if (!(req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
