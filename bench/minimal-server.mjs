@@ -1,5 +1,8 @@
-// The floor for cold start: the MCP SDK over stdio with one zod-described tool and nothing else.
-// bench/server.ts times it next to our CLI, so the comparison holds whatever the machine's load.
+// The floor: the MCP SDK over stdio with zod-described tools and nothing else. bench/server.ts times
+// its cold start next to our CLI, and its `generate_image` (the same POST our paid call makes, with a
+// fresh Idempotency-Key and no ledger, budget or presentation) next to ours, so each comparison holds
+// whatever the machine's load.
+import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
@@ -11,5 +14,25 @@ server.registerTool(
   async ({ text }) => ({
     content: [{ type: "text", text }],
   }),
+);
+server.registerTool(
+  "generate_image",
+  {
+    description: "Submits an image generation and returns the service's answer.",
+    inputSchema: z.object({ model: z.string(), prompt: z.string(), wait: z.number().optional() }),
+  },
+  async ({ model, prompt }) => {
+    const res = await fetch(`${process.env.GENERATION_BASE_URL}/api/generate/image`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${process.env.GENERATION_API_KEY}`,
+        "content-type": "application/json",
+        "idempotency-key": randomUUID(),
+      },
+      body: JSON.stringify({ model, prompt }),
+    });
+    const text = await res.text();
+    return { content: [{ type: "text", text }], isError: !res.ok };
+  },
 );
 await server.connect(new StdioServerTransport());

@@ -8,6 +8,8 @@
  *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
  *  (e), (f) what --auth oauth costs: the sign-in flow's server time, and token validation per
  *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
+ *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
+ *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -30,6 +32,11 @@ const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
+/** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefg");
+const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
+const PAID_MEDIAN_TARGET = 1.3;
+const PAID_P99_TARGET = 1.5;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const percentile = (xs: number[], p: number) => {
@@ -256,19 +263,65 @@ async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
   }
 }
 
+/**
+ * (g) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
+ * check, durable claim, the POST within the call's budget, the result, the delivered mark) against
+ * the minimal SDK server making the same POST with no ledger. Interleaved, every prompt new, so
+ * every call is new work on both sides.
+ */
+async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
+  const connect = async (args: string[], env = serviceEnv) => {
+    const c = new Client({ name: "bench", version: "1.0.0" });
+    await c.connect(new StdioClientTransport({ command: process.execPath, args, env }));
+    return c;
+  };
+  // BENCH_CPU_PROF=DIR writes a CPU profile of our server (node --cpu-prof) into DIR.
+  const prof = process.env.BENCH_CPU_PROF;
+  const ours = await connect(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, CLI] : [CLI]);
+  const minimal = await connect([MINIMAL]);
+  let n = 0;
+  const submit = (c: Client) => async () => {
+    const args = { model: "sandbox-image-fast", prompt: `bench paid call ${n++}`, wait: 0 };
+    const r = await c.callTool({ name: "generate_image", arguments: args });
+    if (r.isError) throw new Error(`generate_image failed: ${JSON.stringify(r.content)}`);
+  };
+  try {
+    for (let i = 0; i < 30; i++) {
+      await submit(minimal)();
+      await submit(ours)();
+    }
+    const oursTimes: number[] = [];
+    const bareTimes: number[] = [];
+    for (let i = 0; i < PAID_CALLS; i++) {
+      bareTimes.push(await time(submit(minimal)));
+      oursTimes.push(await time(submit(ours)));
+    }
+    const med = median(oursTimes) / median(bareTimes);
+    const p99 = percentile(oursTimes, 99) / percentile(bareTimes, 99);
+    const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
+    print(`(g) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
+    print(
+      `    ours median ${ms(median(oursTimes))}, p99 ${ms(percentile(oursTimes, 99))}; minimal SDK server with the same POST median ${ms(median(bareTimes))}, p99 ${ms(percentile(bareTimes, 99))}`,
+    );
+    print(`    median ratio ${med.toFixed(2)} (${met(med, PAID_MEDIAN_TARGET)})`);
+    print(`    p99 ratio ${p99.toFixed(2)} (${met(p99, PAID_P99_TARGET)})`);
+  } finally {
+    await Promise.all([ours.close(), minimal.close()]);
+  }
+}
+
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run `npm run build` first");
   const iso = isolatedEnv();
   const sandbox = await startSandboxCli(iso.env);
   const serviceEnv = { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY };
   try {
-    if (process.env.BENCH_ONLY !== "oauth") {
-      const cold = await coldStarts(iso.env);
-      await overheads(sandbox.url, serviceEnv);
-      await httpSessions(serviceEnv);
-      catalogCost(cold.ours, cold.peers);
-    }
-    await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
+    const cold = PARTS.includes("a") || PARTS.includes("d") ? await coldStarts(iso.env) : undefined;
+    if (PARTS.includes("b")) await overheads(sandbox.url, serviceEnv);
+    if (PARTS.includes("g")) await paidCalls(serviceEnv);
+    if (PARTS.includes("c")) await httpSessions(serviceEnv);
+    if (cold !== undefined && PARTS.includes("d")) catalogCost(cold.ours, cold.peers);
+    if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
   } finally {
     await sandbox.stop();
     iso.cleanup();

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { channelInAuth } from "./mcp/delivery.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -73,7 +74,10 @@ async function serveStdio(config: Config): Promise<void> {
   const key = engines.defaultApiKey;
   if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
   const engine = engines.forKey(key);
-  serveOverStdio({ createServer: () => createMcpServer(engine), onClose: () => engines.close() });
+  serveOverStdio({
+    createServer: (channel) => createMcpServer(engine, () => channel),
+    onClose: () => engines.close(),
+  });
   warmUpSoon(engines);
 }
 
@@ -115,7 +119,7 @@ async function serveHttp(config: Config): Promise<void> {
       port: config.port,
       ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
       keyHash: (apiKey) => engines.forKey(apiKey).keyHash,
-      createServer: (keyHash) => createMcpServer(engines.byHash(keyHash)),
+      createServer: (keyHash) => createMcpServer(engines.byHash(keyHash), channelInAuth),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
       ...(oauth === undefined ? {} : { oauth }),

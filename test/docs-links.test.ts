@@ -35,9 +35,13 @@ function resolveLink(from: string, target: string): { file: string; anchor: stri
 }
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && /\.(ts|mjs|js)$/.test(e.name))
-    .map((e) => relative(ROOT, join(e.parentPath, e.name)));
+  return (
+    readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && /\.(ts|mjs|js)$/.test(e.name))
+      .map((e) => relative(ROOT, join(e.parentPath, e.name)))
+      // Installed packages (bench/peers/node_modules, after `npm run bench`) are not ours to cite docs/.
+      .filter((f) => !f.split("/").includes("node_modules"))
+  );
 }
 
 describe("the README and docs/", () => {

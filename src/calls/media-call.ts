@@ -1,27 +1,28 @@
 /**
- * generate_image, generate_video and generate_audio: a paid submission (paid.ts), then a bounded
- * wait (waiting.ts) and the task as it stands (present.ts). Once the task exists it is paid for:
- * from then on every answer carries its ID and identity, whatever else fails.
+ * One paid media call (generate_image, generate_video, generate_audio), read top to bottom: the
+ * steps of paid-call.ts, then a bounded wait (waiting.ts) and the task as it stands (present.ts).
+ * Once the task exists it is paid for: from then on every answer carries its ID and identity,
+ * whatever else fails.
  */
 import { endpointOf } from "../client/endpoints.js";
+import { buildMediaBody } from "../client/requests.js";
 import type { Submission } from "../client/schemas.js";
 import type { MediaKind } from "../config/service-limits.js";
 import { LIMITS } from "../config/service-limits.js";
+import { SUBMIT_ATTEMPT_MS } from "../config/time-limits.js";
+import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
-import { describeError, errorResult, okResult } from "../mcp/results.js";
+import { describeError, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { paidCall } from "./paid-call.js";
+import { checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { saveTarget } from "./saving.js";
-import { estimateGems } from "./spending.js";
+import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
 import { taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
-
-/** A media submission is answered at once (the work is queued); longer is an uncertain attempt. */
-const SUBMIT_ATTEMPT_MS = 15_000;
 
 export interface MediaArgs {
   model: string;
@@ -35,6 +36,8 @@ export interface MediaArgs {
   save?: boolean | undefined;
 }
 
+type Run = RunResult<{ submission: Submission }>;
+
 export async function submitMedia(
   tool: string,
   kind: MediaKind,
@@ -43,100 +46,105 @@ export async function submitMedia(
   engine: Engine,
 ): Promise<ToolOutcome> {
   const { wait, idempotencyKey, save, maxGems, ...request } = args;
+  const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
-  const { buildMediaBody } = await import("../client/requests.js");
-  const q = new Questions(ctx);
-  const roots = save ? q.roots() : undefined;
-  let dirs: string[] | undefined;
-  let paid: Awaited<ReturnType<typeof paidCall<{ submission: Submission }>>>;
+  const body = (ceiling: number | undefined) =>
+    buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
+  let ceiling: Ceiling | undefined;
   try {
-    // What the model catalog rules out is refused here: nothing confirmed, claimed or spent.
-    await catalogCheck(engine, tool, kind, { ...request, idempotencyKey });
-    paid = await paidCall(engine, ctx, {
+    // 1. Check the arguments: what the model catalog rules out, then the body itself.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () => catalogCheck(engine, tool, kind, { ...request, idempotencyKey }),
+    );
+    // 2. Estimate and confirm spending (and ask for roots in the same round, for a save).
+    const q = new Questions(ctx);
+    const roots = save ? q.roots() : undefined;
+    ceiling = await confirmSpending(engine, ctx, q, {
+      tool,
+      model: checked.body.model,
+      given: maxGems,
+      limit: LIMITS.mediaMaxGems,
+      estimate: () => estimateGems(engine, checked.body.model, request.parameters ?? {}),
+    });
+    if (q.pending) return q.result();
+    // A save that cannot work is refused before the charge, never after it.
+    const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
+    const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
+    // 3. Claim the identity with the bytes, then send them within the budget.
+    const run = await claimAndSend(engine, ctx, {
       tool,
       endpoint: endpointOf(kind),
-      build: (ceiling) =>
-        buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) }),
-      maxGems,
-      maxGemsLimit: LIMITS.mediaMaxGems,
-      estimate: (body) => estimateGems(engine, body.model, request.parameters ?? {}),
+      built,
       idempotencyKey,
       budget,
       attemptMs: SUBMIT_ATTEMPT_MS,
-      questions: q,
-      ...(save
-        ? {
-            preflight: async () => {
-              dirs = await saveTarget(engine, roots === "pending" ? [] : roots);
-            },
-          }
-        : {}),
-      send: (identity, sent, signal) =>
-        engine.client.submitMedia(kind, sent, identity, signal ? { signal } : {}),
+      send: (identity, bytes, signal) =>
+        engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
       ref: (r) => ({ taskId: r.submission.task.id }),
     });
+    // 4. Wait for the task, then present it as it stands.
+    const shown = await waitAndPresent(engine, ctx, run, { waitSeconds, budget, dirs, ceiling });
+    // 5. Deliver, and mark delivered once the transport wrote it.
+    return deliver(ctx, run, shown);
   } catch (err) {
-    return refusal(err, kind, request.operation);
+    return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
+  } finally {
+    budget.release();
   }
-  if (paid.kind === "answered") return paid.result;
-  const { run } = paid;
+}
+
+interface Presenting {
+  waitSeconds: number;
+  budget: ReturnType<typeof callBudget>;
+  dirs: string[] | undefined;
+  ceiling: Ceiling;
+}
+
+/** The submitted task after a bounded wait, as a result; never throws (the task is paid for). */
+async function waitAndPresent(
+  engine: Engine,
+  ctx: ToolContext,
+  run: Run,
+  o: Presenting,
+): Promise<ToolOutcome> {
   const { submission } = run.result;
-  const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
+  // A call that joined or replayed an earlier one created nothing, whatever the service said then.
+  const created = submission.created && !run.reused;
+  const notes = [ceilingNote(engine, o.ceiling)].filter((n): n is string => n !== undefined);
+  const facts = { identity: run.identity, reused: run.reused, joined: run.joined, created };
   // The first progress names the task, so a host that cuts the call still showed its ID.
   await ctx.progress(
-    `Submitted task ${submission.task.id} (identity ${run.identity}); ${submission.task.status}, waiting up to ${waitSeconds} s`,
+    `Submitted task ${submission.task.id} (identity ${run.identity}); ${submission.task.status}, waiting up to ${o.waitSeconds} s`,
   );
-  const facts = { identity: run.identity, reused: run.reused, created: submission.created };
   try {
-    const waited = await waitWithProgress(engine, ctx, submission.task, waitSeconds, budget);
+    const waited = await waitWithProgress(engine, ctx, submission.task, o.waitSeconds, o.budget);
     const shown = await presentTask(engine, ctx, waited.task, {
       ...facts,
-      dirs,
-      notes: waited.note ? [waited.note] : [],
-      budget,
+      dirs: o.dirs,
+      notes: [...notes, ...(waited.note ? [waited.note] : [])],
+      budget: o.budget,
     });
     const structured = {
       idempotencyKey: run.identity,
-      created: submission.created,
+      created,
       task: waited.task,
       ...(shown.saved ? { saved: shown.saved } : {}),
     };
     return okResult(shown.text, structured, shown.content);
   } catch (err) {
-    return submittedAnyway(engine, submission, facts, err);
+    const note = `The task was submitted and is paid for, but reading it afterwards failed (${describeError(err).code}); call poll_task with the task ID.`;
+    const wait = engine.config.defaultWaitSeconds;
+    const text = taskText(submission.task, { ...facts, wait, notes: [...notes, note] });
+    return okResult(text, { idempotencyKey: run.identity, created, task: submission.task });
   }
-}
-
-/** After the task exists, a failure of what follows still answers with the task as submitted. */
-function submittedAnyway(
-  engine: Engine,
-  submission: Submission,
-  facts: { identity: string; reused: boolean; created: boolean },
-  err: unknown,
-): ToolOutcome {
-  const note = `The task was submitted and is paid for, but reading it afterwards failed (${describeError(err).code}); call poll_task with the task ID.`;
-  const text = taskText(submission.task, { ...facts, wait: engine.config.defaultWaitSeconds, notes: [note] });
-  return okResult(text, {
-    idempotencyKey: facts.identity,
-    created: submission.created,
-    task: submission.task,
-  });
 }
 
 /**
- * A refusal before or by the service. voice_clone's INVALID_REFERENCE reads "upload the media
- * first" in the service's words; what is wrong there is the voice: it must be a private one.
+ * voice_clone's INVALID_REFERENCE reads "upload the media first" in the service's words; what is
+ * wrong there is the voice: it must be a private one.
  */
-function refusal(err: unknown, kind: MediaKind, operation: string | undefined): ToolOutcome {
-  const result = errorResult(err);
-  if (kind === "audio" && operation === "voice_clone" && describeError(err).code === "INVALID_REFERENCE") {
-    const first = result.content[0];
-    if (first?.type === "text") {
-      first.text = first.text.replace(
-        /Next: .*?(?= Identity|$)/s,
-        "Next: voice_clone needs a private voice of this key: upload a recording with upload_voice and pass its voice ID as parameters.voiceProfileId (public voices from list_voices work with operation speech).",
-      );
-    }
-  }
-  return result;
+function nextForVoiceClone(kind: MediaKind, operation: string | undefined, code: string): string | undefined {
+  if (kind !== "audio" || operation !== "voice_clone" || code !== "INVALID_REFERENCE") return undefined;
+  return "voice_clone needs a private voice of this key: upload a recording with upload_voice and pass its voice ID as parameters.voiceProfileId (public voices from list_voices work with operation speech).";
 }

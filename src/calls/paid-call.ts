@@ -1,117 +1,119 @@
 /**
- * The one paid-call pipeline every spending tool goes through: build the body with its ceiling,
- * confirm spending, claim through the ledger (identity and bytes stored before the first byte is
- * sent), send within the call's budget, and register "mark delivered" to run once the result has
- * reached the client. A call cancelled before delivery stays undelivered, so an identical call
- * replays the same identity (README, "Idempotency guarantees").
+ * The steps every paid call takes, in order, each named once here; one function per call kind
+ * reads as these steps (media-call.ts, chat-call.ts, extract-call.ts):
+ *
+ *   1. checkArguments   build the exact body and refuse bad input before anything leaves (no record)
+ *   2. confirmSpending  the ceiling to send, asking the user only when an estimate exceeds the
+ *                       threshold (spending.ts)
+ *   3. claimAndSend     the ledger records the identity and bytes durably, then sends them within
+ *                       the call's budget, replaying an uncertain outcome under the same identity
+ *   4. (media) wait for the task within the budget (waiting.ts), then present it (present.ts)
+ *   5. deliver          the result goes back to the transport, and the record is marked delivered
+ *                       once the transport wrote it to a live client (docs/idempotency.md#delivery)
+ *
+ * After step 3 every answer carries the identity; a failure before it sends nothing and records
+ * nothing.
  */
 import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
-import { Questions } from "../mcp/questions.js";
 import { describeError, errorResult } from "../mcp/results.js";
-import { attemptSignal, type Budget } from "./budget.js";
-import { type Ceiling, confirmSpending, thresholdNote } from "./spending.js";
+import type { Budget } from "./budget.js";
+import { type Ceiling, thresholdNote } from "./spending.js";
+import { JOINED, REPLAYED } from "./task-view.js";
 
+/** A body as it will be sent: its bytes are what the ledger stores and every attempt sends. */
 export interface Built {
   body: { model: string; maxGems?: number | undefined };
   bytes: string;
 }
 
-export interface PaidCall<T> {
+/**
+ * Step 1: refuses what the model catalog rules out (`catalog`, where the kind has such a check:
+ * src/calls/catalog-check.ts), then builds the body to send (the arguments' own bounds were
+ * checked at the edge, src/mcp/define-tool.ts). Before any question, claim or request, so a
+ * refusal leaves no record and spends nothing.
+ */
+export async function checkArguments(build: () => Built, catalog?: () => Promise<void>): Promise<Built> {
+  await catalog?.();
+  return build();
+}
+
+export interface Send<T> {
   tool: string;
   /** The service path, recorded with the identity. */
   endpoint: string;
-  /** Builds and checks the body with the ceiling to send; throws ArgumentError for bad input. */
-  build(maxGems: number | undefined): Built;
-  /** The call's own `maxGems`. */
-  maxGems: number | undefined;
-  /** The endpoint's highest ceiling. */
-  maxGemsLimit: number;
-  estimate?: (body: Built["body"]) => Promise<number | undefined>;
+  /** The exact body to record and send. */
+  built: Built;
   idempotencyKey: string | undefined;
   budget: Budget;
-  /**
-   * Longest wait for one attempt's answer before it counts as uncertain and is replayed (media
-   * submissions answer at once; a streamed answer may rightly take as long as the budget).
-   */
+  /** One attempt's limit before it counts as uncertain and is replayed (media: SUBMIT_ATTEMPT_MS). */
   attemptMs?: number;
-  /** Questions of the tool's own (roots), asked in the same round as the spending one. */
-  questions?: Questions;
-  /** Checks made after every answer is in and before anything is sent (a save target). */
-  preflight?: () => Promise<void>;
+  /** Sends the bytes under the identity, and nothing else: a method of the service client. */
   send(identity: string, bytes: string, signal: AbortSignal | undefined): Promise<T>;
+  /** What the record keeps of a success: the task ID (media) or response ID (text, extraction). */
   ref(result: T): { taskId?: string; responseId?: string };
 }
 
-export type Paid<T> =
-  /** Answered before sending: questions for the client, or a refusal to show as is. */
-  { kind: "answered"; result: ToolOutcome } | { kind: "sent"; run: RunResult<T>; ceiling: Ceiling };
-
-export async function paidCall<T>(engine: Engine, ctx: ToolContext, call: PaidCall<T>): Promise<Paid<T>> {
-  const first = call.build(call.maxGems);
-  const q = call.questions ?? new Questions(ctx);
-  const ceiling = await confirmSpending(engine, ctx, q, {
-    tool: call.tool,
-    model: first.body.model,
-    given: call.maxGems,
-    limit: call.maxGemsLimit,
-    ...(call.estimate ? { estimate: () => call.estimate?.(first.body) ?? Promise.resolve(undefined) } : {}),
-  });
-  if (q.pending) return { kind: "answered", result: q.result() };
-  await call.preflight?.();
-  const { bytes } = ceiling.maxGems === first.body.maxGems ? first : call.build(ceiling.maxGems);
-  try {
-    const run = await engine.ledger.run(
-      {
-        keyHash: engine.keyHash,
-        tool: call.tool,
-        endpoint: call.endpoint,
-        bytes,
-        signal: call.budget.signal(ctx.signal),
-        maxElapsedMs: call.budget.remainingMs(),
-        onAttempt: replayProgress(ctx),
-        // The service may echo the key in an error; the ledger stores summaries without it.
-        scrub: engine.client.scrub,
-        // Kept on the record: polling learns how long each model's tasks take.
-        model: first.body.model,
-        ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
-      },
-      call.attemptMs === undefined ? call.send : limitAttempts(call.send, call.attemptMs),
-      call.ref,
-    );
-    markDeliveredLater(engine, ctx, run.identity);
-    return { kind: "sent", run, ceiling };
-  } catch (err) {
-    if (ceiling.fromThreshold && describeError(err).code === "PRICE_CHANGED") {
-      return { kind: "answered", result: withNote(errorResult(err), thresholdNote(engine, ceiling.maxGems)) };
-    }
-    throw err;
-  } finally {
-    call.budget.release();
-  }
+/**
+ * Step 3: the ledger claims the identity (stored with the bytes before the first byte is sent),
+ * sends within the budget and replays uncertain outcomes. Throws IdentifiedError once claimed.
+ */
+export function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): Promise<RunResult<T>> {
+  return engine.ledger.run(
+    {
+      keyHash: engine.keyHash,
+      tool: o.tool,
+      endpoint: o.endpoint,
+      bytes: o.built.bytes,
+      signal: o.budget.signal(ctx.signal),
+      maxElapsedMs: o.budget.remainingMs(),
+      ...(o.attemptMs === undefined ? {} : { attemptMs: o.attemptMs }),
+      onAttempt: replayProgress(ctx),
+      // The service may echo the key in an error; the ledger stores summaries without it.
+      scrub: engine.client.scrub,
+      // Kept on the record: polling learns how long each model's tasks take.
+      model: o.built.body.model,
+      ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+    },
+    o.send,
+    o.ref,
+  );
 }
 
-function limitAttempts<T>(send: PaidCall<T>["send"], ms: number): PaidCall<T>["send"] {
-  return async (identity, bytes, signal) => {
-    const attempt = attemptSignal(signal ?? new AbortController().signal, ms);
-    try {
-      return await send(identity, bytes, attempt.signal);
-    } finally {
-      attempt.release();
-    }
-  };
+/**
+ * Step 5: hands the result over. Until the transport says whether it reached the client, an
+ * identical call and list_requests wait for the mark; written, the record is marked delivered
+ * (a repeat is then new work); lost or cancelled, it stays replayable.
+ */
+export function deliver<R extends ToolOutcome>(ctx: ToolContext, run: RunResult<unknown>, result: R): R {
+  const mark = run.handOver();
+  ctx.onDelivery((delivered) => mark.settle(delivered));
+  return result;
 }
 
-/** Delivery is marked by the transport once the result reached the client, never before. */
-function markDeliveredLater(engine: Engine, ctx: ToolContext, identity: string): void {
-  ctx.afterDelivery(async () => {
-    try {
-      await engine.ledger.markDelivered(engine.keyHash, identity, true);
-    } catch {
-      // Left undelivered, an identical call replays this identity: the safe side of the failure.
-    }
-  });
+/**
+ * A refusal of a paid call as its result, built once: PRICE_CHANGED under a ceiling that was the
+ * confirmation threshold says how to go above it; `next` replaces the generic next step where the
+ * call knows better.
+ */
+export function refused(
+  engine: Engine,
+  err: unknown,
+  ceiling: Ceiling | undefined,
+  next?: (code: string) => string | undefined,
+): ToolOutcome {
+  const { code } = describeError(err);
+  const notes =
+    ceiling?.fromThreshold && code === "PRICE_CHANGED" ? [thresholdNote(engine, ceiling.maxGems)] : [];
+  const instead = next?.(code);
+  return errorResult(err, { notes, ...(instead === undefined ? {} : { next: instead }) });
+}
+
+/** How a reused identity reads: joined a call in flight, or replayed an earlier one; no new charge. */
+export function reuseNote(run: RunResult<unknown>): string | undefined {
+  if (!run.reused) return undefined;
+  return run.joined ? JOINED : REPLAYED;
 }
 
 /** The ledger's replays of an uncertain outcome, made visible as progress (same identity, same bytes). */
@@ -123,11 +125,3 @@ const replayProgress =
         `Outcome unclear (${describeError(err).code}); replaying under the same identity, attempt ${attempt}`,
       );
   };
-
-/** Appends a line to a result's text. */
-function withNote<R extends ToolOutcome>(result: R, note: string): R {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content;
-  const first = content?.[0];
-  if (first?.type === "text") first.text = `${first.text ?? ""}\n${note}`;
-  return result;
-}

@@ -6,17 +6,16 @@
 import type { ContentBlock } from "@modelcontextprotocol/server";
 import type { Task } from "../client/schemas.js";
 import { isTerminal } from "../config/service-limits.js";
+import { ANSWER_MS, PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Budget } from "./budget.js";
 import { afterChargeSaveNote, saveOutputs } from "./saving.js";
-import { imagePreviews, PREVIEW_CAP_MS, resourceLinks, taskText } from "./task-view.js";
-
-/** Kept back from previews and saving so the answer itself still fits in the budget. */
-const ANSWER_MS = 1_000;
+import { imagePreviews, resourceLinks, taskText } from "./task-view.js";
 
 export interface Presentation {
   identity?: string;
   reused?: boolean;
+  joined?: boolean;
   created?: boolean;
   /** Save the outputs into these directories (checked before the submission). */
   dirs?: string[] | undefined;

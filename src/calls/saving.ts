@@ -6,9 +6,9 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import path from "node:path";
+import { limitSignal } from "../client/deadline.js";
 import type { Engine } from "../mcp/context.js";
 import { describeError, LocalRefusal } from "../mcp/results.js";
-import { capped } from "./budget.js";
 import { allowedDirs, isInside, resolveDir, saveInside, validRoots } from "./files.js";
 import { outputName } from "./task-view.js";
 
@@ -74,7 +74,7 @@ export async function saveOutputs(
   caller: AbortSignal,
   timeMs = Number.POSITIVE_INFINITY,
 ): Promise<SaveResult> {
-  const cap = capped(caller, Math.min(timeMs, 2 ** 31 - 1));
+  const cap = limitSignal(caller, timeMs);
   const saved: string[] = [];
   const notes: string[] = [];
   const why = (err: unknown) => (cap.expired() ? "not finished within this call's time" : failure(err));
@@ -96,6 +96,7 @@ export async function saveOutputs(
   } catch (err) {
     notes.push(`Outputs not saved: the task could not be read (${why(err)}).`);
   }
+  cap.release();
   if (saved.length > 0) notes.push(`Saved: ${saved.join(", ")}`);
   return { saved, notes };
 }

@@ -50,10 +50,13 @@ const configured = (engine: Engine, limit: number): number | undefined =>
   engine.config.maxGems === undefined ? undefined : Math.min(engine.config.maxGems, limit);
 
 /**
- * The ceiling to send, asking the user first (through `q`) when the spending may pass the
- * threshold and the client can ask. An explicit `maxGems` at or under the threshold needs no
- * question; above it, a client that can ask is asked, and one that cannot is taken at its word
- * (the refusal note tells the assistant to get the user's agreement before passing it).
+ * The ceiling to send, asking the user first (through `q`) only when an estimate exceeds the
+ * threshold and the client can ask. With no estimate (chat, video, audio) or one under the
+ * threshold, nobody is asked: the threshold travels as `maxGems`, so the service refuses a higher
+ * quote (PRICE_CHANGED) instead of spending it, and the result says so (`ceilingNote`). An explicit
+ * `maxGems` at or under the threshold needs no question; above it, a client that can ask is asked,
+ * and one that cannot is taken at its word (the refusal note tells the assistant to get the
+ * user's agreement before passing it).
  */
 export async function confirmSpending(
   engine: Engine,
@@ -74,18 +77,24 @@ export async function confirmSpending(
       : { maxGems: capped, fromThreshold: capped === threshold };
   if (!ctx.canElicit) return unasked();
   const estimate = o.given === undefined ? await o.estimate?.() : undefined;
-  if (estimate !== undefined && estimate <= threshold) return unasked();
+  if (o.given === undefined && (estimate === undefined || estimate <= threshold)) return unasked();
   const cost =
     estimate !== undefined
       ? `about ${gems(estimate)} (an estimate from the catalog's baseGems; the service sets the real quote when it receives the request)`
-      : "an amount the service only quotes on submission (no estimate is available)";
+      : `up to ${gems(o.given ?? 0)} (your maxGems)`;
   const ceiling = fallback !== undefined ? ` It will refuse to spend more than ${gems(fallback)}.` : "";
   const answer = q.confirm(
     "spend",
-    `${o.tool} with model ${o.model} will spend ${cost}, above your confirmation threshold of ${gems(threshold)}.${ceiling} Go ahead?`,
+    `${o.tool} with model ${o.model} may spend ${cost}, above your confirmation threshold of ${gems(threshold)}.${ceiling} Go ahead?`,
   );
   if (answer === "no") throw declined(`to spend Gems on ${o.tool}`);
   return { maxGems: fallback, fromThreshold: false };
+}
+
+/** What a result sent under the threshold ceiling says about it; nothing for any other ceiling. */
+export function ceilingNote(engine: Engine, ceiling: Ceiling): string | undefined {
+  if (!ceiling.fromThreshold) return undefined;
+  return `Sent with maxGems ${ceiling.maxGems}, your confirmation threshold (GENERATION_CONFIRM_ABOVE_GEMS ${engine.config.confirmAboveGems}), without asking: no estimate above it called for a question, and the service refuses a higher quote (PRICE_CHANGED) rather than spend it.`;
 }
 
 /** What a refusal under the threshold ceiling adds: how to go above it. */

@@ -4,17 +4,16 @@
  * small enough for hosts' 1 MB result limit, fetched within a few seconds at most.
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
+import { limitSignal } from "../client/deadline.js";
 import type { Task } from "../client/schemas.js";
 import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
+import { PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { describeError } from "../mcp/results.js";
-import { capped } from "./budget.js";
 
 /** Raw bytes of all previews together: base64 grows them by a third, still well under 1 MB. */
 export const PREVIEW_BUDGET_BYTES = 512 * 1024;
-/** All previews of one result together get at most this long: they never delay the task's answer. */
-export const PREVIEW_CAP_MS = 3_000;
 
 export const outputUri = (taskId: string, index: number): string =>
   `generation://tasks/${encodeURIComponent(taskId)}/outputs/${index}`;
@@ -68,9 +67,14 @@ function nextStep(task: Task, wait: number, saved: boolean): string {
   }
 }
 
+export const JOINED = "It joined an identical call in flight: one request, not charged twice.";
+export const REPLAYED = "It continues an earlier request under the same identity: not charged twice.";
+
 export interface TaskTextOptions {
   identity?: string;
   reused?: boolean;
+  /** The call waited for an identical call in flight and shares its task. */
+  joined?: boolean;
   created?: boolean;
   /** Seconds to suggest for the next poll_task wait. */
   wait: number;
@@ -85,10 +89,7 @@ export function taskText(task: Task, o: TaskTextOptions): string {
     `Task ${task.id} ${statusPredicate(task.status)}${terminal ? " (terminal)" : " (not finished yet)"}.`,
   ];
   if (o.identity) {
-    const how =
-      o.reused || o.created === false
-        ? " It continues an earlier request under the same identity: not charged twice."
-        : "";
+    const how = o.joined ? ` ${JOINED}` : o.reused || o.created === false ? ` ${REPLAYED}` : "";
     lines.push(
       `Identity (idempotencyKey): ${o.identity}.${how} Keep it: the same arguments with idempotencyKey "${o.identity}" replay this request and never charge twice.`,
     );
@@ -128,7 +129,7 @@ export async function imagePreviews(
   const blocks: ContentBlock[] = [];
   const notes: string[] = [];
   if (!isTerminal(task.status)) return { blocks, notes };
-  const cap = capped(caller, capMs);
+  const cap = limitSignal(caller, capMs);
   const signal = cap.signal;
   let budget = PREVIEW_BUDGET_BYTES;
   for (const out of task.outputs) {
@@ -156,5 +157,6 @@ export async function imagePreviews(
       );
     }
   }
+  cap.release();
   return { blocks, notes };
 }

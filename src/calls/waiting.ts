@@ -6,12 +6,11 @@
 
 import type { Task } from "../client/schemas.js";
 import { isTerminal } from "../config/service-limits.js";
+import { PRESENT_RESERVE_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import { describeError } from "../mcp/results.js";
-import { type Budget, capped } from "./budget.js";
-
-/** Kept free at the end of a budget for previews, saving and the answer itself. */
-const PRESENT_RESERVE_MS = 5_000;
+import type { Budget } from "./budget.js";
+import { waitLearning } from "./task-schedule.js";
 
 /** Waits for a task within `wait` seconds and the budget, reporting progress. Never throws. */
 export async function waitWithProgress(
@@ -25,17 +24,17 @@ export async function waitWithProgress(
   const waitMs = Math.min(wait * 1000, room);
   if (isTerminal(task.status) || waitMs <= 0) return noted(engine, { task });
   // Each read has its own timeout; this cap makes the whole wait end in time even when a read hangs.
-  const cap = capped(ctx.signal, room);
+  const cap = budget.limit(ctx.signal, room);
   try {
-    // Polling loads on first use: a first tools/list does not need it. The schedule is learned from
-    // this key's earlier tasks of the same model where the ledger has them.
-    const { waitLearning } = await import("./task-schedule.js");
+    // The schedule is learned from this key's earlier tasks of the same model where the ledger has them.
     const result = await waitLearning(engine, ctx, task, waitMs / 1000, cap.signal);
     return noted(engine, { task: result.task });
   } catch (err) {
     // The task exists and is paid for: a failed poll must not lose its ID.
     const why = cap.expired() ? "the service did not answer in time" : describeError(err).code;
     return noted(engine, { task, note: `Polling stopped early (${why}); the task was submitted.` });
+  } finally {
+    cap.release();
   }
 }
 

@@ -74,7 +74,7 @@ export async function sendChat(
       streamed: false,
     };
   } finally {
-    deadline.clear();
+    deadline.release();
   }
 }
 

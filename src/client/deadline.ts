@@ -1,30 +1,66 @@
 /**
- * Time limits and cancellation for one request: a deadline that can be re-armed while a
- * stream is alive, and the mapping of a thrown fetch error to the family (the caller's
- * abort passes through; our timer is TimeoutError; the rest is a ConnectionError).
+ * Time limits and cancellation, one helper for all of them: `limitSignal` aborts with the caller
+ * or after N ms, whichever comes first, and removes what it added to the caller's signal once
+ * released (or fired), so a long-lived signal shared by many attempts collects no listeners.
+ * Also: the mapping of a thrown fetch error to the family (the caller's abort passes through; our
+ * timer is TimeoutError; the rest is a ConnectionError).
  */
 import { ConnectionError, type RequestKind, ServiceError, TimeoutError } from "./service-errors.js";
 
-/** A timer that aborts a request; `touch` re-arms it so a live stream is never cut. */
-export interface Deadline {
+/** A signal that aborts with the caller or after `ms`; `touch` re-arms it (a live stream is never cut). */
+export interface Limit {
   readonly signal: AbortSignal;
-  timedOut(): boolean;
+  /** Whether the time ran out (rather than the caller aborting). */
+  expired(): boolean;
+  /** Starts the `ms` over, unless already aborted. */
   touch(): void;
-  clear(): void;
+  /** Clears the timer and removes the listener on the caller's signal: call once the work settled. */
+  release(): void;
 }
 
-export function startDeadline(ms: number, caller?: AbortSignal): Deadline {
+/**
+ * Aborts with the caller's reason when it aborts, or after `ms` with `reason()` (by default a
+ * DOMException named TimeoutError). Nothing stays on the caller's signal once it fired or was released.
+ */
+export function limitSignal(
+  caller: AbortSignal | undefined,
+  ms: number,
+  reason: () => unknown = () => new DOMException(`timed out after ${Math.round(ms)} ms`, "TimeoutError"),
+): Limit {
   const own = new AbortController();
-  const fire = () => own.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
-  let timer = setTimeout(fire, ms);
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    release();
+    own.abort(caller?.reason);
+  };
+  const fire = () => {
+    timedOut = true;
+    release();
+    own.abort(reason());
+  };
+  const arm = () => {
+    timer = setTimeout(fire, Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+    timer.unref?.();
+  };
+  function release(): void {
+    clearTimeout(timer);
+    caller?.removeEventListener("abort", onAbort);
+  }
+  if (caller?.aborted) own.abort(caller.reason);
+  else {
+    caller?.addEventListener("abort", onAbort, { once: true });
+    arm();
+  }
   return {
-    signal: caller ? AbortSignal.any([own.signal, caller]) : own.signal,
-    timedOut: () => own.signal.aborted,
+    signal: own.signal,
+    expired: () => timedOut,
     touch() {
+      if (own.signal.aborted) return;
       clearTimeout(timer);
-      if (!own.signal.aborted) timer = setTimeout(fire, ms);
+      arm();
     },
-    clear: () => clearTimeout(timer),
+    release,
   };
 }
 
@@ -34,13 +70,13 @@ export function startDeadline(ms: number, caller?: AbortSignal): Deadline {
  */
 export function failureOf(
   err: unknown,
-  d: Deadline,
+  d: Limit,
   caller: AbortSignal | undefined,
   what: string,
   kind: RequestKind,
 ): unknown {
   if (caller?.aborted) return caller.reason;
-  if (d.timedOut()) return new TimeoutError({ message: `${what} timed out`, requestKind: kind, cause: err });
+  if (d.expired()) return new TimeoutError({ message: `${what} timed out`, requestKind: kind, cause: err });
   if (err instanceof ServiceError) return err;
   if (!(err instanceof Error))
     return new ConnectionError({ message: `${what} failed`, requestKind: kind, cause: err });

@@ -6,8 +6,9 @@
  * repeated here: the ledger owns that decision).
  */
 import type { z } from "zod";
+import { REQUEST_TIMEOUT_MS } from "../config/time-limits.js";
 import { type Backoff, retryDelay, sleep } from "./backoff.js";
-import { type Deadline, failureOf, startDeadline } from "./deadline.js";
+import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 import { errorOf, parseBody, readText } from "./responses.js";
 import { InvalidResponseError, type RequestKind, ServiceError } from "./service-errors.js";
@@ -42,7 +43,7 @@ export interface RequestSpec {
   fetch?: FetchLike | undefined;
 }
 
-export const DEFAULT_TIMEOUT_MS = 120_000;
+export const DEFAULT_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 /** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
 const NATIVE_FETCH = globalThis.fetch;
 /** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */
@@ -108,10 +109,10 @@ export class ServiceHttp {
    * One attempt. Returns the 2xx response with its deadline still armed (the caller
    * reads the body, then clears it); anything else throws a member of the family.
    */
-  async open(spec: RequestSpec): Promise<{ res: Response; deadline: Deadline }> {
+  async open(spec: RequestSpec): Promise<{ res: Response; deadline: Limit }> {
     const url = `${this.baseUrl}${spec.path}`;
     const what = `${spec.method} ${spec.path.split("?")[0]}`;
-    const deadline = startDeadline(spec.timeoutMs ?? this.timeoutMs, spec.signal);
+    const deadline = limitSignal(spec.signal, spec.timeoutMs ?? this.timeoutMs);
     const headers = new Headers(spec.headers);
     // The key goes to the base URL's origin and nowhere else: redirects are not followed.
     headers.set("authorization", `Bearer ${this.#apiKey}`);
@@ -138,7 +139,7 @@ export class ServiceHttp {
       const f = spec.fetch ?? (await this.fetchImpl());
       res = await f(url, init);
     } catch (err) {
-      deadline.clear();
+      deadline.release();
       throw failureOf(err, deadline, spec.signal, what, spec.kind);
     }
     if (res.ok) return { res, deadline };
@@ -156,12 +157,12 @@ export class ServiceHttp {
       if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
       throw error;
     } catch (err) {
-      if ((err as { name?: string }).name === "AbortError" || deadline.timedOut()) {
+      if ((err as { name?: string }).name === "AbortError" || deadline.expired()) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);
       }
       throw err;
     } finally {
-      deadline.clear();
+      deadline.release();
     }
   }
 
@@ -179,7 +180,7 @@ export class ServiceHttp {
       } catch (err) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);
       } finally {
-        deadline.clear();
+        deadline.release();
       }
       return {
         status: res.status,
@@ -195,7 +196,7 @@ export class ServiceHttp {
     return this.retrying(full, async () => {
       try {
         const { res, deadline } = await this.open(full);
-        deadline.clear();
+        deadline.release();
         void res.body?.cancel().catch(() => {});
         return res.status;
       } catch (err) {

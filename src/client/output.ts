@@ -3,7 +3,7 @@
  * host, so the service key is never attached; the size is bounded before and while reading.
  */
 
-import { type Deadline, failureOf, startDeadline } from "./deadline.js";
+import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, type RequestSpec } from "./http-request.js";
 import { errorOf } from "./responses.js";
 import {
@@ -43,7 +43,7 @@ export async function downloadOutput(
   const what = `GET ${target.origin}${target.pathname}`;
   const spec: RequestSpec = { method: "GET", path: target.pathname, kind: "read", signal: o.signal };
   return o.retrying(spec, async () => {
-    const d = startDeadline(o.timeoutMs ?? DEFAULT_TIMEOUT_MS, o.signal);
+    const d = limitSignal(o.signal, o.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       let res: Response;
       try {
@@ -79,7 +79,7 @@ export async function downloadOutput(
       const mimeType = (res.headers.get("content-type") ?? "application/octet-stream").split(";")[0]?.trim();
       return { bytes, mimeType: mimeType || "application/octet-stream" };
     } finally {
-      d.clear();
+      d.release();
     }
   });
 }
@@ -90,7 +90,7 @@ export async function downloadOutput(
  */
 async function readBounded(
   res: Response,
-  d: Deadline,
+  d: Limit,
   maxBytes: number,
   tooLarge: (seen: string) => Error,
 ): Promise<Uint8Array> {

@@ -244,8 +244,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "confirm-above-gems",
     placeholder: "N",
     read: readGems,
-    help: "ask the user (elicitation) before spending more than this; where it cannot ask, sent as maxGems",
-    doc: `when the client supports elicitation, ask the user before a submission that may spend more than this (integer, 0 to ${gems}); a submission not asked about (the client cannot ask, or the estimate is under it) is sent with this as \`maxGems\` unless a lower ceiling applies, so a higher real quote is refused (\`PRICE_CHANGED\`), never spent unasked; the refusal says to pass \`maxGems\` explicitly (with the user's agreement) or raise this setting`,
+    help: "ask the user (elicitation) when an estimate exceeds this; otherwise sent as maxGems",
+    doc: `when the client supports elicitation, ask the user before a submission whose estimate exceeds this (integer, 0 to ${gems}); a submission not asked about (the client cannot ask, there is no estimate, as for chat, video, audio and extraction, or the estimate is under it) is sent with this as \`maxGems\` unless a lower ceiling applies, so a higher real quote is refused (\`PRICE_CHANGED\`), never spent unasked, and its result says so; the refusal says to pass \`maxGems\` explicitly (with the user's agreement) or raise this setting`,
     defaultDoc: "unset",
   }),
   define({

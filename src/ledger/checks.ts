@@ -1,9 +1,9 @@
-/** What the ledger checks of a run request before anything else, and how it words a refusal. */
+/** What the ledger checks of a run request before anything else, what its claim writes, and how it words a refusal. */
 import { strict as assert } from "node:assert";
 import { ArgumentError } from "../client/service-errors.js";
 import { LIMITS } from "../config/service-limits.js";
 import type { RunRequest } from "./ledger-types.js";
-import { LedgerError } from "./record.js";
+import { isRetained, isUnresolved, LedgerError, type StoredRecord } from "./record.js";
 
 export function checkRequest(req: RunRequest): void {
   if (!/^[0-9a-f]{64}$/.test(req.keyHash))
@@ -25,4 +25,47 @@ export function refusal(what: string, cause: unknown): LedgerError {
     return new LedgerError(cause.code, `the ledger ${what}: ${detail}`, { cause, action: cause.action });
   }
   return new LedgerError("LEDGER_WRITE_FAILED", `the ledger ${what}: ${detail}`, { cause });
+}
+
+/** Whether an identical call may take over this record (docs/idempotency.md#rules, rules 3 and 5). */
+export function isReusable(rec: StoredRecord): boolean {
+  return isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered);
+}
+
+/**
+ * A new record, committed before the first byte is sent. It is recorded as `sent` (attempt 1), as
+ * its send follows the commit at once: after a crash in between, a `sent` record resumes exactly
+ * as a `prepared` one would (the same identity and bytes are replayed), and the call is spared a
+ * second commit.
+ */
+export function freshRecord(
+  req: {
+    idempotencyKey?: string;
+    tool: string;
+    endpoint: string;
+    keyHash: string;
+    bytes: string;
+    model?: string;
+  },
+  identity: string,
+  hash: string,
+  now: number,
+): StoredRecord {
+  return {
+    v: 1,
+    version: 1,
+    identity,
+    explicit: req.idempotencyKey !== undefined,
+    tool: req.tool,
+    endpoint: req.endpoint,
+    keyHash: req.keyHash,
+    bytes: req.bytes,
+    bodyHash: hash,
+    ...(req.model === undefined ? {} : { model: req.model }),
+    state: "sent",
+    delivered: false,
+    attempts: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
 }

@@ -133,8 +133,13 @@ function openNodeSqlite(mod: NodeSqlite, path: string): SqliteConnection {
   };
 }
 
+interface Sqlite3Statement {
+  all(params: unknown[], cb: (err: Error | null, rows: Row[]) => void): void;
+  finalize(cb: () => void): void;
+}
+
 interface Sqlite3Database {
-  all(sql: string, params: unknown[], cb: (err: Error | null, rows: Row[]) => void): void;
+  prepare(sql: string, cb: (err: Error | null) => void): Sqlite3Statement;
   close(cb: (err: Error | null) => void): void;
 }
 
@@ -154,12 +159,34 @@ async function openSqlite3(path: string, asked: boolean): Promise<SqliteConnecti
       err ? reject(err) : resolve(opened),
     );
   });
+  // Statements are few and fixed (the ledger's own SQL): prepared once, not on every query. The
+  // store runs one statement at a time, so a prepared one is never in use twice.
+  const prepared = new Map<string, Promise<Sqlite3Statement>>();
+  const statement = (sql: string): Promise<Sqlite3Statement> => {
+    let ready = prepared.get(sql);
+    if (ready === undefined) {
+      ready = new Promise<Sqlite3Statement>((resolve, reject) => {
+        const stmt = db.prepare(sql, (err) => (err ? reject(err) : resolve(stmt)));
+      });
+      prepared.set(sql, ready);
+      // A statement that failed to prepare is not kept.
+      ready.catch(() => prepared.delete(sql));
+    }
+    return ready;
+  };
   return {
     driver: "sqlite3",
-    query: (sql, ...params) =>
-      new Promise((resolve, reject) =>
-        db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows))),
-      ),
-    close: () => new Promise((resolve, reject) => db.close((err) => (err ? reject(err) : resolve()))),
+    query: async (sql, ...params) => {
+      const stmt = await statement(sql);
+      return new Promise((resolve, reject) =>
+        stmt.all(params, (err, rows) => (err ? reject(err) : resolve(rows))),
+      );
+    },
+    close: async () => {
+      const open = await Promise.all([...prepared.values()].map((p) => p.catch(() => undefined)));
+      prepared.clear();
+      await Promise.all(open.map((s) => new Promise<void>((r) => (s ? s.finalize(r) : r()))));
+      await new Promise<void>((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
+    },
   };
 }

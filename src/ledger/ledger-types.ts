@@ -13,6 +13,11 @@ export interface RunRequest {
   /** The model the body names, kept on the record (durations are learned per model). */
   model?: string;
   signal?: AbortSignal;
+  /**
+   * Longest wait for one attempt's answer before it counts as uncertain and is replayed (media
+   * submissions answer at once; a streamed answer may rightly take as long as the whole run).
+   */
+  attemptMs?: number;
   maxAttempts?: number;
   maxElapsedMs?: number;
   onAttempt?: (n: number, err?: unknown) => void;
@@ -23,7 +28,21 @@ export interface RunRequest {
 export interface RunResult<T> {
   identity: string;
   result: T;
+  /** The identity existed before this call: a replay of an earlier call, or a join of one in flight. */
   reused: boolean;
+  /** This call waited for an identical call in flight in this process and shares its result. */
+  joined: boolean;
+  /**
+   * The answer carrying this result is on its way to the client. From now until `settle`, an
+   * identical call and a listing of this key wait (briefly) for it, so what they see is the mark
+   * and the answer as one step. `settle(true)` marks the record delivered; `settle(false)` leaves
+   * it undelivered (an identical call replays it). Never rejects.
+   */
+  handOver(): DeliveryMark;
+}
+
+export interface DeliveryMark {
+  settle(delivered: boolean): Promise<void>;
 }
 
 export interface Ledger {
@@ -61,7 +80,10 @@ export interface ListOptions {
   idempotencyKey?: string;
 }
 
-/** Sends the stored bytes under the stored identity; it owns HTTP, the ledger does not. */
+/**
+ * Sends the stored bytes under the stored identity, and nothing else: it owns HTTP, the ledger
+ * does not, and it knows nothing of the call that asked (the ledger decides when to send).
+ */
 export type Send<T> = (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>;
 /** What to keep from a success: the task ID (media) or response ID (text, extraction). */
 export type Ref<T> = (result: T) => { taskId?: string; responseId?: string };

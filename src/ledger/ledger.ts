@@ -6,10 +6,14 @@
 import { sleep } from "../client/backoff.js";
 import type { DurationSample } from "../client/poll-schedule.js";
 import { ArgumentError } from "../client/service-errors.js";
-import { checkRequest, refusal } from "./checks.js";
+import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
+import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
+import { Flights } from "./flights.js";
+import { bodyKey, Handovers, identityKey } from "./handover.js";
 import type { KeyedStore } from "./keyed-store.js";
 import type {
+  DeliveryMark,
   Ledger,
   LedgerSettings,
   ListOptions,
@@ -24,8 +28,6 @@ import {
   IdentifiedError,
   isExpired,
   isOpen,
-  isRetained,
-  isUnresolved,
   type LedgerRecord,
   newIdentity,
   parseListCursor,
@@ -35,21 +37,23 @@ import {
   type TaskStatusSeen,
   toListing,
 } from "./record.js";
-import { backoffDelay, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_MS, verdict } from "./replay.js";
+import {
+  attemptLimit,
+  backoffDelay,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_ELAPSED_MS,
+  verdict,
+} from "./replay.js";
 import { type LedgerStore, listPage } from "./store.js";
-import { change, RecordWriter } from "./writes.js";
-
-interface Flight<T> {
-  promise: Promise<RunResult<T>>;
-  signal: AbortSignal | undefined;
-}
+import { type Change, change, deliveredMark, RecordWriter } from "./writes.js";
 
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
   readonly #o: LedgerSettings;
-  readonly #inflight = new Map<string, Flight<unknown>>();
+  readonly #flights = new Flights();
   readonly #writer: RecordWriter;
   readonly #history: TaskHistory;
+  readonly #handovers = new Handovers();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -77,39 +81,54 @@ export class LedgerImpl implements Ledger {
     }
     if (req.signal?.aborted) return Promise.reject(req.signal.reason);
     const hash = bodyHash(req.bytes);
-    // Identical calls in this process share one attempt; the claim makes it safe across processes.
-    const flight = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
-    const pending = this.#inflight.get(flight) as Flight<T> | undefined;
-    if (pending !== undefined) return this.#join(pending, req, send, ref);
-    const promise = this.#execute(req, hash, send, ref).finally(() => this.#inflight.delete(flight));
-    this.#inflight.set(flight, { promise, signal: req.signal });
-    return promise;
+    // An identical result just handed to its transport: decide once its delivered mark is known.
+    const keys = [bodyKey(req.keyHash, req.tool, hash)];
+    if (req.idempotencyKey !== undefined) keys.push(identityKey(req.keyHash, req.idempotencyKey));
+    if (this.#handovers.pending(keys)) {
+      return this.#handovers.forKeys(keys).then(() => this.#start(req, hash, send, ref));
+    }
+    return this.#start(req, hash, send, ref);
+  }
+
+  /** Identical calls in this process share one attempt; the claim makes it safe across processes. */
+  #start<T>(req: RunRequest, hash: string, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
+    const key = [req.keyHash, req.tool, hash, req.idempotencyKey ?? ""].join("\u0000");
+    return this.#flights.fly(
+      key,
+      req.signal,
+      (claimed) => this.#execute(req, hash, send, ref, claimed),
+      () => this.run(req, send, ref),
+    );
   }
 
   /**
-   * A second identical call waits for the first. Its own abort stops only its wait; if the first
-   * caller aborted, this one resumes the same record itself rather than inherit that abort.
+   * The answers of one result (its caller's, and those of calls that joined it) are on their way:
+   * identical calls and listings wait for the delivered mark. `written` is the record as its
+   * success write leaves it, so the mark is one compare-and-set write, and one for all answers.
    */
-  async #join<T>(leader: Flight<T>, req: RunRequest, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
-    const own = req.signal;
-    const stop =
-      own === undefined
-        ? undefined
-        : new Promise<never>((_, reject) => {
-            if (own.aborted) reject(own.reason);
-            own.addEventListener("abort", () => reject(own.reason), { once: true });
-          });
-    stop?.catch(() => {});
-    try {
-      const r = await (stop === undefined ? leader.promise : Promise.race([leader.promise, stop]));
-      return { ...r, reused: true };
-    } catch (err) {
-      if (leader.signal?.aborted && !own?.aborted) return this.run(req, send, ref);
-      throw err;
-    }
+  #handOvers(req: RunRequest, hash: string, written: StoredRecord): () => DeliveryMark {
+    const keys = [bodyKey(req.keyHash, req.tool, hash), identityKey(req.keyHash, written.identity)];
+    let marking: Promise<unknown> | undefined;
+    return () =>
+      this.#handovers.open(req.keyHash, keys, async (delivered) => {
+        if (!delivered) return;
+        marking ??= this.#writer.save(written, this.#delivered(true));
+        await marking;
+      });
   }
 
-  async #execute<T>(req: RunRequest, hash: string, send: Send<T>, ref: Ref<T>): Promise<RunResult<T>> {
+  /** The delivered mark; a success delivered starts its retention time, one taken back stops it. */
+  #delivered(delivered: boolean): Change {
+    return (cur) => deliveredMark(cur, delivered, this.#o.now() + this.#o.retentionMs);
+  }
+
+  async #execute<T>(
+    req: RunRequest,
+    hash: string,
+    send: Send<T>,
+    ref: Ref<T>,
+    claimed: (identity: string) => void,
+  ): Promise<RunResult<T>> {
     const now = this.#o.now();
     let claim: Awaited<ReturnType<LedgerStore["claim"]>>;
     try {
@@ -120,25 +139,8 @@ export class LedgerImpl implements Ledger {
         ...(req.idempotencyKey === undefined ? {} : { identity: req.idempotencyKey }),
         now,
         newIdentity: () => newIdentity(now),
-        reusable: (rec) =>
-          isUnresolved(rec) || isRetained(rec) || (rec.state === "succeeded" && !rec.delivered),
-        fresh: (identity) => ({
-          v: 1,
-          version: 1,
-          identity,
-          explicit: req.idempotencyKey !== undefined,
-          tool: req.tool,
-          endpoint: req.endpoint,
-          keyHash: req.keyHash,
-          bytes: req.bytes,
-          bodyHash: hash,
-          ...(req.model === undefined ? {} : { model: req.model }),
-          state: "prepared",
-          delivered: false,
-          attempts: 0,
-          createdAt: now,
-          updatedAt: now,
-        }),
+        reusable: isReusable,
+        fresh: (identity) => freshRecord(req, identity, hash, now),
       });
     } catch (cause) {
       throw refusal("could not record the request, so nothing was sent", cause);
@@ -147,13 +149,15 @@ export class LedgerImpl implements Ledger {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
-    return this.#loop(claim.record, claim.kind === "reused", req, send, ref);
+    claimed(claim.record.identity);
+    return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
   }
 
   async #loop<T>(
     start: StoredRecord,
     reused: boolean,
     req: RunRequest,
+    hash: string,
     send: Send<T>,
     ref: Ref<T>,
   ): Promise<RunResult<T>> {
@@ -175,19 +179,22 @@ export class LedgerImpl implements Ledger {
         if (!waited) break;
       }
       if (req.signal?.aborted) break;
-      // The claim (or an earlier attempt) already made the record durable, and after a crash
-      // `prepared` resumes exactly as `sent` does: the same identity and bytes are replayed. So the
-      // `sent` mark is queued, ordered before every later write, and its fsync overlaps the request
-      // instead of delaying the first byte.
+      // A new claim is recorded as sent (its first attempt). Later attempts, and a reused record's
+      // first: the record is already durable, and after a crash `prepared` resumes exactly as `sent`
+      // does (the same identity and bytes are replayed), so the `sent` mark is queued, ordered before
+      // every later write, and its commit overlaps the request instead of delaying the first byte.
       // A reused final record (a success never delivered, a retained answer) keeps its state.
-      rec = this.#writer.queue(rec, (cur) => ({
-        patch: { state: "sent", attempts: cur.attempts + 1 },
-        drop: ["closedReason", "expiresAt"],
-      }));
+      if (n > 0 || reused) {
+        rec = this.#writer.queue(rec, (cur) => ({
+          patch: { state: "sent", attempts: cur.attempts + 1 },
+          drop: ["closedReason", "expiresAt"],
+        }));
+      }
       req.onAttempt?.(n + 1, lastErr);
       let result: T;
+      const attempt = req.attemptMs === undefined ? undefined : attemptLimit(req.signal, req.attemptMs);
       try {
-        result = await send(identity, rec.bytes, req.signal);
+        result = await send(identity, rec.bytes, attempt?.signal ?? req.signal);
       } catch (err) {
         lastErr = err;
         const v = verdict(err);
@@ -203,16 +210,19 @@ export class LedgerImpl implements Ledger {
           .save(rec, change({ state: "uncertain", lastError: summarize(err, req.scrub) }))
           .catch(() => rec);
         continue;
+      } finally {
+        attempt?.release();
       }
       const { taskId, responseId } = ref(result);
       const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
       if (taskId !== undefined) done.taskId = taskId;
       if (responseId !== undefined) done.responseId = responseId;
-      // Queued (so every later read or write of this ledger sees it) but not awaited: the result is
-      // real either way. Should the write never land, the record stays `sent`, and an identical
-      // call replays the identity and the service returns the same task without charging again.
-      this.#writer.queue(rec, change(done, ["lastError"]));
-      return { identity, result, reused };
+      // Held (so every later read of this ledger sees it) and not awaited: the result is real either
+      // way, and its delivered mark, usually a moment later, is written with it in one commit.
+      // Should the write never land, the record stays `sent`, and an identical call replays the
+      // identity and the service returns the same task without charging again.
+      const written = this.#writer.hold(rec, change(done, ["lastError"]), SUCCESS_HOLD_MS);
+      return { identity, result, reused, joined: false, handOver: this.#handOvers(req, hash, written) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
     throw new IdentifiedError(cause, identity, rec.state);
@@ -230,15 +240,13 @@ export class LedgerImpl implements Ledger {
     ) {
       return;
     }
-    await this.#writer.save(rec, (cur) => {
-      if (cur.state !== "succeeded") return { patch: { delivered } };
-      if (delivered) return { patch: { delivered, expiresAt: this.#o.now() + this.#o.retentionMs } };
-      return { patch: { delivered }, drop: ["expiresAt"] };
-    });
+    await this.#writer.save(rec, this.#delivered(delivered));
   }
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
-    // After this ledger's queued writes, so a listing shows what its calls already returned.
+    // After the delivered marks of answers just given, and this ledger's queued writes, so a
+    // listing shows what its calls already returned as delivered.
+    await this.#handovers.forKeyHash(keyHash);
     await this.#history.settled();
     await this.#writer.settled();
     const now = this.#o.now();

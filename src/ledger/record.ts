@@ -6,7 +6,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { type Scrub, scrubKeyShapes } from "../client/scrub.js";
 import { LIMITS } from "../config/service-limits.js";
 
-/** `prepared`: committed, no byte sent yet. `sent`: an attempt is (or was, before a crash) on the wire.
+/** `prepared`: committed, no byte sent yet (records of earlier versions; a new claim is recorded as
+ * `sent`, its send following at once). `sent`: an attempt is (or was, before a crash) on the wire.
  * `uncertain`: the last attempt's outcome is unknown. `succeeded`: the service accepted it.
  * `closed`: refused or released for good; an identical new call gets a new identity. */
 export type RecordState = "prepared" | "sent" | "uncertain" | "succeeded" | "closed";

@@ -4,7 +4,8 @@
  * timing itself is the service client's one backoff module.
  */
 import { type Backoff, retryDelay } from "../client/backoff.js";
-import { ArgumentError, ServiceError } from "../client/service-errors.js";
+import { limitSignal } from "../client/deadline.js";
+import { ArgumentError, ServiceError, TimeoutError } from "../client/service-errors.js";
 
 export interface BackoffOptions extends Backoff {
   /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */
@@ -20,7 +21,7 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 };
 
 export const DEFAULT_MAX_ATTEMPTS = 4;
-export const DEFAULT_MAX_ELAPSED_MS = 30_000;
+export { DEFAULT_MAX_ELAPSED_MS } from "../config/time-limits.js";
 
 export type Verdict = "close" | "retain" | "replay";
 
@@ -53,4 +54,17 @@ export function backoffDelay(n: number, err: unknown, o: BackoffOptions, random:
   // A long Retry-After is cut to the cap rather than given up on: the loop's own time budget
   // decides whether one more replay fits.
   return retryDelay(n, timing, random, err instanceof ServiceError ? err.retryAfterMs : undefined).ms;
+}
+
+/** One attempt's limit: an attempt the service leaves unanswered is uncertain, and replayed. */
+export function attemptLimit(signal: AbortSignal | undefined, ms: number) {
+  return limitSignal(
+    signal,
+    ms,
+    () =>
+      new TimeoutError({
+        message: `no answer to this attempt within ${Math.round(ms / 1000)} s`,
+        requestKind: "submission",
+      }),
+  );
 }

@@ -23,6 +23,8 @@ export class RecordWriter {
   readonly #o: Pick<LedgerSettings, "now" | "retentionMs">;
   /** The last queued write of each record: writes to one record land in the order they were made. */
   readonly #writes = new Map<string, Promise<unknown>>();
+  /** Changes waiting (briefly) to be written together with the next change of their record. */
+  readonly #held = new Map<string, { rec: StoredRecord; how: Change; timer: NodeJS.Timeout }>();
 
   constructor(store: LedgerStore, settings: Pick<LedgerSettings, "now" | "retentionMs">) {
     this.#store = store;
@@ -58,11 +60,23 @@ export class RecordWriter {
     throw new LedgerError("LEDGER_RACE", `the record ${rec.identity} kept changing under this write`);
   }
 
-  /** Writes after every earlier write to the same record; resolves to the record as written. */
-  save(rec: StoredRecord, how: Change): Promise<StoredRecord> {
+  /**
+   * Writes after every earlier write to the same record; resolves to the record as written. A
+   * change held for this record (see `hold`) is written with it, in one write.
+   */
+  save(rec: StoredRecord, how: Change, later = false): Promise<StoredRecord> {
     const key = `${rec.keyHash}\u0000${rec.identity}`;
+    const held = this.#held.get(key);
+    if (held !== undefined) {
+      this.#held.delete(key);
+      clearTimeout(held.timer);
+      return this.save(held.rec, compose(held.how, how), later);
+    }
     const before = this.#writes.get(key) ?? Promise.resolve();
-    const job = before.then(() => this.#cas(rec, how));
+    // A write nobody waits for starts after the I/O in hand (the request going out, the answer
+    // being written): a statement costs the event loop's thread a little even when its commit
+    // runs elsewhere.
+    const job = (later ? before.then(nextTurn) : before).then(() => this.#cas(rec, how));
     const tail = job.catch(() => {});
     this.#writes.set(key, tail);
     void tail.then(() => {
@@ -71,19 +85,79 @@ export class RecordWriter {
     return job;
   }
 
+  /**
+   * Holds a change for at most `ms`, so the next change of the same record is written with it (a
+   * success and its delivered mark: one commit instead of two); a read of this writer's records
+   * (`pending`, `settled`) writes it at once. Returns the record as the change leaves it.
+   */
+  hold(rec: StoredRecord, how: Change, ms: number): StoredRecord {
+    const key = `${rec.keyHash}\u0000${rec.identity}`;
+    this.#flush(key);
+    const timer = setTimeout(() => this.#flush(key), ms);
+    timer.unref?.();
+    this.#held.set(key, { rec, how, timer });
+    return this.next(rec, how) ?? rec;
+  }
+
+  /** Starts the write of a held change, if any. */
+  #flush(key: string): void {
+    const held = this.#held.get(key);
+    if (held === undefined) return;
+    this.#held.delete(key);
+    clearTimeout(held.timer);
+    void this.save(held.rec, held.how, true).catch(() => {});
+  }
+
   /** Queues the write but does not wait; a failed write leaves the older state. */
   queue(rec: StoredRecord, how: Change): StoredRecord {
-    void this.save(rec, how).catch(() => {});
+    void this.save(rec, how, true).catch(() => {});
     return this.next(rec, how) ?? rec;
   }
 
   /** The queued writes of one record, done (failed or not). */
   async pending(keyHash: string, identity: string): Promise<void> {
-    await this.#writes.get(`${keyHash}\u0000${identity}`);
+    const key = `${keyHash}\u0000${identity}`;
+    this.#flush(key);
+    await this.#writes.get(key);
   }
 
-  /** Every queued write, done. */
+  /** Every queued (and held) write, done. */
   async settled(): Promise<void> {
+    for (const key of [...this.#held.keys()]) this.#flush(key);
     await Promise.all(this.#writes.values());
   }
 }
+
+/** The delivered mark as a patch: a delivered success expires `expiresAt`; taken back, it never does. */
+export function deliveredMark(
+  cur: StoredRecord,
+  delivered: boolean,
+  expiresAt: number,
+): { patch: Partial<StoredRecord>; drop?: Array<keyof StoredRecord> } {
+  if (cur.state !== "succeeded") return { patch: { delivered } };
+  if (delivered) return { patch: { delivered, expiresAt } };
+  return { patch: { delivered }, drop: ["expiresAt"] };
+}
+
+/**
+ * `first`, then `then` on the record `first` leaves, as one change. A `then` that would move the
+ * state `first` made final is left out, as the writer would leave it out on its own.
+ */
+function compose(first: Change, then: Change): Change {
+  return (cur) => {
+    const mid = applied(cur, first(cur));
+    const second = then(mid);
+    const moves = second.patch.state !== undefined && second.patch.state !== mid.state;
+    const end = isFinal(mid) && moves ? mid : applied(mid, second);
+    const drop = (Object.keys(cur) as Array<keyof StoredRecord>).filter((k) => !(k in end));
+    return { patch: end, drop };
+  };
+}
+
+function applied(rec: StoredRecord, c: ReturnType<Change>): StoredRecord {
+  const out: StoredRecord = { ...rec, ...c.patch };
+  for (const key of c.drop ?? []) delete out[key];
+  return out;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -12,6 +12,7 @@ import {
 import type { ServiceClient } from "../client/service-client.js";
 import type { EngineConfig } from "../config/settings.js";
 import type { Ledger } from "../ledger/open-ledger.js";
+import type { DeliveryHook } from "./delivery.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
@@ -38,16 +39,16 @@ export interface ToolContext {
    */
   progress(message: string, value?: number, total?: number): Promise<void>;
   /**
-   * Runs `then` once this call's result has been handed to a client still connected (see
-   * docs/idempotency.md#delivery). Never runs for a cancelled call. Errors are the
-   * callback's own concern: it must not throw.
+   * Settles `hook` once the transport knows whether this call's result reached a client still
+   * connected: `true` once written to it (docs/idempotency.md#delivery), `false` when the write
+   * failed, the client left or the call was cancelled. Exactly once either way.
    */
-  afterDelivery(then: () => Promise<void>): void;
+  onDelivery(hook: DeliveryHook): void;
 }
 
-/** The part of a ToolContext only the registering wrapper sees: the callbacks to run on delivery. */
+/** The part of a ToolContext only the registering wrapper sees: the hooks its transport settles. */
 export interface DeliveryHooks {
-  readonly pending: Array<() => Promise<void>>;
+  readonly pending: DeliveryHook[];
   /** The call's signal when it is not the request's own (the transport may hurry calls along). */
   readonly signal?: AbortSignal;
 }
@@ -78,8 +79,8 @@ export function toolContext(
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
-    afterDelivery(then) {
-      hooks.pending.push(then);
+    onDelivery(hook) {
+      hooks.pending.push(hook);
     },
     async progress(message, value, total) {
       if (token === undefined || ctx.mcpReq.signal.aborted) return;

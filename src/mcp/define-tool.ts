@@ -4,8 +4,8 @@
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
  * still advertises the strict JSON schema of the zod definition (precomputed in
  * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
- * call's delivery callbacks to the transport's channel (see delivery.ts), which runs them only once
- * the result was written to a live client.
+ * call's delivery hooks to the channel its transport passed with the call (see delivery.ts), which
+ * settles them once the result was written to a live client, or lost.
  */
 import type {
   CallToolResult,
@@ -20,7 +20,7 @@ import { parseOrThrow } from "../client/schemas.js";
 import { scrubDeep } from "../client/scrub.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
-import { channelOf } from "./delivery.js";
+import type { ChannelOf } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
 import { guard } from "./results.js";
 
@@ -101,13 +101,15 @@ function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void
 
 /**
  * Registers a tool by its listing; its code (zod schemas, handler) is loaded by `load`
- * on the first call, so answering tools/list needs none of it.
+ * on the first call, so answering tools/list needs none of it. `channelOf` finds the delivery
+ * channel the transport passed with a call (none: an in-process pair, where returning is delivering).
  */
 export function registerTool(
   server: McpServer,
   engine: Engine,
   listed: ListedTool,
   load: () => Promise<ToolDefinition>,
+  channelOf: ChannelOf = () => undefined,
 ): void {
   server.registerTool(
     listed.name,
@@ -120,8 +122,8 @@ export function registerTool(
       ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
     },
     (async (raw: unknown, ctx: ServerContext) => {
-      // The channel this call came through (its HTTP request, or the stdio connection's server).
-      const channel = channelOf(ctx.http?.req) ?? channelOf(server);
+      // The channel this call came through (its HTTP exchange's, or the stdio connection's).
+      const channel = channelOf(ctx.http?.authInfo);
       const signal =
         channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
       const hooks: DeliveryHooks = { pending: [], signal };
@@ -139,16 +141,19 @@ export function registerTool(
       // The service may echo the key in any message: no text, structuredContent or _meta carries it.
       const result = scrubDeep(answered, scrub);
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
-      if (ctx.mcpReq.signal.aborted) return result;
+      if (ctx.mcpReq.signal.aborted) {
+        for (const hook of hooks.pending) void hook(false);
+        return result;
+      }
       if (channel !== undefined) {
         // Only a tool that reached the service proves the key (list_requests reads local state).
         const reachedService = listed.annotations.openWorldHint !== false;
         if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
         channel.expect(ctx.mcpReq.id, hooks.pending);
       } else {
-        // A transport that binds no channel (an in-process pair) hands the result straight to its
+        // A transport that passes no channel (an in-process pair) hands the result straight to its
         // client: returning it is the delivery.
-        for (const then of hooks.pending) await then().catch(() => {});
+        for (const hook of hooks.pending) await hook(true);
       }
       return result;
     }) as never,

@@ -1,16 +1,19 @@
 /**
  * Delivery as the transport sees it. A paid call's result counts as delivered only once the
- * transport has written it to a client still connected (docs/idempotency.md#delivery): the stdout write
- * completed, or the HTTP response was flushed to an open connection. Tools register what to do on
- * delivery (`ToolContext.afterDelivery`); the registering wrapper hands those callbacks to the
- * channel its call came through, and the transport runs them, or drops them when the write failed.
+ * transport has written it to a client still connected (docs/idempotency.md#delivery): the stdout
+ * write completed, or the HTTP response was flushed to an open connection. A call says what to do
+ * once that is known (`ToolContext.onDelivery`); the registering wrapper hands those hooks to the
+ * channel the transport gave the call, and the transport settles each one exactly once: written
+ * (true), or lost, dropped or cancelled (false).
  *
- * A channel is found by a key object: the HTTP request a call came in (`ctx.http.req`) or, on
- * stdio, the MCP server of the connection. Transports bind channels; tools only look them up.
+ * The channel travels with the call, never looked up: on stdio the assembly is given the
+ * connection's channel; on HTTP each exchange's channel rides in the request's AuthInfo, which the
+ * SDK hands to the call's context (`ctx.http.authInfo`).
  */
-import type { RequestId } from "@modelcontextprotocol/server";
+import type { AuthInfo, RequestId } from "@modelcontextprotocol/server";
 
-export type DeliveryCallback = () => Promise<void>;
+/** Settles one call's delivery: `true` once its answer reached a live client, else `false`. Never throws. */
+export type DeliveryHook = (delivered: boolean) => Promise<void>;
 
 export interface DeliveryChannel {
   /**
@@ -18,26 +21,30 @@ export interface DeliveryChannel {
    * down (their answer is still written), or the client is gone (nothing will be).
    */
   readonly hurry: AbortSignal;
-  /** Takes a finished call's callbacks, to run once its response is written to a live client. */
-  expect(requestId: RequestId, callbacks: readonly DeliveryCallback[]): void;
+  /** Takes a finished call's hooks, to settle once its response is written or lost. */
+  expect(requestId: RequestId, hooks: readonly DeliveryHook[]): void;
   /** A tool call on this channel answered without an error (its key is one the service accepts). */
   succeeded(): void;
 }
 
-const channels = new WeakMap<object, DeliveryChannel>();
+/** How the assembly finds the channel of one call: from what the transport passed with it. */
+export type ChannelOf = (auth: AuthInfo | undefined) => DeliveryChannel | undefined;
 
-export function bindChannel(key: object, channel: DeliveryChannel): void {
-  channels.set(key, channel);
+/** The AuthInfo an HTTP exchange passes on, carrying its channel. */
+export function withChannel(auth: AuthInfo, channel: DeliveryChannel): AuthInfo {
+  return { ...auth, extra: { ...auth.extra, delivery: channel } };
 }
 
-export function channelOf(key: object | undefined): DeliveryChannel | undefined {
-  return key === undefined ? undefined : channels.get(key);
-}
+/** The channel an HTTP exchange put in the call's AuthInfo (see withChannel). */
+export const channelInAuth: ChannelOf = (auth) => {
+  const channel = auth?.extra?.delivery;
+  return channel instanceof Channel ? channel : undefined;
+};
 
-/** The channel transports use: callbacks wait by request ID until written, or are dropped. */
+/** The channel transports use: hooks wait by request ID until written (true) or lost (false). */
 export class Channel implements DeliveryChannel {
   readonly #hurry = new AbortController();
-  readonly #waiting = new Map<RequestId, DeliveryCallback[]>();
+  readonly #waiting = new Map<RequestId, DeliveryHook[]>();
   readonly #onError: (error: unknown) => void;
   readonly #running = new Set<Promise<void>>();
   #gone = false;
@@ -51,7 +58,7 @@ export class Channel implements DeliveryChannel {
     return this.#hurry.signal;
   }
 
-  /** Calls whose response is not yet written (or dropped). */
+  /** Calls whose response is not yet written (or lost). */
   get waiting(): number {
     return this.#waiting.size;
   }
@@ -65,24 +72,26 @@ export class Channel implements DeliveryChannel {
     this.#succeeded = true;
   }
 
-  expect(requestId: RequestId, callbacks: readonly DeliveryCallback[]): void {
-    if (this.#gone || callbacks.length === 0) return;
-    this.#waiting.set(requestId, [...(this.#waiting.get(requestId) ?? []), ...callbacks]);
-  }
-
-  /** The response to `requestId` reached a live client: run its callbacks. */
-  written(requestId: RequestId): void {
-    const callbacks = this.#waiting.get(requestId);
-    if (callbacks === undefined) return;
-    this.#waiting.delete(requestId);
-    for (const then of callbacks) {
-      const running = then().catch(this.#onError);
-      this.#running.add(running);
-      void running.finally(() => this.#running.delete(running));
+  expect(requestId: RequestId, hooks: readonly DeliveryHook[]): void {
+    if (hooks.length === 0) return;
+    if (this.#gone) {
+      this.#settle(hooks, false);
+      return;
     }
+    this.#waiting.set(requestId, [...(this.#waiting.get(requestId) ?? []), ...hooks]);
   }
 
-  /** Resolves once the callbacks started so far have finished (a shutdown waits for them). */
+  /** The response to `requestId` reached a live client. */
+  written(requestId: RequestId): void {
+    this.#take(requestId, true);
+  }
+
+  /** The response to `requestId` could not be written: it was never delivered. */
+  lost(requestId: RequestId): void {
+    this.#take(requestId, false);
+  }
+
+  /** Resolves once the hooks started so far have finished (a shutdown waits for them). */
   async idle(): Promise<void> {
     await Promise.all([...this.#running]);
   }
@@ -92,20 +101,30 @@ export class Channel implements DeliveryChannel {
     for (const id of [...this.#waiting.keys()]) this.written(id);
   }
 
-  /** The response to `requestId` could not be written: it was never delivered. */
-  lost(requestId: RequestId): void {
-    this.#waiting.delete(requestId);
-  }
-
   /** The client is gone: nothing expected now or later is delivered, and calls stop waiting. */
   drop(): void {
     this.#gone = true;
-    this.#waiting.clear();
+    for (const id of [...this.#waiting.keys()]) this.lost(id);
     this.hasten(new Error("the client disconnected"));
   }
 
   /** Asks calls in flight to answer now with what they have (their answers are still written). */
   hasten(reason: unknown = new Error("the server is shutting down")): void {
     if (!this.#hurry.signal.aborted) this.#hurry.abort(reason);
+  }
+
+  #take(requestId: RequestId, delivered: boolean): void {
+    const hooks = this.#waiting.get(requestId);
+    if (hooks === undefined) return;
+    this.#waiting.delete(requestId);
+    this.#settle(hooks, delivered);
+  }
+
+  #settle(hooks: readonly DeliveryHook[], delivered: boolean): void {
+    for (const hook of hooks) {
+      const running = hook(delivered).catch(this.#onError);
+      this.#running.add(running);
+      void running.finally(() => this.#running.delete(running));
+    }
   }
 }

@@ -104,11 +104,19 @@ export function describeError(err: unknown, next?: string): DescribedError {
   };
 }
 
-export function errorResult(err: unknown): CallToolResult {
-  const { code, text, status } = describeError(err);
+/**
+ * An error as a tool result, built once: the description (with `next` where the call knows its
+ * next step better than the code's default), then any `notes` the call adds.
+ */
+export function errorResult(
+  err: unknown,
+  o: { next?: string | undefined; notes?: string[] } = {},
+): CallToolResult {
+  const { code, text, status } = describeError(err, o.next);
   const meta: Record<string, unknown> = { code };
   if (status !== undefined) meta.status = status;
-  return { content: [{ type: "text", text: redact(text) }], isError: true, _meta: meta };
+  const whole = [text, ...(o.notes ?? [])].join("\n");
+  return { content: [{ type: "text", text: redact(whole) }], isError: true, _meta: meta };
 }
 
 /** A successful result: text for the model, structuredContent for programs. */

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import { bindChannel, Channel } from "../mcp/delivery.js";
+import { Channel, withChannel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
 export type FetchHandler = (
@@ -93,13 +93,11 @@ async function run(
       signal: abort.signal,
       maxRequestBodySize: MAX_BODY_BYTES,
     });
-    // The tools find this exchange's channel through the request they were called with.
-    bindChannel(request, channel);
+    // The calls of this exchange get its channel with their AuthInfo (ctx.http.authInfo).
+    const authInfo = withChannel(o.authInfo, channel);
     response = await o.handler(
       request,
-      o.parsedBody === undefined
-        ? { authInfo: o.authInfo }
-        : { authInfo: o.authInfo, parsedBody: o.parsedBody },
+      o.parsedBody === undefined ? { authInfo } : { authInfo, parsedBody: o.parsedBody },
     );
   } catch (error) {
     report(error);

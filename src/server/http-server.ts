@@ -102,7 +102,7 @@ function router(o: HttpServerOptions, sessions: Sessions, report: (e: unknown) =
     const legacy =
       request.headers.has("mcp-session-id") ||
       (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }));
-    if (legacy) return sessions.serve(request, keyHash, parsedBody);
+    if (legacy) return sessions.serve(request, keyHash, parsedBody, options.authInfo);
     return modern.fetch(request, options);
   };
   return { route, close: () => modern.close() };

@@ -9,6 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import {
+  type AuthInfo,
+  type HandleRequestOptions,
   isInitializeRequest,
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
@@ -71,10 +73,20 @@ export class Sessions {
   }
 
   /** Serves a 2025-era request: opens a session on `initialize`, else routes by Mcp-Session-Id. */
-  async serve(request: Request, keyHash: string, parsedBody: unknown): Promise<Response> {
+  async serve(
+    request: Request,
+    keyHash: string,
+    parsedBody: unknown,
+    authInfo?: AuthInfo,
+  ): Promise<Response> {
     const id = request.headers.get("mcp-session-id");
+    // The AuthInfo reaches the calls' context with the exchange's delivery channel in it.
+    const options = {
+      ...(parsedBody === undefined ? {} : { parsedBody }),
+      ...(authInfo ? { authInfo } : {}),
+    };
     if (id === null) {
-      if (isInitializeRequest(parsedBody)) return this.#open(request, keyHash, parsedBody);
+      if (isInitializeRequest(parsedBody)) return this.#open(request, keyHash, options);
       return jsonResponse(400, "Bad Request: no Mcp-Session-Id; open a session with initialize first");
     }
     const session = this.#byId.get(id);
@@ -83,7 +95,7 @@ export class Sessions {
     if (session.keyHash !== keyHash)
       return jsonResponse(403, "Forbidden: this session was opened with another key");
     session.lastSeen = Date.now();
-    return session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    return session.transport.handleRequest(request, options);
   }
 
   /** A tool call on this session succeeded: its key is one the service accepts. */
@@ -106,7 +118,7 @@ export class Sessions {
     await Promise.all(open.map((s) => s.server.close().catch(this.#report)));
   }
 
-  async #open(request: Request, keyHash: string, parsedBody: unknown): Promise<Response> {
+  async #open(request: Request, keyHash: string, options: HandleRequestOptions): Promise<Response> {
     let mine = 0;
     for (const s of this.#byId.values()) if (s.keyHash === keyHash) mine++;
     if (mine >= this.#limits.maxPerKey) {
@@ -140,7 +152,7 @@ export class Sessions {
       if (id !== undefined && this.#byId.get(id) === session) this.#byId.delete(id);
     };
     await server.connect(session.transport);
-    return session.transport.handleRequest(request, { parsedBody });
+    return session.transport.handleRequest(request, options);
   }
 
   /** Closes the least recently used session that never made a successful call, if there is one. */

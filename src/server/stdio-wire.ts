@@ -73,7 +73,9 @@ export class LineGuard extends Transform {
       this.#skipping = true;
       return;
     }
-    this.#parts.push(Buffer.from(part));
+    // A view of the chunk, not a copy: a stream never reuses a chunk it handed out, and the line is
+    // copied once, whole, when it ends.
+    this.#parts.push(part);
     this.#size += part.length;
   }
 

@@ -5,7 +5,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { bindChannel, Channel } from "../mcp/delivery.js";
+import { Channel } from "../mcp/delivery.js";
 import { DeliveringStdioTransport } from "./stdio-wire.js";
 
 /** Same bound as HTTP: a 30 MiB asset as base64 `data` is about 40 MiB on one line. */
@@ -24,7 +24,7 @@ export function keepStdoutForProtocol(): void {
 
 export interface StdioOptions {
   /** One server for the connection (the SDK may also build a throwaway one for a 2026-07-28 probe). */
-  createServer(): McpServer | Promise<McpServer>;
+  createServer(channel: Channel): McpServer | Promise<McpServer>;
   /** Called once when the connection ends (stdin closed, SIGINT, SIGTERM); release the ledger here. */
   onClose?(): Promise<void>;
 }
@@ -33,21 +33,14 @@ export function serveOverStdio(o: StdioOptions): void {
   keepStdoutForProtocol();
   // One connection, one request-ID space: every server built for it shares its delivery channel.
   const channel = new Channel();
-  const handle = serveStdio(
-    async () => {
-      const server = await o.createServer();
-      bindChannel(server, channel);
-      return server;
-    },
-    {
-      transport: new DeliveringStdioTransport(process.stdin, process.stdout, {
-        maxMessageBytes: MAX_MESSAGE_BYTES,
-        onWritten: (id) => channel.written(id),
-        onLost: (id) => channel.lost(id),
-      }),
-      onerror: (error) => console.error(`generation-mcp: ${error.message}`),
-    },
-  );
+  const handle = serveStdio(() => o.createServer(channel), {
+    transport: new DeliveringStdioTransport(process.stdin, process.stdout, {
+      maxMessageBytes: MAX_MESSAGE_BYTES,
+      onWritten: (id) => channel.written(id),
+      onLost: (id) => channel.lost(id),
+    }),
+    onerror: (error) => console.error(`generation-mcp: ${error.message}`),
+  });
   let closing = false;
   const shutdown = () => {
     if (closing) return;

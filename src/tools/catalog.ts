@@ -802,6 +802,9 @@ export const CATALOG: readonly ListedTool[] = [
         idempotencyKey: {
           type: "string",
         },
+        created: {
+          type: "boolean",
+        },
         id: {
           type: "string",
         },
@@ -887,6 +890,9 @@ export const CATALOG: readonly ListedTool[] = [
       properties: {
         idempotencyKey: {
           type: "string",
+        },
+        created: {
+          type: "boolean",
         },
         id: {
           type: "string",

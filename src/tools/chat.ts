@@ -1,14 +1,10 @@
 import { z } from "zod";
-import { defaultBudget } from "../calls/budget.js";
-import { chargedText } from "../calls/charged.js";
-import { paidCall } from "../calls/paid-call.js";
-import { endpointOf } from "../client/endpoints.js";
+import { chatCall } from "../calls/chat-call.js";
 import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
-import { okResult } from "../mcp/results.js";
 
 const C = ChatRequestSchema.shape;
 
@@ -34,6 +30,7 @@ export default defineTool({
   ),
   outputSchema: z.object({
     idempotencyKey: z.string(),
+    created: z.boolean(),
     id: z.string(),
     model: z.string(),
     content: z.string(),
@@ -41,54 +38,5 @@ export default defineTool({
     usage: z.looseObject({}).nullable().describe("Token counts, or null."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  async handler(args, ctx, engine) {
-    const { idempotencyKey, maxGems, ...request } = args;
-    // Always streamed, so progress can follow the text as it arrives.
-    const { buildChatBody } = await import("../client/requests.js");
-    let lastReport = 0;
-    const paid = await paidCall(engine, ctx, {
-      tool: "chat",
-      endpoint: endpointOf("chat"),
-      build: (ceiling) =>
-        buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) }),
-      maxGems,
-      maxGemsLimit: LIMITS.textMaxGems,
-      idempotencyKey,
-      budget: defaultBudget(),
-      send: (identity, sent, signal) =>
-        engine.client.chat(sent, identity, {
-          ...(signal ? { signal } : {}),
-          onDelta: (_delta, soFar) => {
-            const now = Date.now();
-            if (now - lastReport < 250) return;
-            lastReport = now;
-            void ctx.progress(`Received ${soFar.length} characters`);
-          },
-        }),
-      ref: (r) => ({ responseId: r.id }),
-    });
-    if (paid.kind === "answered") return paid.result;
-    const { run, ceiling } = paid;
-    const r = run.result;
-    const structured = {
-      idempotencyKey: run.identity,
-      id: r.id,
-      model: r.model,
-      content: r.content,
-      finishReason: r.finishReason,
-      usage: r.usage,
-    };
-    const usage = r.usage
-      ? Object.entries(r.usage)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(", ")
-      : "not reported";
-    const footer = [
-      "",
-      `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity}${run.reused ? ", replayed without a second charge" : ""})`,
-      chargedText(r, ceiling.maxGems, run.reused),
-      r.finishReason === "length" ? "The answer hit max_tokens: raise max_tokens or ask to continue." : "",
-    ].filter((l, i) => i === 0 || l);
-    return okResult([r.content, ...footer].join("\n"), structured);
-  },
+  handler: (args, ctx, engine) => chatCall(args, ctx, engine),
 });

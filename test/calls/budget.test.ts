@@ -1,6 +1,9 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { budgetOf, callBudget, DEFAULT_BUDGET_CAP_MS, GRACE_SECONDS } from "../../src/calls/budget.js";
+import { budgetOf, callBudget } from "../../src/calls/budget.js";
+import { limitSignal } from "../../src/client/deadline.js";
 import { TimeoutError } from "../../src/client/service-errors.js";
+import { DEFAULT_BUDGET_CAP_MS, GRACE_SECONDS } from "../../src/config/time-limits.js";
 
 describe("call budget", () => {
   it("is wait plus grace, and never past the cap when the wait is the default", () => {
@@ -22,5 +25,37 @@ describe("call budget", () => {
     const mine = budgetOf(10_000).signal(caller.signal);
     caller.abort(new Error("cancelled"));
     expect(mine.reason).toMatchObject({ message: "cancelled" });
+  });
+});
+
+describe("limits on a caller's signal", () => {
+  it("leave no listener on it once released or fired", async () => {
+    const caller = new AbortController();
+    const listeners = () => getEventListeners(caller.signal, "abort").length;
+    const budget = budgetOf(10_000);
+    for (let i = 0; i < 20; i++) {
+      budget.signal(caller.signal);
+      budget.limit(caller.signal, 5_000);
+      limitSignal(caller.signal, 5_000).release();
+    }
+    expect(listeners()).toBe(40);
+    budget.release();
+    expect(listeners()).toBe(0);
+    const fired = limitSignal(caller.signal, 5);
+    await new Promise((r) => fired.signal.addEventListener("abort", r, { once: true }));
+    expect(fired.expired()).toBe(true);
+    expect(listeners()).toBe(0);
+  });
+
+  it("abort with the caller's reason, and touch re-arms the time", async () => {
+    const caller = new AbortController();
+    const l = limitSignal(caller.signal, 60);
+    await new Promise((r) => setTimeout(r, 40));
+    l.touch();
+    await new Promise((r) => setTimeout(r, 40));
+    expect(l.signal.aborted).toBe(false);
+    caller.abort(new Error("gone"));
+    expect(l.signal.reason).toMatchObject({ message: "gone" });
+    expect(l.expired()).toBe(false);
   });
 });

@@ -7,7 +7,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GRACE_SECONDS } from "../../src/calls/budget.js";
+import { GRACE_SECONDS } from "../../src/config/time-limits.js";
 import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 

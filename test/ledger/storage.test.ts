@@ -149,6 +149,34 @@ describe("a failed write after the claim", () => {
   });
 });
 
+describe("the writes of one delivered call", () => {
+  it("are its claim and one more: the success and its delivered mark together, for every answer", async () => {
+    const store = await SqliteStore.open(t.uri);
+    const replace = store.replace.bind(store);
+    const writes: string[] = [];
+    store.replace = (prev, next) => {
+      writes.push(`${next.state}${next.delivered ? " delivered" : ""}`);
+      return replace(prev, next);
+    };
+    const ledger = new LedgerImpl(store, settings);
+    const s = scriptedSend([{ taskId: "t6" }]);
+    const [out, joined] = await Promise.all([ledger.run(req, s.send, s.ref), ledger.run(req, s.send, s.ref)]);
+    expect(joined).toMatchObject({ identity: out.identity, reused: true, joined: true });
+    // Until the transport says, an identical call and a listing wait for the mark.
+    const marks = [out.handOver(), joined.handOver()];
+    const listed = ledger.list(keyHash);
+    await Promise.all(marks.map((m) => m.settle(true)));
+    expect((await listed)[0]).toMatchObject({ state: "succeeded", taskId: "t6", delivered: true });
+    expect(writes).toEqual(["succeeded delivered"]);
+    expect(s.calls).toHaveLength(1);
+    // Delivered, the same request again is new work.
+    const again = await ledger.run(req, scriptedSend([{ taskId: "t7" }]).send, s.ref);
+    expect(again).toMatchObject({ reused: false, joined: false });
+    expect(again.identity).not.toBe(out.identity);
+    await ledger.close();
+  });
+});
+
 describe("the store port used directly", () => {
   it("applies the claim rules", async () => {
     const ledger = new LedgerImpl(await SqliteStore.open(t.uri), settings);

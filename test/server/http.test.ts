@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { channelOf } from "../../src/mcp/delivery.js";
+import { channelInAuth } from "../../src/mcp/delivery.js";
 import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http-server.js";
 
 const KEY_A = `lgk_${"a".repeat(64)}`;
@@ -22,7 +22,7 @@ function whoamiServer(keyHash: string): McpServer {
     { description: "the key hash", inputSchema: z.object({}) },
     async (_args, ctx) => {
       // As the real tools do (src/mcp/define-tool.ts): a call that worked tells its channel.
-      channelOf(ctx.http?.req)?.succeeded();
+      channelInAuth(ctx.http?.authInfo)?.succeeded();
       return { content: [{ type: "text", text: keyHash }] };
     },
   );
@@ -30,7 +30,7 @@ function whoamiServer(keyHash: string): McpServer {
     "channel",
     { description: "whether delivery is tracked", inputSchema: z.object({}) },
     async (_args, ctx) => ({
-      content: [{ type: "text", text: channelOf(ctx.http?.req) === undefined ? "none" : "bound" }],
+      content: [{ type: "text", text: channelInAuth(ctx.http?.authInfo) === undefined ? "none" : "bound" }],
     }),
   );
   return server;

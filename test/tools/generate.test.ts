@@ -269,15 +269,24 @@ describe("spending confirmation", () => {
     expect(h.sandbox.stats.dispatches()).toBe(0);
   });
 
-  it("asks for chat too, saying honestly that no estimate exists, unless maxGems keeps it under", async () => {
+  it("does not ask for chat, which has no estimate: the threshold is sent as maxGems, and the result says so", async () => {
     await open({ config: { confirmAboveGems: 5 }, elicit: () => ({ action: "decline" }) });
     const messages = [{ role: "user", content: "hi" }];
     const r = await h.call("chat", { model: "sandbox-chat-small", messages });
-    expect(textOf(r)).toMatch(/^USER_DECLINED: /);
-    expect(h.elicited[0]).toMatch(/no estimate is available/);
-    expect(h.sandbox.stats.requests()).toBe(0);
-    structured(await h.call("chat", { model: "sandbox-chat-small", messages, maxGems: 5 }));
-    expect(h.elicited.length).toBe(1);
+    expect(structured(r)).toMatchObject({ created: true });
+    expect(textOf(r)).toMatch(
+      /Sent with maxGems 5, your confirmation threshold \(GENERATION_CONFIRM_ABOVE_GEMS 5\)/,
+    );
+    expect(h.elicited).toEqual([]);
+    // An explicit maxGems under the threshold is the caller's own ceiling: no note about the threshold.
+    const own = await h.call("chat", { model: "sandbox-chat-small", messages, maxGems: 5 });
+    expect(textOf(own)).not.toMatch(/confirmation threshold/);
+    // One the conservative maximum exceeds is refused by the service, with nothing spent unasked.
+    const big = await h.call("chat", { model: "sandbox-chat-small", messages, max_tokens: 8192 });
+    expect(textOf(big)).toMatch(
+      /^PRICE_CHANGED: [\s\S]*GENERATION_CONFIRM_ABOVE_GEMS \(5\), sent as maxGems/,
+    );
+    expect(h.elicited).toEqual([]);
   });
 
   it("an estimate under the threshold is sent as the ceiling, so a higher real quote is refused, not spent", async () => {

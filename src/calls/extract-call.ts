@@ -1,0 +1,83 @@
+/**
+ * One paid video analysis (extract_video), read top to bottom: the steps of paid-call.ts, and the
+ * analysis with its suggested frames and segments as the answer.
+ */
+import { endpointOf } from "../client/endpoints.js";
+import { buildExtractBody } from "../client/requests.js";
+import type { ExtractionResponse } from "../client/schemas.js";
+import { LIMITS } from "../config/service-limits.js";
+import type { RunResult } from "../ledger/open-ledger.js";
+import type { Engine, ToolContext } from "../mcp/context.js";
+import type { ToolOutcome } from "../mcp/define-tool.js";
+import { Questions } from "../mcp/questions.js";
+import { okResult } from "../mcp/results.js";
+import { defaultBudget } from "./budget.js";
+import { chargedText } from "./charged.js";
+import { checkArguments, claimAndSend, deliver, refused, reuseNote } from "./paid-call.js";
+import { type Ceiling, ceilingNote, confirmSpending } from "./spending.js";
+
+export interface ExtractArgs {
+  videoAssetId: string;
+  prompt?: string | undefined;
+  model?: string | undefined;
+  maxGems?: number | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
+  const { idempotencyKey, maxGems, ...rest } = args;
+  const budget = defaultBudget();
+  const model = rest.model ?? engine.config.extractionModel;
+  const body = (ceiling: number | undefined) =>
+    buildExtractBody({ ...rest, model, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
+  let ceiling: Ceiling | undefined;
+  try {
+    // 1. Check the arguments.
+    const checked = await checkArguments(() => body(maxGems));
+    // 2. Confirm spending: analysis has no estimate, so the threshold (if any) travels as the ceiling.
+    const q = new Questions(ctx);
+    ceiling = await confirmSpending(engine, ctx, q, {
+      tool: "extract_video",
+      model,
+      given: maxGems,
+      limit: LIMITS.textMaxGems,
+    });
+    if (q.pending) return q.result();
+    const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
+    // 3. Claim the identity with the bytes, then send them within the budget.
+    const run = await claimAndSend(engine, ctx, {
+      tool: "extract_video",
+      endpoint: endpointOf("extraction"),
+      built,
+      idempotencyKey,
+      budget,
+      send: (identity, bytes, signal) =>
+        engine.client.extractVideo(bytes, identity, signal ? { signal } : {}),
+      ref: (r) => ({ responseId: r.id }),
+    });
+    // 4. Present the analysis; 5. deliver, and mark delivered once the transport wrote it.
+    return deliver(ctx, run, present(engine, run, ceiling));
+  } catch (err) {
+    return refused(engine, err, ceiling);
+  } finally {
+    budget.release();
+  }
+}
+
+function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ceiling): ToolOutcome {
+  const { id, extraction } = run.result;
+  const analysis =
+    typeof extraction.analysis === "string"
+      ? extraction.analysis
+      : JSON.stringify(extraction.analysis, null, 2);
+  const text = [
+    `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
+    reuseNote(run),
+    chargedText(run.result, ceiling.maxGems, run.reused),
+    ceilingNote(engine, ceiling),
+    `Analysis:\n${analysis}`,
+    `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
+    extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,
+  ].filter((l): l is string => l !== undefined);
+  return okResult(text.join("\n"), { idempotencyKey: run.identity, created: !run.reused, id, extraction });
+}

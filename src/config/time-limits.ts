@@ -1,0 +1,41 @@
+/**
+ * Every time limit of a paid call, in one table: what a call may spend on each step, so the
+ * budget a caller is promised (its `wait` plus GRACE_SECONDS, and by default well under the ~60 s
+ * hosts allow a tool call) is visible in one place. Plain numbers: every room may read them.
+ *
+ * A call's budget, from the start:
+ *   check, confirm, claim ─ send (each attempt ≤ SUBMIT_ATTEMPT_MS; replays ≤ DEFAULT_MAX_ELAPSED_MS,
+ *   and never past the budget less ANSWER_RESERVE_MS) ─ wait (until PRESENT_RESERVE_MS before the
+ *   end) ─ present (previews ≤ PREVIEW_CAP_MS; saving until ANSWER_MS before the end) ─ answer.
+ */
+
+/** Seconds a generation call gets on top of its `wait` for submitting, presenting and saving. */
+export const GRACE_SECONDS = 8;
+/** A call that names no `wait` of its own (or chat, extraction) never runs longer than this. */
+export const DEFAULT_BUDGET_CAP_MS = 55_000;
+/** Sending stops this long before the budget ends, to record "uncertain" and answer with the identity. */
+export const ANSWER_RESERVE_MS = 1_000;
+/** One media submission attempt: the service answers at once (the work is queued); longer is uncertain. */
+export const SUBMIT_ATTEMPT_MS = 15_000;
+/** The ledger replays an uncertain outcome for at most this long when the caller gives no budget. */
+export const DEFAULT_MAX_ELAPSED_MS = 30_000;
+/** Waiting for a task stops this long before the budget ends, for previews, saving and the answer. */
+export const PRESENT_RESERVE_MS = 5_000;
+/** All inline previews of one result together. */
+export const PREVIEW_CAP_MS = 3_000;
+/** Kept back from previews and saving so the answer itself still fits in the budget. */
+export const ANSWER_MS = 1_000;
+/** The model catalog read that informs estimates: it never holds a call up longer than this. */
+export const CATALOG_READ_MS = 5_000;
+/**
+ * An identical call (or list_requests) waits at most this long for an answer just given to be
+ * marked delivered or lost by its transport, before it decides from the record as it stands.
+ */
+export const DELIVERY_MARK_WAIT_MS = 2_000;
+/**
+ * A success's write waits at most this long to be written with its delivered mark (one commit
+ * instead of two); a read of the record writes it at once.
+ */
+export const SUCCESS_HOLD_MS = 1_000;
+/** One request to the service when its caller names no shorter limit. */
+export const REQUEST_TIMEOUT_MS = 120_000;
