@@ -1,5 +1,5 @@
 /**
- * The README's "Connecting a host" snippets and mcp.json.example as a new user takes them: every
+ * The host snippets of docs/hosts.md (and the README's short form) and mcp.json.example as a new user takes them: every
  * host has a from-a-clone form (`node /absolute/path/…/dist/cli.js`) beside its npx form (which
  * works only once the package is published), and each from-a-clone entry, with the placeholder
  * path replaced by this clone and the service by the sandbox, starts the built CLI and answers.
@@ -13,10 +13,12 @@ import { connectCli, isolatedEnv, ROOT, startSandboxCli } from "../helpers/cli.j
 
 const PLACEHOLDER = "/absolute/path/to/generation-mcp";
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-const section = readme.slice(
+const readmeSection = readme.slice(
   readme.indexOf("## Connecting a host"),
   readme.indexOf("\n## ", readme.indexOf("## Connecting a host") + 3),
 );
+/** Every host, step by step (the README links there and keeps one snippet of its own). */
+const section = readFileSync(join(ROOT, "docs", "hosts.md"), "utf8");
 
 interface Entry {
   command?: string;
@@ -33,7 +35,7 @@ const jsonBlocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m
 /** The section's prose with line breaks as spaces, for phrases that wrap. */
 const prose = section.replace(/\s+/g, " ");
 /** Each host's paragraph and snippets, from its bold name to the next. */
-const hosts = section.split(/\n\*\*(?=[A-Z])/).slice(1);
+const hosts = section.split(/\n## /).slice(1);
 
 const iso = isolatedEnv();
 let sandbox: { url: string; stop(): Promise<void> };
@@ -68,7 +70,18 @@ async function startsAndAnswers(entry: Entry): Promise<void> {
   }
 }
 
-describe("README: Connecting a host", () => {
+describe("README: Connecting a host, short form", () => {
+  it("runs from a clone today, and says the npx form waits for the package to be published", async () => {
+    const prose = readmeSection.replace(/\s+/g, " ");
+    expect(prose).toMatch(/works once the package is published/);
+    const blocks = [...readmeSection.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    const clone = blocks.flatMap(entries).filter(([, e]) => e.command === "node");
+    expect(clone.length).toBe(1);
+    for (const [, entry] of clone) await startsAndAnswers(entry);
+  }, 30_000);
+});
+
+describe("docs/hosts.md: every host", () => {
   it("says the npx form works once the package is published, and how to run from a clone", () => {
     expect(prose).toMatch(/works once the package is published/);
     expect(prose).toMatch(/npm ci/);
@@ -78,7 +91,7 @@ describe("README: Connecting a host", () => {
   it.each(["Claude Desktop", "Claude Code", "VS Code", "MCP Inspector"])(
     "%s has a from-a-clone form beside its npx form",
     (host) => {
-      const text = (hosts.find((h) => h.startsWith(`${host}**`)) ?? "").replace(/\s+/g, " ");
+      const text = (hosts.find((h) => h.startsWith(`${host}\n`)) ?? "").replace(/\s+/g, " ");
       expect(text, host).not.toBe("");
       expect(text).toMatch(/npx (-y )?(@modelcontextprotocol\/inspector )?(npx -y )?generation-mcp|"npx"/);
       expect(text).toMatch(/node (\/absolute\/path\/to\/generation-mcp\/)?dist\/cli\.js|"node"/);

@@ -1,6 +1,6 @@
 /**
  * The viewer in a real MCP Apps host: the MCP Inspector's own web UI (pinned, on Node 24; see
- * test/helpers/inspector.ts), driven in Debian's Chromium through the README's "MCP Inspector"
+ * test/helpers/inspector.ts), driven in Debian's Chromium through the "MCP Inspector" steps of docs/hosts.md
  * walk-through with GENERATION_FILES set: over Streamable HTTP (`npm start`, then the Inspector
  * with `--transport http --server-url`) and over stdio (the Inspector starting `node dist/cli.js
  * --sandbox` itself). From the Apps tab: generate_image, the image rendered in the view at its size,
@@ -121,10 +121,18 @@ async function expectSaved(view: Frame, files: string, expected: Buffer): Promis
   expect(readFileSync(path).equals(expected)).toBe(true);
 }
 
-describe("README: MCP Inspector", () => {
+describe("docs/hosts.md and the README: MCP Inspector", () => {
+  const hosts = readFileSync(join(ROOT, "docs", "hosts.md"), "utf8");
+  const start = hosts.indexOf("## MCP Inspector");
+  const section = hosts.slice(start, hosts.indexOf("\n## ", start + 4));
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const start = readme.indexOf("**MCP Inspector**");
-  const section = readme.slice(start, readme.indexOf("\n**", start + 4));
+
+  it("the README's short form gives the same commands", () => {
+    expect(readme).toContain('GENERATION_FILES="$HOME/Pictures" npm start');
+    expect(readme).toContain(
+      "npx @modelcontextprotocol/inspector --transport http --server-url http://127.0.0.1:3333/mcp",
+    );
+  });
 
   it("gives the commands this test runs, with GENERATION_FILES set", () => {
     expect(section).toContain('GENERATION_FILES="$HOME/Pictures" npm start');
@@ -227,7 +235,7 @@ describe.skipIf(!ready)("the viewer in the MCP Inspector's web UI (Apps tab)", (
     it("shows the image from the sandbox's loopback origin and saves it under GENERATION_FILES", async () => {
       mkdirSync(files);
       // The Inspector gives a stdio server only a few variables of its own environment (PATH,
-      // HOME, …): GENERATION_FILES goes with -e, as the README says.
+      // HOME, …): GENERATION_FILES goes with -e, as docs/hosts.md says.
       const inspector = await startInspector(
         install as InspectorInstall,
         ["-e", `GENERATION_FILES=${files}`, "node", CLI, "--sandbox"],
