@@ -5,7 +5,7 @@
  * whatever else fails.
  */
 import { endpointOf } from "../client/endpoints.js";
-import { buildMediaBody } from "../client/requests.js";
+import { buildMediaBody, type MediaBodyInput } from "../client/requests.js";
 import type { Submission } from "../client/schemas.js";
 import type { MediaKind } from "../config/service-limits.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -24,13 +24,8 @@ import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spen
 import { taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
 
-export interface MediaArgs {
-  model: string;
-  prompt: string;
-  parameters?: Record<string, unknown> | undefined;
-  referenceAssetIds?: string[] | undefined;
-  maxGems?: number | undefined;
-  operation?: string | undefined;
+/** A media tool's arguments: the service request's fields (requests.ts), plus the tool's own. */
+export interface MediaArgs extends MediaBodyInput {
   idempotencyKey?: string | undefined;
   wait?: number | undefined;
   save?: boolean | undefined;
