@@ -7,9 +7,8 @@
  * unknown voice).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { SANDBOX_MARKERS } from "../../src/sandbox/tasks.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv, startSandboxCli } from "../helpers/cli.js";
+import { connectSandboxedCli, type SandboxedCli } from "../helpers/sandboxed-cli.js";
 
 type Result = { isError?: boolean; content?: unknown; structuredContent?: Record<string, unknown> };
 type Listed = {
@@ -22,22 +21,11 @@ type Listed = {
 const textOf = (r: Result): string =>
   ((r.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
 
-const iso = isolatedEnv();
-let sandbox: Awaited<ReturnType<typeof startSandboxCli>>;
-let cli: ConnectedCli;
+let cli: SandboxedCli;
 beforeAll(async () => {
-  sandbox = await startSandboxCli(iso.env);
-  cli = await connectCli({
-    args: [CLI],
-    env: { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY },
-    name: "ledger-view",
-  });
+  cli = await connectSandboxedCli("ledger-view");
 }, 30_000);
-afterAll(async () => {
-  await cli?.client.close();
-  await sandbox?.stop();
-  iso.cleanup();
-});
+afterAll(() => cli?.close());
 
 const call = async (name: string, args: Record<string, unknown>): Promise<Result> =>
   (await cli.client.callTool({ name, arguments: args })) as Result;

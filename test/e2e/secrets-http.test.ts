@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv, startSandboxCli } from "../helpers/cli.js";
+import { connectSandboxedCli, type SandboxedCli } from "../helpers/sandboxed-cli.js";
 
 const KEY = SANDBOX_API_KEY;
 const HEX = KEY.slice(4);
@@ -32,9 +32,7 @@ type Result = {
 };
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("\n");
 
-const iso = isolatedEnv();
-let sandbox: Awaited<ReturnType<typeof startSandboxCli>>;
-let cli: ConnectedCli;
+let cli: SandboxedCli;
 const seen: string[] = [];
 
 /** Every answer the host received, kept whole so that every field is searched. */
@@ -43,7 +41,7 @@ const keep = (label: string, value: unknown): void => {
 };
 
 async function inject(route: string, fault: Record<string, unknown>, times = 1): Promise<void> {
-  const r = await fetch(`${sandbox.url}/sandbox/faults`, {
+  const r = await fetch(`${cli.sandboxUrl}/sandbox/faults`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
     body: JSON.stringify({ route, fault: { ...fault, echoKey: true }, times }),
@@ -61,23 +59,14 @@ async function call(name: string, args: Record<string, unknown>): Promise<Result
 }
 
 beforeAll(async () => {
-  sandbox = await startSandboxCli(iso.env);
-  cli = await connectCli({
-    args: [CLI],
-    env: { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: KEY },
-    name: "secrets-test",
-  });
+  cli = await connectSandboxedCli("secrets-test", KEY);
 }, 30_000);
-afterAll(async () => {
-  await cli?.client.close();
-  await sandbox?.stop();
-  iso.cleanup();
-});
+afterAll(() => cli?.close());
 
 describe("a key echoed by the service, through the bundled CLI over loopback", () => {
   it("the sandbox really echoes it: the test would see a leak", async () => {
     await inject("POST /api/generate/image", { status: 422, code: "INVALID_REQUEST" });
-    const raw = await fetch(`${sandbox.url}/api/generate/image`, {
+    const raw = await fetch(`${cli.sandboxUrl}/api/generate/image`, {
       method: "POST",
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
       body: "{}",
@@ -158,7 +147,7 @@ describe("a key echoed by the service, through the bundled CLI over loopback", (
   });
 
   it("no byte of the ledger's files holds the key", () => {
-    const files = ["ledger.sqlite", "ledger.sqlite-wal"].map((f) => join(iso.dir, f)).filter(existsSync);
+    const files = ["ledger.sqlite", "ledger.sqlite-wal"].map((f) => join(cli.dir, f)).filter(existsSync);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(leak(readFileSync(file).toString("latin1")), file).toBeUndefined();
     // The ledger's summaries are there, scrubbed: the test reads the right file.

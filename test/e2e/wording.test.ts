@@ -8,30 +8,18 @@
 import { closeSync, ftruncateSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { SANDBOX_MARKERS } from "../../src/sandbox/tasks.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv, startSandboxCli } from "../helpers/cli.js";
+import { connectSandboxedCli, type SandboxedCli } from "../helpers/sandboxed-cli.js";
 
 type Result = { isError?: boolean; content?: unknown };
 const textOf = (r: Result): string =>
   ((r.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
 
-const iso = isolatedEnv();
-let sandbox: Awaited<ReturnType<typeof startSandboxCli>>;
-let cli: ConnectedCli;
+let cli: SandboxedCli;
 beforeAll(async () => {
-  sandbox = await startSandboxCli(iso.env);
-  cli = await connectCli({
-    args: [CLI],
-    env: { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: SANDBOX_API_KEY },
-    name: "wording",
-  });
+  cli = await connectSandboxedCli("wording");
 }, 30_000);
-afterAll(async () => {
-  await cli?.client.close();
-  await sandbox?.stop();
-  iso.cleanup();
-});
+afterAll(() => cli?.close());
 
 /** Mistakes of grammar a text built from values falls into, each with what it caught. */
 const MISTAKES: Array<[string, RegExp]> = [
@@ -114,7 +102,7 @@ it("the texts the server builds from values read as English", async () => {
   await call("list_requests", {});
 
   // An upload past the limit (a sparse file: nothing is written, nothing read).
-  const big = join(iso.dir, "big.png");
+  const big = join(cli.dir, "big.png");
   const fd = openSync(big, "w");
   ftruncateSync(fd, 30 * 1024 * 1024 + 1);
   closeSync(fd);

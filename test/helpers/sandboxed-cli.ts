@@ -1,0 +1,39 @@
+/** The built CLI on stdio, connected as a host, against its own `generation-mcp sandbox` over loopback. */
+import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
+import { CLI, type ConnectedCli, connectCli, isolatedEnv, startSandboxCli } from "./cli.js";
+
+export interface SandboxedCli extends ConnectedCli {
+  /** The sandbox's base URL (its /sandbox/faults steers it). */
+  sandboxUrl: string;
+  /** The private HOME, ledger and files directory (isolatedEnv). */
+  dir: string;
+  /** Closes the client, stops the sandbox and removes the directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the sandbox in its own process, then the CLI with GENERATION_BASE_URL pointing at it and
+ * the sandbox's key, in a private environment; whatever started is stopped if a later step fails.
+ */
+export async function connectSandboxedCli(name: string, apiKey = SANDBOX_API_KEY): Promise<SandboxedCli> {
+  const iso = isolatedEnv();
+  let sandbox: Awaited<ReturnType<typeof startSandboxCli>> | undefined;
+  let cli: ConnectedCli | undefined;
+  const close = async () => {
+    await cli?.client.close();
+    await sandbox?.stop();
+    iso.cleanup();
+  };
+  try {
+    sandbox = await startSandboxCli(iso.env);
+    cli = await connectCli({
+      args: [CLI],
+      env: { ...iso.env, GENERATION_BASE_URL: sandbox.url, GENERATION_API_KEY: apiKey },
+      name,
+    });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { ...cli, sandboxUrl: sandbox.url, dir: iso.dir, close };
+}
