@@ -14,8 +14,9 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
+import { hasChromium } from "../test/helpers/chromium.js";
 import { CLI, isolatedEnv, ROOT } from "../test/helpers/cli.js";
-import { hasChromium, openBrowser } from "../test/viewer/browser.js";
+import { openBrowser } from "../test/viewer/browser.js";
 import { probe } from "../test/viewer/probes-api.js";
 import { startStack } from "../test/viewer/stack.js";
 

@@ -16,13 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
+import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import {
   approve,
   connectWithOAuth,
   connectWithTokens,
-  hasChromium,
-  launchChromium,
   MemoryOAuthProvider,
   openSignIn,
   postForm,
@@ -36,11 +35,7 @@ const KEY = SANDBOX_API_KEY;
 const HEX = KEY.slice(4);
 const SECRET = Buffer.alloc(32, 7).toString("base64");
 
-if (!hasChromium()) {
-  const line = "Chromium is not installed: the OAuth sign-in tests are SKIPPED (apt-get install chromium)";
-  if (process.env.CI === "true") throw new Error(line);
-  console.warn(`\n!!! ${line}\n`);
-}
+runnableOrSkipped(chromiumMissing(), "the OAuth sign-in tests (test/e2e/oauth-flow.test.ts)");
 
 const iso = isolatedEnv();
 let cli: Started;

@@ -12,13 +12,12 @@ import type { Browser } from "playwright-core";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
+import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import {
   approve,
   connectWithOAuth,
   type FetchLike,
-  hasChromium,
-  launchChromium,
   MemoryOAuthProvider,
   openSignIn,
   postForm,
@@ -29,12 +28,10 @@ import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
 import { available, freePort, freshStore, type StoreFixture } from "../ledger/stores.js";
 import { type Balancer, haproxyInstalled, startHaproxy } from "./balancer.js";
 
-const ready = haproxyInstalled() && hasChromium();
-if (!ready) {
-  const line = "haproxy or Chromium is not installed: the OAuth replica tests are SKIPPED";
-  if (process.env.CI === "true") throw new Error(line);
-  console.warn(`\n!!! ${line}\n`);
-}
+const ready = runnableOrSkipped(
+  haproxyInstalled() ? chromiumMissing() : "haproxy is not installed (apt-get install haproxy)",
+  "the OAuth replica tests (test/e2e/oauth-replicas.test.ts)",
+);
 
 const SECRET = Buffer.alloc(32, 9).toString("base64");
 const iso = isolatedEnv();

@@ -9,18 +9,17 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
+import { runnableOrSkipped } from "../helpers/chromium.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
 import { available, freshStore, type StoreFixture } from "../ledger/stores.js";
 import { type Balancer, haproxyInstalled, startHaproxy } from "./balancer.js";
 
 const ROUTE = "POST /api/generate/image";
-const ready = haproxyInstalled();
-if (!ready) {
-  const line = "haproxy is not installed: the replica tests are SKIPPED (apt-get install haproxy)";
-  if (process.env.CI === "true") throw new Error(line);
-  console.warn(`\n!!! ${line}\n`);
-}
+const ready = runnableOrSkipped(
+  haproxyInstalled() ? undefined : "haproxy is not installed (apt-get install haproxy)",
+  "the replica tests (test/e2e/replicas.test.ts)",
+);
 
 let sandbox: Sandbox;
 let receiver: Receiver;

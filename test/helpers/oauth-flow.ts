@@ -19,10 +19,7 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { CHROMIUM } from "../viewer/browser.js";
-
-export { hasChromium } from "../viewer/browser.js";
+import type { Browser, Page } from "playwright-core";
 
 export interface Tls {
   cert: string;
@@ -223,21 +220,6 @@ export async function connectWithTokens(
   const client = new Client({ name: "oauth-host", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), options));
   return client;
-}
-
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 }
 
 /** Opens an authorization URL in a fresh browser context; resolves on the sign-in page. */

@@ -6,20 +6,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumMissing, runnableOrSkipped } from "../helpers/chromium.js";
 import { ROOT } from "../helpers/cli.js";
-import { type Browser, type HostWindow, hasChromium, openBrowser } from "./browser.js";
+import { type Browser, type HostWindow, openBrowser } from "./browser.js";
 import { probe } from "./probes-api.js";
 import { type Stack, startStack } from "./stack.js";
 
 const SHOTS = join(ROOT, ".tmp", "viewer");
-const available = hasChromium();
-if (!available) {
-  if (process.env.CI === "true")
-    throw new Error("CI=true but /usr/bin/chromium is missing: .ci/run installs it");
-  console.warn(
-    "!!! test/viewer/browser.test.ts SKIPPED: /usr/bin/chromium is not installed (apt-get install -y chromium) !!!",
-  );
-}
+const available = runnableOrSkipped(chromiumMissing(), "test/viewer/browser.test.ts");
 
 type Output = { index: number; status: string; asset: { url: string; mimeType: string } | null };
 type Gen = { idempotencyKey: string; task: { id: string; status: string; outputs: Output[] } };

@@ -3,7 +3,7 @@
  * built on the ext-apps SDK's AppBridge (test/viewer/host), and a real MCP client of the built
  * server behind it (test/viewer/stack.ts). Used by the browser tests and bench/viewer.ts.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,20 +11,9 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { McpUiResourceCsp } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { build } from "esbuild";
-import { type BrowserContext, chromium, type Frame, type Page } from "playwright-core";
+import type { BrowserContext, Frame, Page } from "playwright-core";
+import { launchChromiumContext } from "../helpers/chromium.js";
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const hasChromium = (): boolean => existsSync(CHROMIUM);
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const VIEWER = "ui://generation/viewer";
 
 /** What test/viewer/host/host.ts puts on the host page's window (typed here without the DOM). */
@@ -142,10 +131,7 @@ export interface Browser {
 export async function openBrowser(client: Client): Promise<Browser> {
   const [host, probes] = await Promise.all([serveHost(), bundle("probes.ts")]);
   const profile = mkdtempSync(join(tmpdir(), "viewer-chromium-"));
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
+  const context: BrowserContext = await launchChromiumContext(profile, {
     viewport: { width: 1000, height: 800 },
     deviceScaleFactor: 1,
   });

@@ -9,17 +9,18 @@
  */
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { CLI, isolatedEnv, ROOT, type Started, startHttpCli } from "../helpers/cli.js";
 import { type InspectorInstall, inspectorInstall, startInspector } from "../helpers/inspector.js";
-import { CHROMIUM, hasChromium } from "./browser.js";
 
 const SHOTS = join(ROOT, ".tmp", "viewer");
 const PROMPT = "a red fox in fresh snow";
 
 function setUp(): InspectorInstall | string {
-  if (!hasChromium()) return "/usr/bin/chromium is not installed (apt-get install -y chromium)";
+  const missing = chromiumMissing();
+  if (missing !== undefined) return missing;
   try {
     return inspectorInstall();
   } catch (error) {
@@ -27,11 +28,10 @@ function setUp(): InspectorInstall | string {
   }
 }
 const install = setUp();
-if (typeof install === "string") {
-  if (process.env.CI === "true") throw new Error(`CI=true: ${install}`);
-  console.warn(`!!! test/viewer/inspector.test.ts SKIPPED: ${install} !!!`);
-}
-const ready = typeof install !== "string";
+const ready = runnableOrSkipped(
+  typeof install === "string" ? install : undefined,
+  "test/viewer/inspector.test.ts",
+);
 
 /** Connects to the one server listed, opens the Apps tab and runs generate_image as a user would. */
 async function generateInApps(page: Page, url: string): Promise<Frame> {
@@ -151,11 +151,7 @@ describe.skipIf(!ready)("the viewer in the MCP Inspector's web UI (Apps tab)", (
   let browser: Browser;
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
