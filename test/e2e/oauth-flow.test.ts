@@ -22,6 +22,8 @@ import {
   approve,
   connectWithOAuth,
   connectWithTokens,
+  type FetchLike,
+  initializeStatus,
   MemoryOAuthProvider,
   openSignIn,
   postForm,
@@ -60,30 +62,14 @@ async function rows(prefix: string): Promise<number> {
   return Number(out[0]?.n ?? 0);
 }
 
-async function raw(path: string, init?: RequestInit): Promise<Response> {
-  const res = await fetch(`${issuer}${path}`, { redirect: "manual", ...init });
+/** fetch without following redirects, keeping each response body for the search at the end. */
+const seenFetch: FetchLike = async (url, init) => {
+  const res = await fetch(url, { redirect: "manual", ...init });
   seen.push(await res.clone().text());
   return res;
-}
-
-/** An initialize POST with a bearer token: 200 when the token is good, 401 otherwise. */
-async function mcpStatus(token: string): Promise<number> {
-  const res = await raw("/mcp", {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  return res.status;
-}
+};
+const raw = (path: string, init?: RequestInit): Promise<Response> => seenFetch(`${issuer}${path}`, init);
+const mcpStatus = (token: string): Promise<number> => initializeStatus(`${issuer}/mcp`, token, seenFetch);
 
 /** Signs in a DCR host with the sandbox key typed; its provider holds the tokens. */
 async function dcrSignIn(name: string): Promise<{ provider: MemoryOAuthProvider; client: Client }> {

@@ -18,6 +18,7 @@ import {
   approve,
   connectWithOAuth,
   type FetchLike,
+  initializeStatus,
   MemoryOAuthProvider,
   openSignIn,
   postForm,
@@ -56,24 +57,7 @@ const newKey = (scopes: Array<"read" | "generate">): string => {
 /** The replica's own address (plain http on loopback, behind the balancer). */
 const direct = (i: number) => new URL((replicas[i] as Started).url).origin;
 
-async function mcpStatus(origin: string, token: string): Promise<number> {
-  const res = await fetch(`${origin}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  await res.text();
-  return res.status;
-}
+const mcpStatus = (origin: string, token: string) => initializeStatus(`${origin}/mcp`, token);
 
 async function signIn(name: string, apiKey: string) {
   const provider = new MemoryOAuthProvider(callback.url, name);

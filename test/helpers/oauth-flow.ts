@@ -20,6 +20,7 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
+import { initializeRequest } from "./cli.js";
 
 export interface Tls {
   cert: string;
@@ -246,6 +247,25 @@ export async function approve(
   const params = await back;
   await page.context().close();
   return params;
+}
+
+/** A host's first request, initialize, with a bearer token: 200 when the token is good, 401 otherwise. */
+export async function initializeStatus(
+  url: string,
+  token: string,
+  fetchFn: FetchLike = fetch,
+): Promise<number> {
+  const res = await fetchFn(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify(initializeRequest()),
+  });
+  await res.text();
+  return res.status;
 }
 
 /** POSTs a form to an OAuth endpoint; the status and parsed JSON body. */
