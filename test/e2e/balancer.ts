@@ -7,7 +7,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../ledger/stores.js";
+import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
+import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
+import { freePort, freshStore, type StoreFixture } from "../ledger/stores.js";
 
 export interface Balancer {
   url: string;
@@ -104,4 +107,90 @@ export async function startHaproxy(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface Replicas {
+  replicas: Started[];
+  balancer: Balancer;
+  stop(): Promise<void>;
+}
+
+/**
+ * Three replicas of the built CLI (`--transport http`), each started with `env()`, behind one
+ * HAProxy (`o` as for startHaproxy); whatever started is stopped if a later one fails.
+ */
+export async function startReplicas(
+  env: () => Record<string, string>,
+  o: { port?: number; tlsPem?: string } = {},
+): Promise<Replicas> {
+  const started = await Promise.allSettled([0, 1, 2].map(() => startHttpCli([], env())));
+  const replicas = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const stopReplicas = () => Promise.all(replicas.map((r) => r.stop()));
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed !== undefined) {
+    await stopReplicas();
+    throw failed.reason;
+  }
+  const balancer = await startHaproxy(
+    replicas.map((r) => new URL(r.url).host),
+    o,
+  ).catch(async (error: unknown) => {
+    await stopReplicas();
+    throw error;
+  });
+  return {
+    replicas,
+    balancer,
+    async stop() {
+      await balancer.stop();
+      await stopReplicas();
+    },
+  };
+}
+
+/**
+ * The deployment docs/deploying.md documents, on loopback: an in-process sandbox (50x time) behind
+ * a recording receiver, one fresh PostgreSQL store, and three replicas on it behind HAProxy, each
+ * with `o.env` added to its environment.
+ */
+export interface Deployment extends Replicas {
+  sandbox: Sandbox;
+  receiver: Receiver;
+  store: StoreFixture;
+  /** A private environment for one more replica on this store and receiver; removed by stop(). */
+  replicaEnv(extra?: Record<string, string>): Record<string, string>;
+}
+
+export async function startDeployment(
+  o: { env?: Record<string, string>; port?: number; tlsPem?: string } = {},
+): Promise<Deployment> {
+  const sandbox = createSandbox({ timeScale: 50 });
+  const envs: Array<ReturnType<typeof isolatedEnv>> = [];
+  let receiver: Receiver | undefined;
+  let store: StoreFixture | undefined;
+  let front: Replicas | undefined;
+  const stop = async () => {
+    await front?.stop();
+    await receiver?.close();
+    await sandbox.close();
+    await store?.cleanup();
+    for (const e of envs) e.cleanup();
+  };
+  try {
+    const rec = await startReceiver(sandbox);
+    receiver = rec;
+    const db = await freshStore("postgres");
+    store = db;
+    const replicaEnv = (extra: Record<string, string> = {}) => {
+      const iso = isolatedEnv({ GENERATION_BASE_URL: rec.url, GENERATION_STORE: db.uri, ...extra });
+      envs.push(iso);
+      return iso.env;
+    };
+    const { env = {}, ...balancerOptions } = o;
+    front = await startReplicas(() => replicaEnv(env), balancerOptions);
+    return { ...front, sandbox, receiver: rec, store: db, replicaEnv, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

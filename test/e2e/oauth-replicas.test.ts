@@ -11,9 +11,8 @@
 import type { Browser } from "playwright-core";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
 import {
   approve,
   connectWithOAuth,
@@ -25,9 +24,8 @@ import {
   selfSignedCert,
   startCallback,
 } from "../helpers/oauth-flow.js";
-import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
-import { available, freePort, freshStore, type StoreFixture } from "../ledger/stores.js";
-import { type Balancer, haproxyInstalled, startHaproxy } from "./balancer.js";
+import { available, freePort } from "../ledger/stores.js";
+import { type Deployment, haproxyInstalled, startDeployment } from "./balancer.js";
 
 const ready = runnableOrSkipped(
   haproxyInstalled() ? chromiumMissing() : "haproxy is not installed (apt-get install haproxy)",
@@ -36,26 +34,21 @@ const ready = runnableOrSkipped(
 
 const SECRET = Buffer.alloc(32, 9).toString("base64");
 const iso = isolatedEnv();
-let sandbox: Sandbox;
-let receiver: Receiver;
-let store: StoreFixture | undefined;
-let replicas: Started[] = [];
-let balancer: Balancer | undefined;
+let d: Deployment | undefined;
 let browser: Browser;
 let callback: Awaited<ReturnType<typeof startCallback>>;
 let issuer: string;
 let tlsFetch: FetchLike;
-const envs: Array<ReturnType<typeof isolatedEnv>> = [];
 /** Every key made for these tests, looked for in the store at the end. */
 const keys: string[] = [];
 const newKey = (scopes: Array<"read" | "generate">): string => {
-  const key = sandbox.addKey({ scopes });
+  const key = (d as Deployment).sandbox.addKey({ scopes });
   keys.push(key);
   return key;
 };
 
 /** The replica's own address (plain http on loopback, behind the balancer). */
-const direct = (i: number) => new URL((replicas[i] as Started).url).origin;
+const direct = (i: number) => new URL(((d as Deployment).replicas[i] as Started).url).origin;
 
 const mcpStatus = (origin: string, token: string) => initializeStatus(`${origin}/mcp`, token);
 
@@ -72,31 +65,17 @@ async function signIn(name: string, apiKey: string) {
 
 beforeAll(async () => {
   if (!ready || !(await available("postgres"))) return;
-  sandbox = createSandbox({ timeScale: 50 });
-  receiver = await startReceiver(sandbox);
-  store = await freshStore("postgres");
   const tls = selfSignedCert(iso.dir);
   const agent = new Agent({ connect: { ca: tls.cert } });
   tlsFetch = (url, init) =>
     undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>;
   const port = await freePort();
   issuer = `https://localhost:${port}`;
-  const env = () => {
-    const e = isolatedEnv({
-      GENERATION_BASE_URL: receiver.url,
-      GENERATION_STORE: store?.uri ?? "",
-      GENERATION_AUTH: "oauth",
-      GENERATION_PUBLIC_URL: issuer,
-      GENERATION_AUTH_SECRET: SECRET,
-    });
-    envs.push(e);
-    return e.env;
-  };
-  replicas = await Promise.all([0, 1, 2].map(() => startHttpCli([], env())));
-  balancer = await startHaproxy(
-    replicas.map((r) => new URL(r.url).host),
-    { port, tlsPem: tls.pemPath },
-  );
+  d = await startDeployment({
+    env: { GENERATION_AUTH: "oauth", GENERATION_PUBLIC_URL: issuer, GENERATION_AUTH_SECRET: SECRET },
+    port,
+    tlsPem: tls.pemPath,
+  });
   callback = await startCallback();
   browser = await launchChromium();
 }, 90_000);
@@ -104,12 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await callback?.close();
-  await balancer?.stop();
-  await Promise.all(replicas.map((r) => r.stop()));
-  await receiver?.close();
-  await sandbox?.close();
-  await store?.cleanup();
-  for (const e of envs) e.cleanup();
+  await d?.stop();
   iso.cleanup();
 });
 
@@ -117,7 +91,7 @@ describe.runIf(ready)(
   "--auth oauth on three replicas behind HAProxy's TLS front, one PostgreSQL store",
   () => {
     it("signed in through the balancer; the token works on one replica, refreshes on another, is revoked on a third", async (ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);
       const { provider, client, clientId } = await signIn("Replica Host", key);
       const paid = await client.callTool({
@@ -150,7 +124,7 @@ describe.runIf(ready)(
     });
 
     it("a refresh token reused on another replica after rotation revokes the family on all", async (ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);
       const { provider, client, clientId } = await signIn("Reuse Host", key);
       await client.close();
@@ -172,11 +146,11 @@ describe.runIf(ready)(
     });
 
     it("a key the service revokes ends the sign-in: the call says INVALID_API_KEY, then every replica answers 401", async (ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);
       const { provider, client } = await signIn("Revoked Key Host", key);
       expect((await client.callTool({ name: "list_models", arguments: {} })).isError).toBeFalsy();
-      sandbox.revokeKey(key);
+      d.sandbox.revokeKey(key);
       const refused = await client.callTool({ name: "list_models", arguments: {} });
       expect(refused.isError).toBe(true);
       expect(JSON.stringify(refused.content)).toContain("INVALID_API_KEY");
@@ -190,7 +164,7 @@ describe.runIf(ready)(
     });
 
     it("a key without the read scope is refused on the sign-in page, which names the scope", async (ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const generateOnly = newKey(["generate"]);
       const provider = new MemoryOAuthProvider(callback.url, "Scope Host");
       const outcome = await connectWithOAuth(
@@ -212,7 +186,7 @@ describe.runIf(ready)(
     });
 
     it("a CIMD document on loopback is refused when the public URL is https (not testing)", async (ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const params = new URLSearchParams({
         response_type: "code",
         client_id: "https://localhost:9/client.json",
@@ -226,9 +200,9 @@ describe.runIf(ready)(
     });
 
     it("no byte of the shared store holds a key", async (ctx) => {
-      if (balancer === undefined || store === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
       const pg = (await import("pg")).default;
-      const db = new pg.Client({ connectionString: store.uri });
+      const db = new pg.Client({ connectionString: d.store.uri });
       await db.connect();
       try {
         const { rows } = await db.query("SELECT key, value::text AS v FROM generation_mcp_ledger");

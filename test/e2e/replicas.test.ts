@@ -8,12 +8,16 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
-import { available, freshStore, type StoreFixture } from "../ledger/stores.js";
-import { type Balancer, haproxyInstalled, startHaproxy } from "./balancer.js";
+import { startHttpCli } from "../helpers/cli.js";
+import { available } from "../ledger/stores.js";
+import {
+  type Deployment,
+  haproxyInstalled,
+  type Replicas,
+  startDeployment,
+  startReplicas,
+} from "./balancer.js";
 
 const ROUTE = "POST /api/generate/image";
 const ready = runnableOrSkipped(
@@ -21,38 +25,16 @@ const ready = runnableOrSkipped(
   "the replica tests (test/e2e/replicas.test.ts)",
 );
 
-let sandbox: Sandbox;
-let receiver: Receiver;
-let store: StoreFixture | undefined;
-let replicas: Started[] = [];
-let balancer: Balancer | undefined;
+let d: Deployment | undefined;
 let key: string;
-const envs: Array<ReturnType<typeof isolatedEnv>> = [];
-
-function replicaEnv(): Record<string, string> {
-  const iso = isolatedEnv({ GENERATION_BASE_URL: receiver.url, GENERATION_STORE: store?.uri ?? "" });
-  envs.push(iso);
-  return iso.env;
-}
 
 beforeAll(async () => {
   if (!ready || !(await available("postgres"))) return;
-  sandbox = createSandbox({ timeScale: 50 });
-  receiver = await startReceiver(sandbox);
-  key = sandbox.addKey({ scopes: ["read", "generate"] });
-  store = await freshStore("postgres");
-  replicas = await Promise.all([0, 1, 2].map(() => startHttpCli([], replicaEnv())));
-  balancer = await startHaproxy(replicas.map((r) => new URL(r.url).host));
+  d = await startDeployment();
+  key = d.sandbox.addKey({ scopes: ["read", "generate"] });
 }, 60_000);
 
-afterAll(async () => {
-  await balancer?.stop();
-  await Promise.all(replicas.map((r) => r.stop()));
-  await receiver?.close();
-  await sandbox?.close();
-  await store?.cleanup();
-  for (const e of envs) e.cleanup();
-});
+afterAll(() => d?.stop());
 
 async function connect(url: string, modern: boolean) {
   const client = new Client(
@@ -77,7 +59,8 @@ async function generate(client: Client, prompt: string): Promise<string> {
 
 describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", () => {
   it("50 identical calls at once, sessionful and sessionless, spread over the replicas: one identity, one dispatch", async (ctx) => {
-    if (balancer === undefined) return ctx.skip();
+    if (d === undefined) return ctx.skip();
+    const { sandbox, receiver, balancer } = d;
     const url = balancer.url;
     const clients = await Promise.all(Array.from({ length: 50 }, (_, i) => connect(url, i % 2 === 1)));
     const before = sandbox.stats.dispatches(ROUTE);
@@ -103,7 +86,8 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
   });
 
   it("50 distinct calls: fifty identities, fifty dispatches, every later call on a session reaches its replica", async (ctx) => {
-    if (balancer === undefined) return ctx.skip();
+    if (d === undefined) return ctx.skip();
+    const { sandbox, balancer } = d;
     const url = balancer.url;
     const clients = await Promise.all(Array.from({ length: 10 }, (_, i) => connect(url, i % 2 === 1)));
     const before = sandbox.stats.dispatches(ROUTE);
@@ -120,8 +104,8 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
   });
 
   it("a session no replica knows is answered 404, so the client initializes again", async (ctx) => {
-    if (balancer === undefined) return ctx.skip();
-    const res = await fetch(balancer.url, {
+    if (d === undefined) return ctx.skip();
+    const res = await fetch(d.balancer.url, {
       method: "POST",
       headers: {
         authorization: `Bearer ${key}`,
@@ -141,9 +125,10 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
   ] as const)(
     "a replica SIGKILLed %s: the identical call through the balancer resumes the same identity with the same bytes",
     async ([, commit], ctx) => {
-      if (balancer === undefined) return ctx.skip();
+      if (d === undefined) return ctx.skip();
+      const { sandbox, receiver, balancer } = d;
       const prompt = `lighthouse, killed ${commit ? "after" : "before"} dispatch`;
-      const victim = await startHttpCli([], replicaEnv());
+      const victim = await startHttpCli([], d.replicaEnv());
       const before = sandbox.stats.dispatches(ROUTE);
       const seen = receiver.requests.length;
       // The service hangs on this submission (having dispatched it or not): the victim is mid-call.
@@ -170,19 +155,14 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
 });
 
 describe.runIf(ready)("spending confirmations across replicas", () => {
-  let asking: Started[] = [];
-  let front: Balancer | undefined;
+  let asking: Replicas | undefined;
   beforeAll(async () => {
-    if (store === undefined) return;
+    const deployment = d;
+    if (deployment === undefined) return;
     // Every submission above 0 Gems asks the user first (elicitation, on the session's stream).
-    const env = () => ({ ...replicaEnv(), GENERATION_CONFIRM_ABOVE_GEMS: "0" });
-    asking = await Promise.all([0, 1, 2].map(() => startHttpCli([], env())));
-    front = await startHaproxy(asking.map((r) => new URL(r.url).host));
+    asking = await startReplicas(() => deployment.replicaEnv({ GENERATION_CONFIRM_ABOVE_GEMS: "0" }));
   }, 60_000);
-  afterAll(async () => {
-    await front?.stop();
-    await Promise.all(asking.map((r) => r.stop()));
-  });
+  afterAll(() => asking?.stop());
 
   async function confirming(answer: "accept" | "decline", asked: string[]) {
     const client = new Client(
@@ -196,7 +176,7 @@ describe.runIf(ready)("spending confirmations across replicas", () => {
       ) as never;
     });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(front?.url ?? ""), {
+      new StreamableHTTPClientTransport(new URL(asking?.balancer.url ?? ""), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
       }),
     );
@@ -204,7 +184,9 @@ describe.runIf(ready)("spending confirmations across replicas", () => {
   }
 
   it("each session's confirmation is asked and answered on the replica that holds the call", async (ctx) => {
-    if (front === undefined) return ctx.skip();
+    if (d === undefined || asking === undefined) return ctx.skip();
+    const { sandbox } = d;
+    const front = asking.balancer;
     const asked: string[] = [];
     const clients = await Promise.all(Array.from({ length: 9 }, () => confirming("accept", asked)));
     const before = sandbox.stats.dispatches(ROUTE);
@@ -220,7 +202,8 @@ describe.runIf(ready)("spending confirmations across replicas", () => {
   });
 
   it("a declined confirmation sends nothing, whichever replica holds the session", async (ctx) => {
-    if (front === undefined) return ctx.skip();
+    if (d === undefined || asking === undefined) return ctx.skip();
+    const { sandbox } = d;
     const asked: string[] = [];
     const clients = await Promise.all(Array.from({ length: 3 }, () => confirming("decline", asked)));
     const before = sandbox.stats.dispatches(ROUTE);
