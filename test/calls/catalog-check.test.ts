@@ -6,22 +6,10 @@
 import { describe, expect, it } from "vitest";
 import { checkAgainstCatalog } from "../../src/calls/catalog-check.js";
 import { type Model, ModelListSchema } from "../../src/client/schemas.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
 import { publicCatalog } from "../../src/sandbox/model-catalog.js";
+import { refusedArgument } from "../helpers/refusals.js";
 
 const MODELS: Model[] = ModelListSchema.parse(publicCatalog()).models;
-
-function refused(fn: () => void, field: string, ...says: RegExp[]): void {
-  let err: unknown;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `expected ${field} to be refused`).toBeInstanceOf(ArgumentError);
-  expect((err as ArgumentError).field).toBe(field);
-  for (const s of says) expect((err as Error).message).toMatch(s);
-}
 
 const image =
   (model: string, parameters: Record<string, unknown> = {}) =>
@@ -36,17 +24,21 @@ const audio = (model: string, operation: string) => () =>
 
 describe("the model", () => {
   it("must be in the catalog, of the tool's kind, and not available: false", () => {
-    refused(
+    refusedArgument(
       image("no-such-model"),
       "model",
       /"no-such-model" is not in the model catalog/,
       /sandbox-image-fast/,
     );
-    refused(image("sandbox-video-lite"), "model", /sandbox-video-lite is a video model, not an image one/);
-    refused(image("sandbox-image-legacy"), "model", /not available \(available: false/);
+    refusedArgument(
+      image("sandbox-video-lite"),
+      "model",
+      /sandbox-video-lite is a video model, not an image one/,
+    );
+    refusedArgument(image("sandbox-image-legacy"), "model", /not available \(available: false/);
     // The unavailable one is not offered as an alternative.
-    refused(image("nope"), "model", /^(?!.*sandbox-image-legacy).*$/s);
-    refused(
+    refusedArgument(image("nope"), "model", /^(?!.*sandbox-image-legacy).*$/s);
+    refusedArgument(
       video({ mode: "text-to-video" }, "sandbox-image-fast"),
       "model",
       /an image model, not a video one/,
@@ -61,15 +53,25 @@ describe("the model", () => {
 
 describe("image capabilities", () => {
   it("ratio and resolution among the model's; outputCount up to its maxOutputs", () => {
-    refused(image("sandbox-image-fast", { ratio: "21:9" }), "parameters.ratio", /"21:9"/, /1:1, 16:9/);
-    refused(
+    refusedArgument(
+      image("sandbox-image-fast", { ratio: "21:9" }),
+      "parameters.ratio",
+      /"21:9"/,
+      /1:1, 16:9/,
+    );
+    refusedArgument(
       image("sandbox-image-fast", { resolution: "4K" }),
       "parameters.resolution",
       /"4K"/,
       /resolutions: 1K/,
     );
     expect(image("sandbox-image-pro", { ratio: "3:2", resolution: "4K", outputCount: 4 })).not.toThrow();
-    refused(image("sandbox-image-edit", { outputCount: 3 }), "parameters.outputCount", /3/, /maxOutputs: 2/);
+    refusedArgument(
+      image("sandbox-image-edit", { outputCount: 3 }),
+      "parameters.outputCount",
+      /3/,
+      /maxOutputs: 2/,
+    );
     expect(image("sandbox-image-edit", { outputCount: 2 })).not.toThrow();
   });
 
@@ -84,10 +86,15 @@ describe("image capabilities", () => {
 describe("video capabilities", () => {
   it("mode, ratio, duration, resolution and audio among the model's", () => {
     const t2v = { mode: "text-to-video" };
-    refused(video({ ...t2v, ratio: "4:3" }), "parameters.ratio", /"4:3"/, /aspectRatios: 16:9, 9:16, 1:1/);
-    refused(video({ ...t2v, duration: 7 }), "parameters.duration", /7/, /durations: 5, 10/);
-    refused(video({ ...t2v, resolution: "1080p" }), "parameters.resolution", /"1080p"/, /720p/);
-    refused(video({ ...t2v, audio: "on" }), "parameters.audio", /"on"/, /audio: off/);
+    refusedArgument(
+      video({ ...t2v, ratio: "4:3" }),
+      "parameters.ratio",
+      /"4:3"/,
+      /aspectRatios: 16:9, 9:16, 1:1/,
+    );
+    refusedArgument(video({ ...t2v, duration: 7 }), "parameters.duration", /7/, /durations: 5, 10/);
+    refusedArgument(video({ ...t2v, resolution: "1080p" }), "parameters.resolution", /"1080p"/, /720p/);
+    refusedArgument(video({ ...t2v, audio: "on" }), "parameters.audio", /"on"/, /audio: off/);
     expect(video({ ...t2v, ratio: "1:1", duration: 10, resolution: "720p", audio: "off" })).not.toThrow();
     expect(video({ ...t2v, duration: 8, audio: "on" }, "sandbox-video-pro")).not.toThrow();
     // A duration given as text matches the catalog's number.
@@ -96,7 +103,7 @@ describe("video capabilities", () => {
 
   it("a mode the model lists no input for is refused", () => {
     const textOnly: Model[] = [{ id: "v", name: "V", kind: "video", capabilities: { inputs: ["text"] } }];
-    refused(
+    refusedArgument(
       () =>
         checkAgainstCatalog(textOnly, "video", {
           model: "v",
@@ -109,7 +116,7 @@ describe("video capabilities", () => {
     const modes: Model[] = [
       { id: "v", name: "V", kind: "video", capabilities: { modes: ["text-to-video"] } },
     ];
-    refused(
+    refusedArgument(
       () => checkAgainstCatalog(modes, "video", { model: "v", parameters: { mode: "image-to-video" } }),
       "parameters.mode",
       /modes: text-to-video/,
@@ -119,14 +126,14 @@ describe("video capabilities", () => {
 
 describe("audio operations", () => {
   it("music is not the speech model's; speech and voice_clone are not the music model's", () => {
-    refused(
+    refusedArgument(
       audio("service-voice", "music"),
       "operation",
       /music is not offered by model service-voice/,
       /music model/,
     );
-    refused(audio("sandbox-music", "speech"), "operation", /operations: music/, /use service-voice/);
-    refused(audio("sandbox-music", "voice_clone"), "operation", /use service-voice/);
+    refusedArgument(audio("sandbox-music", "speech"), "operation", /operations: music/, /use service-voice/);
+    refusedArgument(audio("sandbox-music", "voice_clone"), "operation", /use service-voice/);
     expect(audio("service-voice", "speech")).not.toThrow();
     expect(audio("service-voice", "voice_clone")).not.toThrow();
     expect(audio("sandbox-music", "music")).not.toThrow();
@@ -139,8 +146,8 @@ describe("audio operations", () => {
     ];
     const call = (model: string, operation: string) => () =>
       checkAgainstCatalog(bare, "audio", { model, operation, parameters: {} });
-    refused(call("service-voice", "music"), "operation", /it is the speech model/);
-    refused(call("tunes", "speech"), "operation", /it is not the speech model/);
+    refusedArgument(call("service-voice", "music"), "operation", /it is the speech model/);
+    refusedArgument(call("tunes", "speech"), "operation", /it is not the speech model/);
     expect(call("tunes", "music")).not.toThrow();
   });
 });

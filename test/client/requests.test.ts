@@ -14,8 +14,8 @@ import {
   buildMediaBody as serializeMedia,
 } from "../../src/client/requests.js";
 import { ExtractRequestSchema, parseOrThrow } from "../../src/client/schemas.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
 import type { MediaKind } from "../../src/config/service-limits.js";
+import { refusedArgument } from "../helpers/refusals.js";
 
 const buildMediaBody = (kind: MediaKind, input: unknown) =>
   serializeMedia(kind, parseOrThrow(mediaBodySchema(kind), input));
@@ -23,21 +23,6 @@ const buildChatBody = (input: unknown) => serializeChat(parseOrThrow(ChatBodySch
 const buildExtractBody = (input: unknown) => serializeExtract(parseOrThrow(ExtractRequestSchema, input));
 
 const s = (n: number, c = "a") => c.repeat(n);
-
-function refused(fn: () => unknown, field: string, limit?: RegExp): ArgumentError {
-  let err: unknown;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `expected ${field} to be refused`).toBeInstanceOf(ArgumentError);
-  const a = err as ArgumentError;
-  expect(a.field).toBe(field);
-  expect(a.code).toBe("INVALID_ARGUMENT");
-  if (limit) expect(a.message).toMatch(limit);
-  return a;
-}
 
 const image = (over: Record<string, unknown> = {}) => ({ model: "img", prompt: "a fox", ...over });
 const speech = (over: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => ({
@@ -58,53 +43,63 @@ const music = (params: Record<string, unknown> = {}, over: Record<string, unknow
 describe("MediaRequest envelope", () => {
   it("model is 1 to 150 characters", () => {
     expect(() => buildMediaBody("image", image({ model: s(150) }))).not.toThrow();
-    refused(() => buildMediaBody("image", image({ model: s(151) })), "model", /150/);
-    refused(() => buildMediaBody("image", image({ model: "" })), "model", /1/);
+    refusedArgument(() => buildMediaBody("image", image({ model: s(151) })), "model", /150/);
+    refusedArgument(() => buildMediaBody("image", image({ model: "" })), "model", /1/);
   });
 
   it("prompt is at most 30,000 characters", () => {
     const t2v = { parameters: { mode: "text-to-video" } };
     expect(() => buildMediaBody("video", image({ prompt: s(30_000), ...t2v }))).not.toThrow();
-    refused(() => buildMediaBody("video", image({ prompt: s(30_001), ...t2v })), "prompt", /30000/);
+    refusedArgument(() => buildMediaBody("video", image({ prompt: s(30_001), ...t2v })), "prompt", /30000/);
   });
 
   it("referenceAssetIds: at most 10, each 1 to 128 characters", () => {
     const ten = Array.from({ length: 10 }, (_, i) => `a${i}`);
     expect(() => buildMediaBody("image", image({ referenceAssetIds: ten }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ referenceAssetIds: [...ten, "a10"] })),
       "referenceAssetIds",
       /10/,
     );
     expect(() => buildMediaBody("image", image({ referenceAssetIds: [s(128)] }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ referenceAssetIds: [s(129)] })),
       "referenceAssetIds[0]",
       /128/,
     );
-    refused(() => buildMediaBody("image", image({ referenceAssetIds: [""] })), "referenceAssetIds[0]");
+    refusedArgument(
+      () => buildMediaBody("image", image({ referenceAssetIds: [""] })),
+      "referenceAssetIds[0]",
+    );
   });
 
   it("maxGems is a whole number 0 to 1,000,000,000", () => {
     expect(() => buildMediaBody("image", image({ maxGems: 0 }))).not.toThrow();
     expect(() => buildMediaBody("image", image({ maxGems: 1_000_000_000 }))).not.toThrow();
-    refused(() => buildMediaBody("image", image({ maxGems: 1_000_000_001 })), "maxGems", /1000000000/);
-    refused(() => buildMediaBody("image", image({ maxGems: -1 })), "maxGems", /0/);
-    refused(() => buildMediaBody("image", image({ maxGems: 1.5 })), "maxGems");
+    refusedArgument(
+      () => buildMediaBody("image", image({ maxGems: 1_000_000_001 })),
+      "maxGems",
+      /1000000000/,
+    );
+    refusedArgument(() => buildMediaBody("image", image({ maxGems: -1 })), "maxGems", /0/);
+    refusedArgument(() => buildMediaBody("image", image({ maxGems: 1.5 })), "maxGems");
   });
 
   it("unknown top-level fields are refused by name", () => {
-    refused(() => buildMediaBody("image", image({ webhook: "x" })), "(input)", /webhook/);
+    refusedArgument(() => buildMediaBody("image", image({ webhook: "x" })), "(input)", /webhook/);
   });
 
   for (const name of ["provider", "model", "prompt", "sourceTool"]) {
     it(`parameters.${name} is refused`, () => {
-      refused(() => buildMediaBody("image", image({ parameters: { [name]: "x" } })), `parameters.${name}`);
+      refusedArgument(
+        () => buildMediaBody("image", image({ parameters: { [name]: "x" } })),
+        `parameters.${name}`,
+      );
     });
   }
 
   it("operation belongs to audio only", () => {
-    refused(() => buildMediaBody("image", image({ operation: "speech" })), "operation", /audio/);
+    refusedArgument(() => buildMediaBody("image", image({ operation: "speech" })), "operation", /audio/);
   });
 });
 
@@ -112,12 +107,12 @@ describe("image parameters", () => {
   it("outputCount 1 to 4", () => {
     for (const n of [1, 4])
       expect(() => buildMediaBody("image", image({ parameters: { outputCount: n } }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ parameters: { outputCount: 0 } })),
       "parameters.outputCount",
       /1/,
     );
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ parameters: { outputCount: 5 } })),
       "parameters.outputCount",
       /4/,
@@ -125,7 +120,7 @@ describe("image parameters", () => {
   });
   it("negativePrompt up to 1,000 characters", () => {
     expect(() => buildMediaBody("image", image({ parameters: { negativePrompt: s(1000) } }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ parameters: { negativePrompt: s(1001) } })),
       "parameters.negativePrompt",
       /1000/,
@@ -135,7 +130,7 @@ describe("image parameters", () => {
     for (const b of ["auto", "transparent", "opaque"]) {
       expect(() => buildMediaBody("image", image({ parameters: { background: b } }))).not.toThrow();
     }
-    refused(
+    refusedArgument(
       () => buildMediaBody("image", image({ parameters: { background: "clear" } })),
       "parameters.background",
     );
@@ -148,13 +143,13 @@ describe("image parameters", () => {
 
 describe("video parameters", () => {
   it("mode is required: text-to-video or image-to-video; image-to-video needs sourceImage", () => {
-    refused(() => buildMediaBody("video", image()), "parameters.mode", /required.*text-to-video/);
+    refusedArgument(() => buildMediaBody("video", image()), "parameters.mode", /required.*text-to-video/);
     expect(() => buildMediaBody("video", image({ parameters: { mode: "text-to-video" } }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("video", image({ parameters: { mode: "video-to-video" } })),
       "parameters.mode",
     );
-    refused(
+    refusedArgument(
       () => buildMediaBody("video", image({ parameters: { mode: "image-to-video" } })),
       "parameters.sourceImage",
       /image-to-video/,
@@ -167,22 +162,26 @@ describe("video parameters", () => {
 
 describe("audio: speech and voice_clone", () => {
   it("operation is required", () => {
-    refused(
+    refusedArgument(
       () => buildMediaBody("audio", { model: "service-voice", prompt: "hi" }),
       "operation",
       /speech, music/,
     );
-    refused(() => buildMediaBody("audio", speech({ operation: "sing" })), "operation");
+    refusedArgument(() => buildMediaBody("audio", speech({ operation: "sing" })), "operation");
   });
   for (const op of ["speech", "voice_clone"]) {
     it(`${op}: voiceProfileId required, prompt up to 2,000, no media references`, () => {
-      refused(
+      refusedArgument(
         () => buildMediaBody("audio", { ...speech({ operation: op }), parameters: {} }),
         "parameters.voiceProfileId",
       );
       expect(() => buildMediaBody("audio", speech({ operation: op, prompt: s(2000) }))).not.toThrow();
-      refused(() => buildMediaBody("audio", speech({ operation: op, prompt: s(2001) })), "prompt", /2,000/);
-      refused(
+      refusedArgument(
+        () => buildMediaBody("audio", speech({ operation: op, prompt: s(2001) })),
+        "prompt",
+        /2,000/,
+      );
+      refusedArgument(
         () => buildMediaBody("audio", speech({ operation: op, referenceAssetIds: ["a1"] })),
         "referenceAssetIds",
       );
@@ -197,12 +196,12 @@ describe("audio: speech and voice_clone", () => {
     for (const [name, lo, hi, below, above] of edges) {
       expect(() => buildMediaBody("audio", speech({}, { [name]: lo }))).not.toThrow();
       expect(() => buildMediaBody("audio", speech({}, { [name]: hi }))).not.toThrow();
-      refused(
+      refusedArgument(
         () => buildMediaBody("audio", speech({}, { [name]: below })),
         `parameters.${name}`,
         new RegExp(String(lo)),
       );
-      refused(
+      refusedArgument(
         () => buildMediaBody("audio", speech({}, { [name]: above })),
         `parameters.${name}`,
         new RegExp(String(hi)),
@@ -214,8 +213,8 @@ describe("audio: speech and voice_clone", () => {
 describe("audio: music", () => {
   it("musicMode and instrumental enums", () => {
     expect(() => buildMediaBody("audio", music({ musicMode: "simple", instrumental: "on" }))).not.toThrow();
-    refused(() => buildMediaBody("audio", music({ musicMode: "expert" })), "parameters.musicMode");
-    refused(() => buildMediaBody("audio", music({ instrumental: true })), "parameters.instrumental");
+    refusedArgument(() => buildMediaBody("audio", music({ musicMode: "expert" })), "parameters.musicMode");
+    refusedArgument(() => buildMediaBody("audio", music({ instrumental: true })), "parameters.instrumental");
   });
   it("advanced-only fields are refused outside advanced mode", () => {
     for (const [name, value] of [
@@ -225,7 +224,7 @@ describe("audio: music", () => {
       ["vocalGender", "f"],
       ["duration", "60"],
     ]) {
-      refused(
+      refusedArgument(
         () => buildMediaBody("audio", music({ musicMode: "simple", [name as string]: value })),
         `parameters.${name}`,
         /advanced/,
@@ -240,19 +239,23 @@ describe("audio: music", () => {
     expect(() =>
       buildMediaBody("audio", adv({ style: s(1000), title: s(80), negativeTags: s(200) })),
     ).not.toThrow();
-    refused(() => buildMediaBody("audio", adv({ style: s(1001) })), "parameters.style", /1000/);
-    refused(() => buildMediaBody("audio", adv({ title: s(81) })), "parameters.title", /80/);
-    refused(() => buildMediaBody("audio", adv({ negativeTags: s(201) })), "parameters.negativeTags", /200/);
-    refused(() => buildMediaBody("audio", adv({ vocalGender: "x" })), "parameters.vocalGender");
+    refusedArgument(() => buildMediaBody("audio", adv({ style: s(1001) })), "parameters.style", /1000/);
+    refusedArgument(() => buildMediaBody("audio", adv({ title: s(81) })), "parameters.title", /80/);
+    refusedArgument(
+      () => buildMediaBody("audio", adv({ negativeTags: s(201) })),
+      "parameters.negativeTags",
+      /200/,
+    );
+    refusedArgument(() => buildMediaBody("audio", adv({ vocalGender: "x" })), "parameters.vocalGender");
     for (const d of ["off", "30", "60", "120", "180", "240"]) {
       expect(() => buildMediaBody("audio", adv({ duration: d }))).not.toThrow();
     }
-    refused(() => buildMediaBody("audio", adv({ duration: "45" })), "parameters.duration");
-    refused(() => buildMediaBody("audio", adv({ duration: 60 })), "parameters.duration");
+    refusedArgument(() => buildMediaBody("audio", adv({ duration: "45" })), "parameters.duration");
+    refusedArgument(() => buildMediaBody("audio", adv({ duration: 60 })), "parameters.duration");
   });
   it("simple prompt up to 5,000 characters; advanced follows the envelope", () => {
     expect(() => buildMediaBody("audio", music({ musicMode: "simple" }, { prompt: s(5000) }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("audio", music({ musicMode: "simple" }, { prompt: s(5001) })),
       "prompt",
       /5,000/,
@@ -264,12 +267,12 @@ describe("audio: music", () => {
   it("coverAudio or one referenceAssetIds entry, not both, not two", () => {
     expect(() => buildMediaBody("audio", music({ coverAudio: "a1" }))).not.toThrow();
     expect(() => buildMediaBody("audio", music({}, { referenceAssetIds: ["a1"] }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildMediaBody("audio", music({}, { referenceAssetIds: ["a1", "a2"] })),
       "referenceAssetIds",
       /1/,
     );
-    refused(
+    refusedArgument(
       () => buildMediaBody("audio", music({ coverAudio: "a1" }, { referenceAssetIds: ["a2"] })),
       "parameters.coverAudio",
     );
@@ -297,9 +300,12 @@ describe("canonical bytes", () => {
     expect(canonicalJson({ b: { d: 1, c: [{ z: 1, y: undefined }] }, a: undefined })).toBe(
       '{"b":{"c":[{"z":1}],"d":1}}',
     );
-    refused(() => buildMediaBody("image", image({ parameters: { seed: 10n } })), "parameters.seed");
-    refused(() => canonicalJson({ x: Number.NaN }), "x", /finite/);
-    refused(() => buildMediaBody("image", image({ parameters: { when: new Date(0) } })), "parameters.when");
+    refusedArgument(() => buildMediaBody("image", image({ parameters: { seed: 10n } })), "parameters.seed");
+    refusedArgument(() => canonicalJson({ x: Number.NaN }), "x", /finite/);
+    refusedArgument(
+      () => buildMediaBody("image", image({ parameters: { when: new Date(0) } })),
+      "parameters.when",
+    );
   });
 });
 
@@ -309,16 +315,20 @@ describe("chat request", () => {
 
   it("messages: 1 to 60, each content up to 30,000 characters, roles by name", () => {
     expect(() => buildChatBody(chat({ messages: Array.from({ length: 60 }, () => msg("x")) }))).not.toThrow();
-    refused(
+    refusedArgument(
       () => buildChatBody(chat({ messages: Array.from({ length: 61 }, () => msg("x")) })),
       "messages",
       /60/,
     );
-    refused(() => buildChatBody(chat({ messages: [] })), "messages", /1/);
+    refusedArgument(() => buildChatBody(chat({ messages: [] })), "messages", /1/);
     expect(() => buildChatBody(chat({ messages: [msg(s(30_000))] }))).not.toThrow();
-    refused(() => buildChatBody(chat({ messages: [msg(s(30_001))] })), "messages[0].content", /30000/);
-    refused(() => buildChatBody(chat({ messages: [msg("x", "tool")] })), "messages[0].role");
-    refused(
+    refusedArgument(
+      () => buildChatBody(chat({ messages: [msg(s(30_001))] })),
+      "messages[0].content",
+      /30000/,
+    );
+    refusedArgument(() => buildChatBody(chat({ messages: [msg("x", "tool")] })), "messages[0].role");
+    refusedArgument(
       () => buildChatBody(chat({ messages: [{ role: "user", content: [{ type: "text" }] }] })),
       "messages[0].content",
     );
@@ -329,15 +339,18 @@ describe("chat request", () => {
       buildChatBody(chat({ model: s(150), max_tokens: 8192, temperature: 2, top_p: 1, maxGems: 1_000_000 })),
     ).not.toThrow();
     expect(() => buildChatBody(chat({ max_tokens: 1, temperature: 0, top_p: 0, maxGems: 0 }))).not.toThrow();
-    refused(() => buildChatBody(chat({ model: s(151) })), "model", /150/);
-    refused(() => buildChatBody(chat({ max_tokens: 0 })), "max_tokens", /1/);
-    refused(() => buildChatBody(chat({ max_tokens: 8193 })), "max_tokens", /8192/);
-    refused(() => buildChatBody(chat({ temperature: 2.01 })), "temperature", /2/);
-    refused(() => buildChatBody(chat({ top_p: 1.01 })), "top_p", /1/);
-    refused(() => buildChatBody(chat({ maxGems: 1_000_001 })), "maxGems", /1000000/);
+    refusedArgument(() => buildChatBody(chat({ model: s(151) })), "model", /150/);
+    refusedArgument(() => buildChatBody(chat({ max_tokens: 0 })), "max_tokens", /1/);
+    refusedArgument(() => buildChatBody(chat({ max_tokens: 8193 })), "max_tokens", /8192/);
+    refusedArgument(() => buildChatBody(chat({ temperature: 2.01 })), "temperature", /2/);
+    refusedArgument(() => buildChatBody(chat({ top_p: 1.01 })), "top_p", /1/);
+    refusedArgument(() => buildChatBody(chat({ maxGems: 1_000_001 })), "maxGems", /1000000/);
     expect(() => buildChatBody(chat({ response_format: { type: "json_object" } }))).not.toThrow();
-    refused(() => buildChatBody(chat({ response_format: { type: "json_schema" } })), "response_format.type");
-    refused(() => buildChatBody(chat({ tools: [] })), "(input)", /tools/);
+    refusedArgument(
+      () => buildChatBody(chat({ response_format: { type: "json_schema" } })),
+      "response_format.type",
+    );
+    refusedArgument(() => buildChatBody(chat({ tools: [] })), "(input)", /tools/);
   });
 
   it("the serialized conversation is at most 128,000 bytes", () => {
@@ -353,7 +366,11 @@ describe("chat request", () => {
     expect(Buffer.byteLength(canonicalJson(at))).toBe(128_000);
     expect(() => buildChatBody(chat({ messages: at }))).not.toThrow();
     const past = [...at.slice(0, 4), msg(`${at[4]?.content}a`)];
-    refused(() => buildChatBody(chat({ messages: past })), "messages", /128,000 bytes \(got 128,001\)/);
+    refusedArgument(
+      () => buildChatBody(chat({ messages: past })),
+      "messages",
+      /128,000 bytes \(got 128,001\)/,
+    );
     expect(left).toBe(0);
   });
 
@@ -374,16 +391,16 @@ describe("extraction request", () => {
     expect(() =>
       buildExtractBody(ex({ videoAssetId: s(128), prompt: s(2000), maxGems: 1_000_000 })),
     ).not.toThrow();
-    refused(() => buildExtractBody(ex({ videoAssetId: s(129) })), "videoAssetId", /128/);
-    refused(() => buildExtractBody(ex({ videoAssetId: "" })), "videoAssetId");
-    refused(() => buildExtractBody(ex({ prompt: s(2001) })), "prompt", /2000/);
-    refused(() => buildExtractBody(ex({ maxGems: 1_000_001 })), "maxGems");
-    refused(() => buildExtractBody(ex({ frames: 3 })), "(input)", /frames/);
+    refusedArgument(() => buildExtractBody(ex({ videoAssetId: s(129) })), "videoAssetId", /128/);
+    refusedArgument(() => buildExtractBody(ex({ videoAssetId: "" })), "videoAssetId");
+    refusedArgument(() => buildExtractBody(ex({ prompt: s(2001) })), "prompt", /2000/);
+    refusedArgument(() => buildExtractBody(ex({ maxGems: 1_000_001 })), "maxGems");
+    refusedArgument(() => buildExtractBody(ex({ frames: 3 })), "(input)", /frames/);
   });
   it("the JSON size bound: 16,000 bytes passes, 16,001 is refused", () => {
     // Valid fields cannot reach it (the prompt is capped at 2,000 characters), so the bound is shown directly.
     expect(() => assertMaxBytes(s(16_000), 16_000, "(request)", "the extraction request JSON")).not.toThrow();
-    refused(
+    refusedArgument(
       () => assertMaxBytes(s(16_001), 16_000, "(request)", "the extraction request JSON"),
       "(request)",
       /16,000 bytes/,
