@@ -9,7 +9,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { CLI, connectCli, isolatedEnv, startSandboxCli } from "../helpers/cli.js";
+import { CLI, type ConnectedCli, connectCli, isolatedEnv, startSandboxCli } from "../helpers/cli.js";
 
 type Result = { isError?: boolean; content?: unknown; structuredContent?: Record<string, unknown> };
 const textOf = (r: Result): string =>
@@ -32,14 +32,36 @@ const serverEnv = () => ({
 });
 const ARGS = { model: "sandbox-image-fast", prompt: "a lighthouse at dusk", wait: 0 };
 
-async function inject(route: string, fault: Record<string, unknown>, times: number): Promise<void> {
-  const r = await fetch(`${sandbox.url}/sandbox/faults`, {
+/**
+ * A generate_image whose every answer the service loses after making the task (503s with the work
+ * committed), so its record stays uncertain; returns the identity the refusal names. The faults
+ * are cleared after it.
+ */
+async function lostCall(client: ConnectedCli["client"], args: Record<string, unknown>): Promise<string> {
+  const faults = `${sandbox.url}/sandbox/faults`;
+  const auth = { authorization: `Bearer ${SANDBOX_API_KEY}` };
+  const r = await fetch(faults, {
     method: "POST",
-    headers: { authorization: `Bearer ${SANDBOX_API_KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ route, fault, times }),
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({
+      route: "POST /api/generate/image",
+      fault: { status: 503, commit: true },
+      times: 100,
+    }),
   });
   expect(r.status).toBe(201);
+  const lost = (await client.callTool({ name: "generate_image", arguments: args })) as Result;
+  expect(lost.isError, textOf(lost)).toBe(true);
+  const identity = /gm-[a-z0-9]+-[0-9a-f]{16}/.exec(textOf(lost))?.[0] ?? "";
+  expect(identity, textOf(lost)).not.toBe("");
+  await fetch(faults, { method: "DELETE", headers: auth });
+  return identity;
 }
+
+/** Deletes the SQLite ledger file and its journal files, as a user clearing the directory would. */
+const deleteLedger = (file: string): void => {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+};
 
 it("writes an uncertain record back when the file is deleted, and a restart resumes its identity", async () => {
   const file = join(iso.dir, "ledger.sqlite");
@@ -47,17 +69,8 @@ it("writes an uncertain record back when the file is deleted, and a restart resu
   let identity: string;
   try {
     // The service makes the task and every answer is lost: the record stays uncertain.
-    await inject("POST /api/generate/image", { status: 503, commit: true }, 100);
-    const lost = (await first.client.callTool({ name: "generate_image", arguments: ARGS })) as Result;
-    expect(lost.isError, textOf(lost)).toBe(true);
-    identity = /gm-[a-z0-9]+-[0-9a-f]{16}/.exec(textOf(lost))?.[0] ?? "";
-    expect(identity, textOf(lost)).not.toBe("");
-    await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: "DELETE",
-      headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
-    });
-
-    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+    identity = await lostCall(first.client, ARGS);
+    deleteLedger(file);
     const refused = (await first.client.callTool({ name: "generate_image", arguments: ARGS })) as Result;
     expect(refused.isError).toBe(true);
     const text = textOf(refused);
@@ -92,20 +105,13 @@ it("writes an uncertain record back when the file is deleted, and a restart resu
 
 it("writes the records back at shutdown when no paid call came after the deletion", async () => {
   const file = join(iso.dir, "ledger.sqlite");
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+  deleteLedger(file);
   const args = { ...ARGS, prompt: "a harbour at dawn" };
   const first = await connectCli({ args: [CLI], env: serverEnv(), name: "writeback-3" });
   let identity: string;
   try {
-    await inject("POST /api/generate/image", { status: 503, commit: true }, 100);
-    const lost = (await first.client.callTool({ name: "generate_image", arguments: args })) as Result;
-    identity = /gm-[a-z0-9]+-[0-9a-f]{16}/.exec(textOf(lost))?.[0] ?? "";
-    expect(identity, textOf(lost)).not.toBe("");
-    await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: "DELETE",
-      headers: { authorization: `Bearer ${SANDBOX_API_KEY}` },
-    });
-    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) unlinkSync(f);
+    identity = await lostCall(first.client, args);
+    deleteLedger(file);
   } finally {
     // The host stops the server (stdin closes): the ledger closes, and writes its records back.
     await first.client.close();
