@@ -14,9 +14,8 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
-import { chargedText } from "./charged.js";
-import { checkArguments, claimAndSend, deliver, refused, reuseNote } from "./paid-call.js";
-import { type Ceiling, ceilingNote, confirmSpending } from "./spending.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
 export type ChatArgs = Omit<ChatRequest, "stream"> & { idempotencyKey?: string | undefined };
@@ -42,7 +41,7 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
       limit: LIMITS.textMaxGems,
     });
     if (q.pending) return q.result();
-    const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
+    const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget (streamed).
     let lastReport = 0;
     const run = await claimAndSend(engine, ctx, {
@@ -83,9 +82,7 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
     : "not reported";
   const footer = [
     `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity})`,
-    reuseNote(run),
-    chargedText(r, ceiling.maxGems, run.reused),
-    ceilingNote(engine, ceiling),
+    ...spendingNotes(engine, run, ceiling),
     r.finishReason === "length"
       ? "The answer hit max_tokens: raise max_tokens or ask to continue."
       : undefined,

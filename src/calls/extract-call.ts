@@ -12,9 +12,8 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
-import { chargedText } from "./charged.js";
-import { checkArguments, claimAndSend, deliver, refused, reuseNote } from "./paid-call.js";
-import { type Ceiling, ceilingNote, confirmSpending } from "./spending.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
   videoAssetId: string;
@@ -43,7 +42,7 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
       limit: LIMITS.textMaxGems,
     });
     if (q.pending) return q.result();
-    const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
+    const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await claimAndSend(engine, ctx, {
       tool: "extract_video",
@@ -72,9 +71,7 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
       : JSON.stringify(extraction.analysis, null, 2);
   const text = [
     `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
-    reuseNote(run),
-    chargedText(run.result, ceiling.maxGems, run.reused),
-    ceilingNote(engine, ceiling),
+    ...spendingNotes(engine, run, ceiling),
     `Analysis:\n${analysis}`,
     `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
     extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,

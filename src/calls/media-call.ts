@@ -17,7 +17,7 @@ import { Questions } from "../mcp/questions.js";
 import { describeError, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
@@ -65,7 +65,7 @@ export async function submitMedia(
     if (q.pending) return q.result();
     // A save that cannot work is refused before the charge, never after it.
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
-    const built = ceiling.maxGems === checked.body.maxGems ? checked : body(ceiling.maxGems);
+    const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await claimAndSend(engine, ctx, {
       tool,

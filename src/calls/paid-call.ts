@@ -19,7 +19,8 @@ import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { describeError, errorResult } from "../mcp/results.js";
 import type { Budget } from "./budget.js";
-import { type Ceiling, thresholdNote } from "./spending.js";
+import { chargedText } from "./charged.js";
+import { type Ceiling, ceilingNote, thresholdNote } from "./spending.js";
 import { JOINED, REPLAYED } from "./task-view.js";
 
 /** A body as it will be sent: its bytes are what the ledger stores and every attempt sends. */
@@ -37,6 +38,18 @@ export interface Built {
 export async function checkArguments(build: () => Built, catalog?: () => Promise<void>): Promise<Built> {
   await catalog?.();
   return build();
+}
+
+/**
+ * Step 2 applied: the body to claim and send under the confirmed ceiling. The checked body when
+ * the ceiling is the maxGems it was built with; otherwise the same arguments rebuilt with it.
+ */
+export function bodyUnder(
+  ceiling: Ceiling,
+  checked: Built,
+  build: (maxGems: number | undefined) => Built,
+): Built {
+  return ceiling.maxGems === checked.body.maxGems ? checked : build(ceiling.maxGems);
 }
 
 export interface Send<T> {
@@ -110,8 +123,20 @@ export function refused(
   return errorResult(err, { notes, ...(instead === undefined ? {} : { next: instead }) });
 }
 
+/**
+ * What a text or extraction answer says about money, in this order: a reused identity (no new
+ * charge), the Gems charged (charged.ts), and a ceiling that was the confirmation threshold.
+ */
+export function spendingNotes(engine: Engine, run: RunResult<unknown>, ceiling: Ceiling): string[] {
+  return [
+    reuseNote(run),
+    chargedText(run.result, ceiling.maxGems, run.reused),
+    ceilingNote(engine, ceiling),
+  ].filter((l): l is string => l !== undefined);
+}
+
 /** How a reused identity reads: joined a call in flight, or replayed an earlier one; no new charge. */
-export function reuseNote(run: RunResult<unknown>): string | undefined {
+function reuseNote(run: RunResult<unknown>): string | undefined {
   if (!run.reused) return undefined;
   return run.joined ? JOINED : REPLAYED;
 }
