@@ -104,6 +104,18 @@ export function chooseKey(authorization: string | undefined, fallback: string | 
 
 export type BodyRead = { ok: true; value: unknown } | { ok: false; status: number; message: string };
 
+/** A request's whole body, or undefined once it passes `maxBytes` (it stops reading there). */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
 /** Reads and parses a JSON body once, within MAX_BODY_BYTES and MAX_JSON_DEPTH. */
 export async function readJson(req: IncomingMessage): Promise<BodyRead> {
   const tooLarge: BodyRead = {
@@ -112,16 +124,11 @@ export async function readJson(req: IncomingMessage): Promise<BodyRead> {
     message: `Payload too large: the limit is ${MAX_BODY_BYTES} bytes`,
   };
   if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return tooLarge;
-    chunks.push(chunk);
-  }
+  const body = await readBody(req, MAX_BODY_BYTES);
+  if (body === undefined) return tooLarge;
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.concat(chunks, size).toString("utf8")) as unknown;
+    value = JSON.parse(body.toString("utf8")) as unknown;
   } catch {
     // A body nested past V8's own limit fails here too (RangeError), with the same answer.
     return { ok: false, status: 400, message: "Parse error: the body is not valid JSON" };

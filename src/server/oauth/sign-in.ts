@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
+import { readBody } from "../http-guard.js";
 import type { Accounts } from "./oauth-accounts.js";
 import { MCP_SCOPE } from "./oauth-provider.js";
 import type { Sealing } from "./oauth-sealing.js";
@@ -152,12 +153,6 @@ function expired(res: ServerResponse): void {
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
   if (!(req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  const body = await readBody(req, MAX_FORM_BYTES);
+  return body === undefined ? undefined : new URLSearchParams(body.toString("utf8"));
 }
