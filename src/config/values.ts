@@ -45,6 +45,14 @@ export function shownNumber(value: string): string | undefined {
   return /^\d{1,12}(\.\d{1,2})?$/.test(value) ? value : undefined;
 }
 
+/** Refuses a plain number above `max` saying so ("900 is above 600"): it is safe to show. */
+function refuseAbove(value: string, max: number, field: string, expected: string, integer: boolean): void {
+  if (integer && !/^\d+$/.test(value)) return;
+  if (shownNumber(value) !== undefined && Number(value) > max) {
+    throw new ConfigError(field, `${value} is above ${max}; ${expected}`);
+  }
+}
+
 /** What a value is read into, given the name it came under (`GENERATION_X` or `--x`). */
 export type Reader<T> = (value: string, field: string) => T;
 
@@ -85,12 +93,7 @@ export const readHost: Reader<string> = (value, field) => {
 };
 
 export const readPort: Reader<number> = (value, field) => {
-  if (/^\d+$/.test(value) && shownNumber(value) !== undefined && Number(value) > 65_535) {
-    throw new ConfigError(
-      field,
-      `${value} is above 65535; expected an integer from 0 to 65535 (0 picks a free port)`,
-    );
-  }
+  refuseAbove(value, 65_535, field, "expected an integer from 0 to 65535 (0 picks a free port)", true);
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
     throw new ConfigError(field, "expected an integer from 0 to 65535 (0 picks a free port)");
   }
@@ -186,9 +189,7 @@ export const readDirectory: Reader<string> = (value, field) => {
 
 export const readGems: Reader<number> = (value, field) => {
   const max = LIMITS.mediaMaxGems;
-  if (/^\d+$/.test(value) && shownNumber(value) !== undefined && Number(value) > max) {
-    throw new ConfigError(field, `${value} is above ${max}; expected an integer from 0 to ${max}`);
-  }
+  refuseAbove(value, max, field, `expected an integer from 0 to ${max}`, true);
   if (!/^\d+$/.test(value) || Number(value) > max) {
     throw new ConfigError(field, `expected an integer from 0 to ${max} (value not shown)`);
   }
@@ -205,12 +206,7 @@ export const readModelId: Reader<string> = (value, field) => {
 };
 
 export const readWaitSeconds: Reader<number> = (value, field) => {
-  if (shownNumber(value) !== undefined && Number(value) > MAX_WAIT_SECONDS) {
-    throw new ConfigError(
-      field,
-      `${value} is above ${MAX_WAIT_SECONDS}; expected seconds from 0 to ${MAX_WAIT_SECONDS}`,
-    );
-  }
+  refuseAbove(value, MAX_WAIT_SECONDS, field, `expected seconds from 0 to ${MAX_WAIT_SECONDS}`, false);
   if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_WAIT_SECONDS) {
     throw new ConfigError(field, `expected seconds from 0 to ${MAX_WAIT_SECONDS} (value not shown)`);
   }
