@@ -130,7 +130,7 @@ async function serveHttp(config: Config): Promise<void> {
   }
   process.stdout.write(
     oauth === undefined
-      ? connectionHelp(handle.url, config, engines.baseUrl)
+      ? connectionHelp(handle.url, config, engines.baseUrl, isLoopbackHost(config.host))
       : oauthHelp(handle.url, oauth.resource, config, engines.baseUrl),
   );
   warmUpSoon(engines);
@@ -146,7 +146,14 @@ async function serveHttp(config: Config): Promise<void> {
 }
 
 /** What `npm start` prints: the endpoint and how to point the Inspector and Claude Desktop at us. */
-function connectionHelp(url: string, config: Config, serviceUrl: string): string {
+/** What a session without a key runs under: the same rule as the HTTP server's (loopback only). */
+function keyless(config: Config, loopback: boolean): string {
+  if (!loopback) return "";
+  if (config.sandbox) return "; without one, the sandbox's own key";
+  return config.apiKey === undefined ? "" : "; without one, GENERATION_API_KEY";
+}
+
+function connectionHelp(url: string, config: Config, serviceUrl: string, loopback: boolean): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   const desktop = {
     mcpServers: {
@@ -156,7 +163,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string): string
   return [
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
-    "  auth: key (each session sends its service key as Authorization: Bearer lgk_…)",
+    `  auth: key (each session sends its service key as Authorization: Bearer lgk_…${keyless(config, loopback)})`,
     "",
     "MCP Inspector (Node 22+; its Apps tab shows the media viewer):",
     `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,

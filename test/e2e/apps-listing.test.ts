@@ -71,6 +71,10 @@ describe("tools/list by client kind, over HTTP", () => {
     iso?.cleanup();
   });
 
+  it("says at start that a session without a key runs under the sandbox's (these clients send none)", () => {
+    expect(server.stdout()).toMatch(/^ {2}auth: key \(.*; without one, the sandbox's own key\)$/m);
+  });
+
   for (const apps of [false, true]) {
     it(`a client ${apps ? "declaring" : "without"} MCP Apps`, async () => {
       const client = new Client({ name: "listing", version: "1" }, apps ? appsCapabilities : {});

@@ -64,6 +64,8 @@ describe("HTTP CLI", () => {
       `npx @modelcontextprotocol/inspector --transport http --server-url ${server.url}`,
     );
     expect(server.stdout()).toContain("Claude Desktop");
+    // No GENERATION_API_KEY here: every session must bring its key, and the start line says only that.
+    expect(server.stdout()).toMatch(/^ {2}auth: key \(each session sends its service key as [^;]*\)$/m);
   });
 
   it("keeps two keys' records apart, in both protocol eras", async () => {
