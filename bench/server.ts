@@ -6,6 +6,7 @@
  *      on bare loopback and with a service round trip added by a delaying proxy;
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
  *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
+ *      and what it costs a client declaring MCP Apps (it is also listed the viewer's app-only tools);
  *  (e), (f) what --auth oauth costs: the sign-in flow's server time, and token validation per
  *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
@@ -18,7 +19,14 @@ import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
-import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
+import {
+  CLI,
+  connectCli,
+  isolatedEnv,
+  rawStdio,
+  startHttpCli,
+  startSandboxCli,
+} from "../test/helpers/cli.js";
 import { delayProxy } from "./delay-proxy.js";
 import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
@@ -203,6 +211,21 @@ function catalogCost(ours: ColdStart, peers: Runner[]): void {
   for (const peer of peers) print(`    peer ${peer.label}: ${peer.bytes} bytes for ${peer.tools} tools`);
 }
 
+/** (d), second half: tools/list as a client declaring MCP Apps receives it (stdio, --sandbox). */
+async function catalogCostWithApps(env: Record<string, string>): Promise<void> {
+  const { client } = await connectCli({ args: [CLI, "--sandbox"], env, name: "bench-apps", apps: true });
+  try {
+    const result = await client.listTools();
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    const met = bytes <= CATALOG_TARGET_BYTES ? "met" : "NOT met";
+    print(
+      `    with MCP Apps: ${bytes} bytes for ${result.tools.length} tools (target <= ${CATALOG_TARGET_BYTES}: ${met})`,
+    );
+  } finally {
+    await client.close();
+  }
+}
+
 /**
  * (b) list_models: MCP over stdio vs a direct fetch to the same sandbox, first on bare loopback (the
  * stringent figure: the service answers in about a millisecond), then with a service round trip of
@@ -320,7 +343,10 @@ async function main(): Promise<void> {
     if (PARTS.includes("b")) await overheads(sandbox.url, serviceEnv);
     if (PARTS.includes("g")) await paidCalls(serviceEnv);
     if (PARTS.includes("c")) await httpSessions(serviceEnv);
-    if (cold !== undefined && PARTS.includes("d")) catalogCost(cold.ours, cold.peers);
+    if (cold !== undefined && PARTS.includes("d")) {
+      catalogCost(cold.ours, cold.peers);
+      await catalogCostWithApps(iso.env);
+    }
     if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
   } finally {
     await sandbox.stop();
