@@ -13,7 +13,7 @@ import { buildViewerHtml } from "./build-viewer.mjs";
 rmSync("dist", { recursive: true, force: true });
 
 // The media viewer's page, built once: written to dist/viewer.html (which src/viewer/html.ts reads
-// when run from source) and inlined in place of html.ts in the bundle; server/viewer.ts imports it
+// when run from source) and inlined in place of html.ts in the bundle; surface/viewer.ts imports it
 // lazily, so it sits in its own chunk.
 const viewerHtml = await buildViewerHtml();
 mkdirSync("dist", { recursive: true });

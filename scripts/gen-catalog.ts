@@ -1,5 +1,5 @@
 /**
- * Writes src/tools/catalog.ts and src/server/viewer-catalog.ts: what tools/list shows, computed from
+ * Writes src/tools/catalog.ts and src/surface/viewer-catalog.ts: what tools/list shows, computed from
  * the tool definitions (the model's tools, and the media viewer's app-only ones), so the server
  * answers tools/list without loading any tool (a cheaper cold start).
  *   npm run catalog            regenerate it after changing a tool's description or schemas
@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { listing, type ToolDefinition } from "../src/mcp/define-tool.js";
-import { VIEWER_TOOL } from "../src/server/viewer-tools.js";
+import { VIEWER_TOOL } from "../src/surface/viewer-tools.js";
 import { loadTools } from "../src/tools/all-tools.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -26,7 +26,7 @@ interface Target {
 const TARGETS: Target[] = [
   { path: "src/tools/catalog.ts", name: "CATALOG", definitions: loadTools },
   {
-    path: "src/server/viewer-catalog.ts",
+    path: "src/surface/viewer-catalog.ts",
     name: "VIEWER_TOOLS",
     definitions: async () => Object.values(VIEWER_TOOL),
   },

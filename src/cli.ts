@@ -63,10 +63,10 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
 
 async function serveStdio(config: Config): Promise<void> {
   const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
-    import("./server/engine.js"),
-    import("./server/assemble.js"),
-    import("./server/stdio.js"),
-    import("./server/scrub-writes.js"),
+    import("./transports/engine.js"),
+    import("./surface/assemble.js"),
+    import("./transports/stdio.js"),
+    import("./transports/scrub-writes.js"),
   ]);
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
@@ -84,12 +84,12 @@ async function serveStdio(config: Config): Promise<void> {
 async function serveHttp(config: Config): Promise<void> {
   const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }, { scrubWrites }] =
     await Promise.all([
-      import("./server/engine.js"),
-      import("./server/assemble.js"),
-      import("./server/http-server.js"),
-      import("./server/scrub-writes.js"),
+      import("./transports/engine.js"),
+      import("./surface/assemble.js"),
+      import("./transports/http-server.js"),
+      import("./transports/scrub-writes.js"),
     ]);
-  let oauth: import("./server/oauth/oauth-gate.js").OAuthGate | undefined;
+  let oauth: import("./transports/oauth/oauth-gate.js").OAuthGate | undefined;
   const engines = await createEngines(config, {
     // --auth oauth: a key the service refuses (revoked, expired) ends the sign-ins over it.
     onKeyRefused: (keyHash) =>
@@ -100,7 +100,7 @@ async function serveHttp(config: Config): Promise<void> {
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
   if (config.auth === "oauth") {
-    const { startOAuth } = await import("./server/oauth/oauth-start.js");
+    const { startOAuth } = await import("./transports/oauth/oauth-start.js");
     oauth = await startOAuth(config, engines).catch(async (error: unknown) => {
       await engines.close();
       fail(

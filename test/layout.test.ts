@@ -1,6 +1,6 @@
 /**
  * The layout docs/architecture.md#layout describes, held: each folder of src/ imports only the
- * folders below it (cli → server → tools → calls → mcp → ledger → client → config), and no module imports, directly or
+ * folders below it (cli → transports → surface → tools → calls → mcp → ledger → client → config), and no module imports, directly or
  * through others, itself. Imports are read from the source text, type-only and lazy ones included.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -21,8 +21,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   tools: ["calls", "mcp", "ledger", "client", "config"],
   // The view's browser code shares the polling schedule; html.ts reads the built page, imports nothing.
   viewer: ["client"],
-  server: ["tools", "calls", "mcp", "ledger", "client", "sandbox", "viewer", "config"],
-  cli: ["config", "server", "sandbox", "ledger", "client", "mcp"],
+  // The MCP surface: assembly, prompts, resources, completions, the viewer's resource and app-only tools.
+  surface: ["tools", "calls", "mcp", "ledger", "client", "viewer", "config"],
+  // stdio, HTTP and OAuth: where a request arrives, its key or token is checked and its engine resolved.
+  transports: ["surface", "mcp", "ledger", "client", "sandbox", "config"],
+  cli: ["config", "transports", "surface", "sandbox", "ledger", "client", "mcp"],
 };
 
 function sources(dir: string): string[] {

@@ -1,7 +1,7 @@
 /**
  * A small keyed-value API beside the ledger's records, in the same store, for state that must be
  * shared by every replica and expire on its own (the OAuth grants and token hashes of
- * src/server/oauth/). Values are opaque strings; atomicity comes from each back end's own
+ * src/transports/oauth/). Values are opaque strings; atomicity comes from each back end's own
  * primitive: one SQL statement (SQLite, PostgreSQL), SET NX or a Lua script (Redis, keyed-redis.ts).
  * Keys live apart from the ledger's (`kv:` in the SQL tables, `gm:kv:` in Redis), so the
  * ledger's range scans never meet them.

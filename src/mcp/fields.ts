@@ -3,7 +3,7 @@
  * description on every turn, so an argument's says what it is and the limits its schema keywords
  * cannot; an output field is described where its name and the tool's description leave it unsaid.
  * The rules every paid tool shares (identity, replay, waiting) are said once, in the server's
- * instructions (src/server/assemble.ts).
+ * instructions (src/surface/assemble.ts).
  */
 import { z } from "zod";
 import { TASK_ID_MAX } from "../client/endpoints.js";

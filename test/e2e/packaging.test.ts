@@ -11,7 +11,7 @@ import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNodeSqlite } from "../../src/ledger/drivers.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
+import { VIEWER_TOOLS } from "../../src/surface/viewer-catalog.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { CLI, connectCli, isolatedEnv, ROOT } from "../helpers/cli.js";
 

@@ -17,7 +17,7 @@ import type { Engine, EngineConfig } from "../../src/mcp/context.js";
 import type { ToolDefinition } from "../../src/mcp/define-tool.js";
 import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { createMcpServer } from "../../src/server/assemble.js";
+import { createMcpServer } from "../../src/surface/assemble.js";
 import { loadTools } from "../../src/tools/all-tools.js";
 import { tempDir } from "../helpers/temp.js";
 

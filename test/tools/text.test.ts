@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ServiceClient } from "../../src/client/service-client.js";
 import { hashKey } from "../../src/ledger/open-ledger.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { createMcpServer } from "../../src/server/assemble.js";
-import { registerResources } from "../../src/server/resources.js";
+import { createMcpServer } from "../../src/surface/assemble.js";
+import { registerResources } from "../../src/surface/resources.js";
 import { BASE_URL, checkOutput, type Harness, harness, structured, textOf } from "./harness.js";
 
 const CHAT = "POST /api/generate/text/v1/chat/completions";

@@ -13,8 +13,8 @@ import {
 } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listing } from "../../src/mcp/define-tool.js";
-import { VIEWER_TOOLS } from "../../src/server/viewer-catalog.js";
-import { VIEWER_TOOL } from "../../src/server/viewer-tools.js";
+import { VIEWER_TOOLS } from "../../src/surface/viewer-catalog.js";
+import { VIEWER_TOOL } from "../../src/surface/viewer-tools.js";
 import { isolatedEnv } from "../helpers/cli.js";
 import { type Stack, startStack } from "./stack.js";
 

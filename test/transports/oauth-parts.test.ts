@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/config/parse.js";
-import { addressAllowed, cimdGuard } from "../../src/server/oauth/cimd-guard.js";
-import { Sealing } from "../../src/server/oauth/oauth-sealing.js";
+import { addressAllowed, cimdGuard } from "../../src/transports/oauth/cimd-guard.js";
+import { Sealing } from "../../src/transports/oauth/oauth-sealing.js";
 
 const A = Buffer.alloc(32, 1).toString("base64");
 const B = Buffer.alloc(32, 2).toString("base64");

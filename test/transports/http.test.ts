@@ -8,7 +8,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { channelInAuth } from "../../src/mcp/delivery.js";
-import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/server/http-server.js";
+import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/transports/http-server.js";
 
 const KEY_A = `lgk_${"a".repeat(64)}`;
 const KEY_B = `lgk_${"b".repeat(64)}`;

@@ -77,7 +77,7 @@ export function registerViewer(server: McpServer, engine: Engine, o: ViewerOptio
     registerTool(server, engine, listed, async () => {
       const def = (await import("./viewer-tools.js")).VIEWER_TOOL[listed.name];
       if (!def)
-        throw new Error(`server/viewer.ts lists ${listed.name}, which viewer-tools.ts does not define`);
+        throw new Error(`surface/viewer.ts lists ${listed.name}, which viewer-tools.ts does not define`);
       return def;
     });
   }

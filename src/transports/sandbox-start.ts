@@ -1,7 +1,7 @@
 /**
  * The embedded sandbox of --sandbox. Its loopback listener is bound at start, so the signed output
  * URLs it hands out are real ones people and other programs can open, and their origin is known
- * from the start: the viewer's CSP (src/server/viewer.ts) names it in resources/list and in every
+ * from the start: the viewer's CSP (src/surface/viewer.ts) names it in resources/list and in every
  * read, for hosts that allow the view no other image source (the MCP Inspector). The sandbox itself
  * (its media encoders are a good part of a cold start) loads on the listener's first request.
  */

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { createEngines, MAX_CACHED_ENGINES } from "../../src/server/engine.js";
+import { createEngines, MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

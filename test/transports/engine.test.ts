@@ -6,7 +6,7 @@ import { waitForTask } from "../../src/client/poll.js";
 import { loadConfig } from "../../src/config/index.js";
 import { hashKey } from "../../src/ledger/open-ledger.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { createEngines, EMBEDDED_SANDBOX_KEY } from "../../src/server/engine.js";
+import { createEngines, EMBEDDED_SANDBOX_KEY } from "../../src/transports/engine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

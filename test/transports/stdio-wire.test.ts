@@ -4,7 +4,7 @@
  * from before its params.
  */
 import { describe, expect, it } from "vitest";
-import { LineGuard, leadingId } from "../../src/server/stdio-wire.js";
+import { LineGuard, leadingId } from "../../src/transports/stdio-wire.js";
 
 function run(max: number, chunks: string[]): { lines: string[]; refused: string[] } {
   const lines: string[] = [];

@@ -2,7 +2,7 @@
  * A Ledger that opens the real one on first use, so a client's first tools/list does not wait for
  * the store (SQLite, a driver) to load. A failed open is retried on the next call.
  */
-import type { Ledger } from "../ledger/open-ledger.js";
+import type { Ledger } from "./open-ledger.js";
 
 export class LazyLedger implements Ledger {
   private opening: Promise<Ledger> | undefined;

@@ -6,9 +6,9 @@
 
 import { scrubKeyShapes } from "../client/scrub.js";
 import type { Config } from "../config/index.js";
+import { LazyLedger } from "../ledger/lazy-ledger.js";
 import type { KeyedStore } from "../ledger/open-ledger.js";
 import type { Engine } from "../mcp/context.js";
-import { LazyLedger } from "./lazy-ledger.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
