@@ -17,7 +17,8 @@
 import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
-import { describeError, errorResult } from "../mcp/results.js";
+import { stepByKey } from "../mcp/next-steps.js";
+import { describeError, errorResult, keyRefused } from "../mcp/results.js";
 import type { Budget } from "./budget.js";
 import { chargedText } from "./charged.js";
 import { type Ceiling, ceilingNote, thresholdNote } from "./spending.js";
@@ -71,8 +72,10 @@ export interface Send<T> {
 /**
  * Step 3: the ledger claims the identity (stored with the bytes before the first byte is sent),
  * sends within the budget and replays uncertain outcomes. Throws IdentifiedError once claimed.
+ * Under a key the service has already refused, nothing is claimed or sent.
  */
-export function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): Promise<RunResult<T>> {
+export async function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): Promise<RunResult<T>> {
+  if (engine.key.refused) throw keyRefused(engine.key.origin);
   return engine.ledger.run(
     {
       keyHash: engine.keyHash,
@@ -119,7 +122,7 @@ export function refused(
   const { code } = describeError(err);
   const notes =
     ceiling?.fromThreshold && code === "PRICE_CHANGED" ? [thresholdNote(engine, ceiling.maxGems)] : [];
-  const instead = next?.(code);
+  const instead = next?.(code) ?? stepByKey(engine.key.origin)(code);
   return errorResult(err, { notes, ...(instead === undefined ? {} : { next: instead }) });
 }
 

@@ -4,8 +4,8 @@
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
  * still advertises the strict JSON schema of the zod definition (precomputed in
  * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
- * call's delivery hooks to the channel its transport passed with the call (see delivery.ts), which
- * settles them once the result was written to a live client, or lost.
+ * call's delivery hooks to the channel its server was built with (see delivery.ts), which settles
+ * them once the result was written to a live client, or lost.
  */
 import type {
   CallToolResult,
@@ -20,8 +20,9 @@ import { parseOrThrow } from "../client/schemas.js";
 import { scrubDeep } from "../client/scrub.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
-import type { ChannelOf } from "./delivery.js";
+import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
+import { stepByKey } from "./next-steps.js";
 import { guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
@@ -101,15 +102,15 @@ function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void
 
 /**
  * Registers a tool by its listing; its code (zod schemas, handler) is loaded by `load`
- * on the first call, so answering tools/list needs none of it. `channelOf` finds the delivery
- * channel the transport passed with a call (none: an in-process pair, where returning is delivering).
+ * on the first call, so answering tools/list needs none of it. `channel` is where the server's
+ * transport settles delivery (none: an in-process pair, where returning is delivering).
  */
 export function registerTool(
   server: McpServer,
   engine: Engine,
   listed: ListedTool,
   load: () => Promise<ToolDefinition>,
-  channelOf: ChannelOf = () => undefined,
+  channel?: DeliveryChannel,
 ): void {
   server.registerTool(
     listed.name,
@@ -122,10 +123,9 @@ export function registerTool(
       ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
     },
     (async (raw: unknown, ctx: ServerContext) => {
-      // The channel this call came through (its HTTP exchange's, or the stdio connection's).
-      const channel = channelOf(ctx.http?.authInfo);
+      const id = ctx.mcpReq.id;
       const signal =
-        channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
+        channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry(id)]);
       const hooks: DeliveryHooks = { pending: [], signal };
       const scrub = engine.client.scrub;
       const answered = await guard(async () => {
@@ -137,7 +137,7 @@ export function registerTool(
         refuseUnknown(def, args);
         const parsed = parseOrThrow(def.inputSchema, args);
         return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
-      });
+      }, stepByKey(engine.key.origin));
       // The service may echo the key in any message: no text, structuredContent or _meta carries it.
       const result = scrubDeep(answered, scrub);
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
@@ -148,8 +148,8 @@ export function registerTool(
       if (channel !== undefined) {
         // Only a tool that reached the service proves the key (list_requests reads local state).
         const reachedService = listed.annotations.openWorldHint !== false;
-        if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
-        channel.expect(ctx.mcpReq.id, hooks.pending);
+        if (reachedService && !("isError" in result && result.isError)) channel.succeeded(id);
+        channel.expect(id, hooks.pending);
       } else {
         // A transport that passes no channel (an in-process pair) hands the result straight to its
         // client: returning it is the delivery.

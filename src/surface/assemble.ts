@@ -5,7 +5,7 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
-import type { ChannelOf } from "../mcp/delivery.js";
+import type { DeliveryChannel } from "../mcp/delivery.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { registerPrompts } from "./prompts.js";
@@ -26,8 +26,8 @@ Generation tools wait up to \`wait\` seconds (default 45 unless configured), the
 Files are read from and saved into the allowed directories; a path is absolute, ~/…, or relative to the first of them.
 An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
 
-/** `channelOf`: where this transport puts each call's delivery channel (see src/mcp/delivery.ts). */
-export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServer {
+/** `channel`: where this server's transport settles each call's delivery (see src/mcp/delivery.ts). */
+export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
@@ -35,7 +35,7 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
   for (const listed of CATALOG) {
     const load = TOOL_LOADERS[listed.name];
     if (!load) throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/index.ts does not load`);
-    registerTool(server, engine, listed, async () => (await load()).default, channelOf);
+    registerTool(server, engine, listed, async () => (await load()).default, channel);
   }
   registerResources(server, engine);
   registerViewer(server, engine, {

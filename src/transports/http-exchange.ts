@@ -7,14 +7,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
-import type { AuthInfo } from "@modelcontextprotocol/server";
-import { Channel, withChannel } from "../mcp/delivery.js";
+import { Channel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
-export type FetchHandler = (
-  request: Request,
-  options: { authInfo?: AuthInfo; parsedBody?: unknown },
-) => Promise<Response>;
+/** Serves one exchange's request; the calls it answers settle their delivery on `channel`. */
+export type FetchHandler = (request: Request, channel: Channel) => Promise<Response>;
 
 /** The exchanges in flight, so a shutdown can hurry them and wait for their answers. */
 export class Exchanges {
@@ -45,7 +42,6 @@ export class Exchanges {
 
 export interface ExchangeOptions {
   handler: FetchHandler;
-  authInfo: AuthInfo;
   parsedBody?: unknown;
   exchanges: Exchanges;
 }
@@ -93,12 +89,7 @@ async function run(
       signal: abort.signal,
       maxRequestBodySize: MAX_BODY_BYTES,
     });
-    // The calls of this exchange get its channel with their AuthInfo (ctx.http.authInfo).
-    const authInfo = withChannel(o.authInfo, channel);
-    response = await o.handler(
-      request,
-      o.parsedBody === undefined ? { authInfo } : { authInfo, parsedBody: o.parsedBody },
-    );
+    response = await o.handler(request, channel);
   } catch (error) {
     report(error);
     response = Response.json(
@@ -110,6 +101,7 @@ async function run(
   const delivered = await finished;
   if (delivered) channel.writtenAll();
   await channel.idle();
+  channel.end();
   return delivered;
 }
 

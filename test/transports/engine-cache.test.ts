@@ -1,40 +1,79 @@
 /**
- * The engine cache is bounded: made-up keys presented over HTTP cannot grow it forever, and a key
- * in use stays cached.
+ * The engine cache is bounded: made-up keys presented over HTTP cannot grow it forever. Every use
+ * counts as recent, a token check by hash (`kept`) as much as a request's key (`forKey`), so the
+ * engine dropped is the one used least recently, never merely the one made first; and a request
+ * holds the engine it was given, so a drop cannot fail it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { createEngines, MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
+import { createEngines, type Engines, MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const key = (i: number) => `lgk_${i.toString(16).padStart(64, "0")}`;
+const config = () =>
+  loadConfig(["--sandbox"], {
+    GENERATION_STORE: `sqlite://${join(dir, "ledger.sqlite")}`,
+    GENERATION_FILES: dir,
+  });
+
+let engines: Engines;
+afterEach(() => engines.close());
 
 describe("engine cache", () => {
-  it("keeps at most MAX_CACHED_ENGINES engines, dropping the least recently used", async () => {
-    const config = loadConfig(["--sandbox"], {
-      GENERATION_STORE: `sqlite://${join(dir, "ledger.sqlite")}`,
-      GENERATION_FILES: dir,
-    });
-    const engines = await createEngines(config);
-    try {
-      const real = engines.forKey(key(0));
-      const first = engines.forKey(key(1));
-      for (let i = 2; i < 5 * MAX_CACHED_ENGINES; i++) {
-        engines.forKey(key(i));
-        // The real key keeps being used, so it is never the least recently used.
-        if (i % 50 === 0) expect(engines.forKey(key(0))).toBe(real);
-      }
-      expect(engines.forKey(key(0))).toBe(real);
-      expect(engines.byHash(real.keyHash)).toBe(real);
-      expect(() => engines.byHash(first.keyHash)).toThrow(/no engine/);
-      expect(engines.forKey(key(1))).not.toBe(first);
-    } finally {
-      await engines.close();
+  beforeEach(async () => {
+    engines = await createEngines(config());
+  });
+
+  it("keeps at most MAX_CACHED_ENGINES engines, dropping the least recently used", () => {
+    const real = engines.forKey(key(0));
+    const first = engines.forKey(key(1));
+    for (let i = 2; i < 5 * MAX_CACHED_ENGINES; i++) {
+      engines.forKey(key(i));
+      // The real key keeps being used, so it is never the least recently used.
+      if (i % 50 === 0) expect(engines.forKey(key(0))).toBe(real);
     }
+    expect(engines.forKey(key(0))).toBe(real);
+    expect(engines.kept(real.keyHash)).toBe(real);
+    expect(engines.kept(first.keyHash)).toBeUndefined();
+    expect(engines.forKey(key(1))).not.toBe(first);
+  });
+});
+
+describe("engine cache recency", () => {
+  const BOUND = 4;
+  beforeEach(async () => {
+    engines = await createEngines(config(), { maxEngines: BOUND });
+  });
+
+  it("counts a lookup by hash as a use: the engine a token check keeps finding stays", () => {
+    const oldest = engines.forKey(key(0));
+    for (let i = 1; i < 10 * BOUND; i++) {
+      engines.forKey(key(i));
+      // A signed-in user's token, checked on each of their requests, finds their engine by hash.
+      expect(engines.kept(oldest.keyHash)).toBe(oldest);
+    }
+  });
+
+  it("drops the least recently used, not the first made", () => {
+    const made = [0, 1, 2, 3].map((i) => engines.forKey(key(i)));
+    // Used in the order 2, 0, 3, 1: key 2 is now the least recently used.
+    for (const i of [2, 0, 3, 1]) engines.kept(made[i]?.keyHash ?? "");
+    engines.forKey(key(9));
+    expect(engines.kept(made[2]?.keyHash ?? "")).toBeUndefined();
+    for (const i of [0, 1, 3]) expect(engines.kept(made[i]?.keyHash ?? "")).toBe(made[i]);
+  });
+
+  it("leaves an engine already given out usable after it is dropped", async () => {
+    const held = engines.forKey(key(0));
+    for (let i = 1; i <= BOUND; i++) engines.forKey(key(i));
+    expect(engines.kept(held.keyHash)).toBeUndefined();
+    // The request that was given it still runs under it: its ledger and client work.
+    expect(await held.ledger.list(held.keyHash)).toEqual([]);
+    expect(held.client.scrub(key(0))).not.toContain(key(0).slice(4));
   });
 });
