@@ -4,13 +4,14 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
-import { registerTool } from "../mcp/define-tool.js";
+import { answerToolCalls, type ToolEntry } from "../mcp/define-tool.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
-import { registerPrompts } from "./prompts.js";
-import { registerResources } from "./resources.js";
-import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
+import { answerCompletions } from "./completions.js";
+import { PROMPT_COMPLETIONS, registerPrompts } from "./prompts.js";
+import { registerResources, TEMPLATE_COMPLETIONS } from "./resources.js";
+import { mediaOrigins, registerViewer, VIEWER_TOOL_ENTRIES, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
 export const SERVER_VERSION = "0.1.0";
@@ -26,24 +27,34 @@ Generation tools wait up to \`wait\` seconds (default 45 unless configured), the
 Files are read from and saved into the allowed directories; a path is absolute, ~/…, or relative to the first of them.
 An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
 
+/** Every tool a server answers, the same table for all: the catalog's, then the viewer's app-only ones. */
+const TOOLS: ReadonlyMap<string, ToolEntry> = new Map(
+  [
+    ...CATALOG.map((listed): ToolEntry => {
+      const load = TOOL_LOADERS[listed.name];
+      if (!load)
+        throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/all-tools.ts does not load`);
+      return { listed, load: async () => (await load()).default };
+    }),
+    ...VIEWER_TOOL_ENTRIES,
+  ].map((tool) => [tool.listed.name, tool]),
+);
+
 /** `channel`: where this server's transport settles each call's delivery (see src/mcp/delivery.ts). */
 export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
   );
-  for (const listed of CATALOG) {
-    const load = TOOL_LOADERS[listed.name];
-    if (!load) throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/index.ts does not load`);
-    registerTool(server, engine, listed, async () => (await load()).default, channel);
-  }
+  answerToolCalls(server, engine, TOOLS, channel);
   registerResources(server, engine);
-  registerViewer(server, engine, {
+  registerViewer(server, {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
   registerPrompts(server, engine);
-  // tools/list answered from the precomputed listings (what the SDK would build from the tools
-  // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
+  answerCompletions(server, engine, { prompts: PROMPT_COMPLETIONS, templates: TEMPLATE_COMPLETIONS });
+  // tools/list answered from the precomputed listings (what the SDK would build from the tool
+  // definitions), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({
     tools: [...CATALOG, ...viewerToolsFor(clientCapabilities(server, ctx))] as never,
   }));
