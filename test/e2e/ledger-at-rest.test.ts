@@ -10,7 +10,8 @@ import { existsSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { CLI, connectCli, initializeRequest, isolatedEnv, startHttpCli } from "../helpers/cli.js";
+import { CLI, connectCli, isolatedEnv, startHttpCli } from "../helpers/cli.js";
+import { initializeStatus } from "../helpers/oauth-flow.js";
 import { registerClient, signInDirect } from "../helpers/sign-in-direct.js";
 import { freePort } from "../ledger/stores.js";
 
@@ -57,19 +58,7 @@ describe("--auth oauth whose ledger file is deleted while it runs", () => {
       GENERATION_PUBLIC_URL: issuer,
       GENERATION_AUTH_SECRET: Buffer.alloc(32, 6).toString("base64"),
     };
-    const status = async (token: string): Promise<number> => {
-      const res = await fetch(`${issuer}/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        body: JSON.stringify(initializeRequest()),
-      });
-      await res.text();
-      return res.status;
-    };
+    const status = (token: string) => initializeStatus(`${issuer}/mcp`, token);
     const file = join(iso.dir, "ledger.sqlite");
     const first = await startHttpCli(args, env);
     let early: string;
