@@ -85,7 +85,16 @@ export async function signInDirect(
   });
   const next = posted.headers.get("location");
   if (next === null) throw new Error(`the sign-in form was refused (${posted.status})`);
-  const resumed = await jar.go("resume", new URL(next, issuer).href);
+  // The form is answered with the redirect to the resume step, or with a page of the server's
+  // own that moves on to it by a meta refresh (so that no redirect follows a form submission).
+  let resumed = await jar.go("resume", new URL(next, issuer).href);
+  const refresh =
+    resumed.status === 200
+      ? /http-equiv="refresh" content="0;url=([^"]+)"/.exec(await resumed.text())?.[1]
+      : undefined;
+  if (refresh !== undefined) {
+    resumed = await jar.go("resume", new URL(refresh.replaceAll("&amp;", "&"), issuer).href);
+  }
   const code = new URL(resumed.headers.get("location") ?? "", issuer).searchParams.get("code") ?? "";
   const token = await jar.go("code exchange", `${issuer}/oauth/token`, {
     method: "POST",
