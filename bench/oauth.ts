@@ -6,28 +6,24 @@
  *      (test/helpers/sign-in-direct.ts), so only server time is counted;
  *  (f) SESSIONS users, each a session of their own calling list_models CALLS times, all at once:
  *      throughput and p50/p99, signed in (access tokens) against key mode (each user's key as
- *      Bearer), alternated twice; then one session alone, the check's own cost;
- *  (h) resident memory per idle signed-in user: IDLE_USERS users sign in, each opens a session and
- *      calls list_models, then idles; the server's RSS after a full collection (forced through its
- *      inspector, bench/memory-probe.ts) against before them, per user; key mode alongside, and
- *      what stays per user once the sessions are closed. BENCH_HEAP_SNAPSHOT=DIR writes the
- *      signed-in server's heap snapshot there.
+ *      Bearer), alternated ROUNDS times, and the server's CPU time per call (which the machine's
+ *      other load does not change); then one session alone, the check's own cost;
+ *  (h) resident memory per idle signed-in user at IDLE_USERS users (bench/oauth-idle.ts).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { initializeRequest, type Started, startHttpCli } from "../test/helpers/cli.js";
-import { inParallel, registerClient, signInDirect } from "../test/helpers/sign-in-direct.js";
+import { type Started, startHttpCli } from "../test/helpers/cli.js";
+import { registerClient, signInDirect } from "../test/helpers/sign-in-direct.js";
 import { freePort } from "../test/ledger/stores.js";
-import { inspect, rssOf } from "./memory-probe.js";
+import { cpuMsOf } from "./memory-probe.js";
+import { idleMemory } from "./oauth-idle.js";
 
 const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 20);
+const ROUNDS = Number(process.env.BENCH_OAUTH_ROUNDS ?? 5);
 const IDLE_USERS = Number(process.env.BENCH_IDLE_USERS ?? 1_000);
 const THROUGHPUT_GOAL = 0.9;
 const P99_GOAL = 1.2;
-const IDLE_GOAL_KIB = 128;
 const SECRET = Buffer.alloc(32, 3).toString("base64");
 const KEYED_SANDBOX = fileURLToPath(new URL("./keyed-sandbox.ts", import.meta.url));
 
@@ -36,7 +32,6 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 };
 const ms = (x: number) => `${x.toFixed(1)} ms`;
-const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const met = (ok: boolean) => (ok ? "met" : "NOT met");
 
@@ -61,7 +56,7 @@ async function keyedSandbox(count: number): Promise<{ url: string; keys: string[
 }
 
 /** An OAuth server on a port of its own (its issuer is its loopback URL). */
-async function oauthServer(env: Record<string, string>): Promise<{ cli: Started; issuer: string }> {
+export async function oauthServer(env: Record<string, string>): Promise<{ cli: Started; issuer: string }> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const cli = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
@@ -72,12 +67,17 @@ async function oauthServer(env: Record<string, string>): Promise<{ cli: Started;
   return { cli, issuer };
 }
 
-/** Each bearer a session of its own calling list_models `calls` times, all at once; latencies and wall time. */
-async function load(
-  url: string,
-  bearers: string[],
-  calls: number,
-): Promise<{ latencies: number[]; ms: number }> {
+interface Load {
+  latencies: number[];
+  /** Wall time, ms. */
+  ms: number;
+  /** The server's CPU time, ms. */
+  cpu: number;
+}
+
+/** Each bearer a session of its own calling list_models `calls` times, all at once, on `server`. */
+async function load(server: Started, bearers: string[], calls: number): Promise<Load> {
+  const url = server.url;
   const transports: StreamableHTTPClientTransport[] = [];
   const clients = await Promise.all(
     bearers.map(async (bearer) => {
@@ -91,6 +91,8 @@ async function load(
   );
   await Promise.all(clients.map((c) => c.callTool({ name: "list_models", arguments: {} })));
   const latencies: number[] = [];
+  const pid = server.child.pid as number;
+  const cpu = cpuMsOf(pid);
   const started = performance.now();
   await Promise.all(
     clients.map(async (c) => {
@@ -103,10 +105,11 @@ async function load(
     }),
   );
   const elapsed = performance.now() - started;
+  const used = cpuMsOf(pid) - cpu;
   // Ended (DELETE), not only dropped: the next round opens as many sessions under the same keys.
   await Promise.all(transports.map((t) => t.terminateSession()));
   await Promise.all(clients.map((c) => c.close()));
-  return { latencies, ms: elapsed };
+  return { latencies, ms: elapsed, cpu: used };
 }
 
 /** (e) and (f). */
@@ -129,180 +132,46 @@ async function signedInLoad(env: Record<string, string>, keys: string[], session
     print(`    whole flow p50 ${ms(percentile(totals, 50))}, p99 ${ms(percentile(totals, 99))}`);
     const steps = Object.entries(perStep).map(([step, xs]) => `${step} ${ms(percentile(xs, 50))}`);
     print(`    per step (p50): ${steps.join(", ")}`);
-    // Alternate the two modes so neither gets a warmer machine.
-    const keyed = { latencies: [] as number[], ms: 0 };
-    const tokened = { latencies: [] as number[], ms: 0 };
-    for (let round = 0; round < 2; round++) {
-      for (const [into, url, bearers] of [
-        [keyed, key.url, keys.slice(0, sessions)],
-        [tokened, oauth.url, tokens.slice(0, sessions)],
-      ] as const) {
-        const r = await load(url, [...bearers], calls);
-        into.latencies.push(...r.latencies);
-        into.ms += r.ms;
-      }
+    // Alternate the two modes so neither gets a warmer machine; each round a pair, side by side in time.
+    const keyed: Load[] = [];
+    const tokened: Load[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      keyed.push(await load(key, keys.slice(0, sessions), calls));
+      tokened.push(await load(oauth, tokens.slice(0, sessions), calls));
     }
-    const rate = (r: typeof keyed) => r.latencies.length / (r.ms / 1000);
-    const line = (label: string, r: typeof keyed) =>
-      `    ${label} ${rate(r).toFixed(0)} calls/s, p50 ${ms(percentile(r.latencies, 50))}, p99 ${ms(percentile(r.latencies, 99))}`;
-    print(`(f) ${sessions} users, a session each, x ${calls} list_models calls, all at once, twice per mode`);
-    print(line("--auth key   (each user's key as Bearer):", keyed));
-    print(line("--auth oauth (each user signed in):      ", tokened));
-    const throughput = rate(tokened) / rate(keyed);
-    const p99 = percentile(tokened.latencies, 99) / percentile(keyed.latencies, 99);
+    const rate = (r: Load) => r.latencies.length / (r.ms / 1000);
+    const p99 = (r: Load) => percentile(r.latencies, 99);
+    const pooled = (rs: Load[]): Load => ({
+      latencies: rs.flatMap((r) => r.latencies),
+      ms: rs.reduce((a, r) => a + r.ms, 0),
+      cpu: rs.reduce((a, r) => a + r.cpu, 0),
+    });
+    const line = (label: string, r: Load) =>
+      `    ${label} ${rate(r).toFixed(0)} calls/s, p50 ${ms(percentile(r.latencies, 50))}, p99 ${ms(p99(r))}; server CPU ${(r.cpu / r.latencies.length).toFixed(2)} ms per call`;
     print(
-      `    oauth / key: throughput ${throughput.toFixed(2)}x (goal >= ${THROUGHPUT_GOAL}: ${met(throughput >= THROUGHPUT_GOAL)}), p99 ${p99.toFixed(2)}x (goal <= ${P99_GOAL}: ${met(p99 <= P99_GOAL)})`,
+      `(f) ${sessions} users, a session each, x ${calls} list_models calls, all at once; ${ROUNDS} rounds per mode, alternated`,
+    );
+    print(line("--auth key   (each user's key as Bearer):", pooled(keyed)));
+    print(line("--auth oauth (each user signed in):      ", pooled(tokened)));
+    // The median over rounds of each pair's ratio: a burst of the machine's other load spoils one pair, not the figure.
+    const ratio = (f: (r: Load) => number) =>
+      percentile(
+        keyed.map((k, i) => f(tokened[i] as Load) / f(k)),
+        50,
+      );
+    const throughput = ratio(rate);
+    const tail = ratio(p99);
+    print(
+      `    oauth / key, median of the rounds' ratios: throughput ${throughput.toFixed(2)}x (goal >= ${THROUGHPUT_GOAL}: ${met(throughput >= THROUGHPUT_GOAL)}), p99 ${tail.toFixed(2)}x (goal <= ${P99_GOAL}: ${met(tail <= P99_GOAL)})`,
     );
     // One session alone: the token check's own cost (reads of the store), without queueing.
-    const soloKey = await load(key.url, keys.slice(0, 1), 200);
-    const soloToken = await load(oauth.url, tokens.slice(0, 1), 200);
+    const soloKey = await load(key, keys.slice(0, 1), 200);
+    const soloToken = await load(oauth, tokens.slice(0, 1), 200);
     print(
       `    one session alone: key p50 ${ms(percentile(soloKey.latencies, 50))}, oauth p50 ${ms(percentile(soloToken.latencies, 50))}`,
     );
   } finally {
     await Promise.all([oauth.stop(), key.stop()]);
-  }
-}
-
-/** A user's session opened and used once over raw HTTP (2025-11-25), then left idle; its ID. */
-async function openIdleSession(url: string, bearer: string): Promise<string> {
-  const headers = {
-    authorization: `Bearer ${bearer}`,
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const post = async (body: object, session?: string) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers:
-        session === undefined
-          ? headers
-          : { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status !== 200 && res.status !== 202)
-      throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
-    return { session: res.headers.get("mcp-session-id"), text };
-  };
-  const session = (await post(initializeRequest("bench-idle"))).session ?? "";
-  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
-  const called = await post(
-    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "list_models", arguments: {} } },
-    session,
-  );
-  if (called.text.includes('"isError":true')) throw new Error("list_models failed");
-  return session;
-}
-
-interface IdleCost {
-  /** Per user, after a full collection, sessions open. */
-  idle: number;
-  /** Per user, without forcing a collection. */
-  raw: number;
-  /** Per user, after a full collection, once every session was closed. */
-  closed: number;
-  heap: number;
-}
-
-/** (h) for one mode: `bearerOf(i)` gives user i's bearer (signing them in, for OAuth). */
-async function idleCost(
-  url: string,
-  cli: Started,
-  users: number,
-  bearerOf: (i: number) => Promise<string>,
-  snapshot?: string,
-): Promise<IdleCost> {
-  const probe = await inspect(cli.stderr());
-  const pid = cli.child.pid as number;
-  try {
-    // The first user warms every code path; the baseline is taken after them.
-    const first = await openIdleSession(url, await bearerOf(0));
-    await probe.collect();
-    const [rss0, heap0] = [rssOf(pid), await probe.heapUsed()];
-    const rest = Array.from({ length: users - 1 }, (_, i) => i + 1);
-    const sessions = await inParallel(rest, 16, async (i) => ({ bearer: await bearerOf(i), i }));
-    const ids = await inParallel(sessions, 16, async ({ bearer }) => ({
-      bearer,
-      id: await openIdleSession(url, bearer),
-    }));
-    await new Promise((r) => setTimeout(r, 2_000));
-    const raw = rssOf(pid);
-    await probe.collect();
-    const [rss1, heap1] = [rssOf(pid), await probe.heapUsed()];
-    if (snapshot !== undefined) await probe.snapshot(snapshot);
-    await inParallel([...ids, { bearer: await bearerOf(0), id: first }], 16, ({ bearer, id }) =>
-      fetch(url, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${bearer}`, "mcp-session-id": id },
-      }).then((r) => r.text()),
-    );
-    await probe.collect();
-    const rss2 = rssOf(pid);
-    const per = (bytes: number) => bytes / (users - 1);
-    return {
-      idle: per(rss1 - rss0),
-      raw: per(raw - rss0),
-      closed: per(rss2 - rss0),
-      heap: per(heap1 - heap0),
-    };
-  } finally {
-    probe.close();
-  }
-}
-
-/** (h): IDLE_USERS users, signed in and idle, against the same users with their keys as Bearer. */
-async function idleMemory(env: Record<string, string>, keys: string[]): Promise<void> {
-  // The stores live in memory where they can: a thousand sign-ins make ten thousand durable
-  // commits, whose fsyncs take minutes on a disk and change nothing measured here.
-  const dir = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/generation-mcp-bench-") : undefined;
-  const store = (name: string) =>
-    dir === undefined ? {} : { GENERATION_STORE: `sqlite://${join(dir, name)}` };
-  const inspected = { ...env, NODE_OPTIONS: "--inspect=127.0.0.1:0" };
-  const users = Math.min(IDLE_USERS, keys.length);
-  try {
-    const { cli, issuer } = await oauthServer({ ...inspected, ...store("oauth.sqlite") });
-    let signedIn: IdleCost;
-    try {
-      const clientId = await registerClient(issuer);
-      const snapshot = process.env.BENCH_HEAP_SNAPSHOT;
-      const tokens = new Map<number, string>();
-      const bearerOf = async (i: number) => {
-        const known = tokens.get(i);
-        if (known !== undefined) return known;
-        const { access } = await signInDirect(issuer, clientId, keys[i] as string);
-        tokens.set(i, access);
-        return access;
-      };
-      signedIn = await idleCost(
-        cli.url,
-        cli,
-        users,
-        bearerOf,
-        snapshot && join(snapshot, "oauth-idle.heapsnapshot"),
-      );
-    } finally {
-      await cli.stop();
-    }
-    const keyCli = await startHttpCli([], { ...inspected, ...store("key.sqlite") });
-    let keyed: IdleCost;
-    try {
-      keyed = await idleCost(keyCli.url, keyCli, users, async (i) => keys[i] as string);
-    } finally {
-      await keyCli.stop();
-    }
-    print(
-      `(h) resident memory per idle user, ${users} users, each a session opened and list_models called, then idle`,
-    );
-    const line = (label: string, c: IdleCost) =>
-      `    ${label} ${kib(c.idle)} RSS (${kib(c.heap)} of it JS heap) after a full collection; ${kib(c.raw)} RSS without one; ${kib(c.closed)} once their sessions are closed`;
-    print(line("--auth oauth, signed in: ", signedIn));
-    print(line("--auth key, Bearer key:  ", keyed));
-    print(
-      `    signed-in user, idle: goal <= ${IDLE_GOAL_KIB} KiB: ${met(signedIn.idle <= IDLE_GOAL_KIB * 1024)}`,
-    );
-  } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -317,7 +186,7 @@ export async function oauthCosts(
   try {
     if (parts.includes("e") || parts.includes("f"))
       await signedInLoad(withService, keys.keys, sessions, calls);
-    if (parts.includes("h")) await idleMemory(withService, keys.keys);
+    if (parts.includes("h")) await idleMemory(withService, keys.keys.slice(0, IDLE_USERS), oauthServer);
   } finally {
     keys.stop();
   }
