@@ -19,7 +19,12 @@ import {
 import { type Channel, type DeliveryChannel, SessionChannel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
-export const MAX_SESSIONS = 1_000;
+/**
+ * Sessions open at once: room for a thousand users with a few each (hosts open one per
+ * conversation), about 50 KiB of memory each while idle (npm run bench, part h), so some 200 MiB
+ * at the cap.
+ */
+export const MAX_SESSIONS = 4_000;
 export const MAX_SESSIONS_PER_KEY = 100;
 /** A session nobody has used for this long is closed, so abandoned clients do not pile up. */
 export const SESSION_IDLE_MS = 60 * 60 * 1000;

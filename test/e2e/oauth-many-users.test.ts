@@ -145,6 +145,14 @@ describe("1,000 signed-in users on one replica", () => {
     expect(sessions.filter((s) => s !== "")).toHaveLength(USERS);
   }, 180_000);
 
+  it("opens a second session for a third of the users (a new conversation), past a thousand sessions", async () => {
+    const again = await inParallel(tokens.slice(0, Math.ceil(USERS / 3)), AT_ONCE, async (token) => {
+      const opened = await post(token, initializeRequest("second"));
+      return opened.status;
+    });
+    expect(again.filter((s) => s !== 200)).toEqual([]);
+  }, 180_000);
+
   it("answers each session's next call though most of their engines were dropped since", async () => {
     const statuses = await inParallel(tokens, AT_ONCE, async (token, i) => {
       const called = await post(token, listModels(3), sessions[i]);
