@@ -77,13 +77,12 @@ function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyC
 }
 
 async function serveStdio(config: Config): Promise<void> {
-  const [{ createEngines, checkKey }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] =
-    await Promise.all([
-      import("./transports/engine.js"),
-      import("./surface/assemble.js"),
-      import("./transports/stdio.js"),
-      import("./transports/scrub-writes.js"),
-    ]);
+  const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
+    import("./transports/engine.js"),
+    import("./surface/assemble.js"),
+    import("./transports/stdio.js"),
+    import("./transports/scrub-writes.js"),
+  ]);
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
@@ -96,7 +95,7 @@ async function serveStdio(config: Config): Promise<void> {
     onClose: () => engines.close(),
   });
   warmUpSoon(engines);
-  if (!config.sandbox) checkKeySoon(() => checkKey(engine));
+  if (!config.sandbox) checkKeySoon(() => engines.checkKey(key));
 }
 
 async function serveHttp(config: Config): Promise<void> {

@@ -26,6 +26,12 @@ export interface Engines {
   /** The engine kept for a key hash (marked as just used), or undefined when none is kept. */
   kept(keyHash: string): Engine | undefined;
   /**
+   * Asks the service whether a key works (GET /api/generate/models, which needs the `read` scope),
+   * through its engine: the sign-in page's check, and stdio's at start. A key it accepts is no
+   * longer taken as refused.
+   */
+  checkKey(apiKey: string): Promise<KeyCheck>;
+  /**
    * Opens the ledger (and loads an in-process sandbox) ahead of the first call that needs them, so
    * an unusable store is reported early and the first generation does not wait for SQLite.
    */
@@ -102,37 +108,54 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   const ledger = o.ledger ?? lazyLedger(config);
   const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
 
+  /** Whether the service has refused each engine's key, until it accepts it again. */
+  const refusals = new WeakMap<Engine, { refused: boolean }>();
   const make = (apiKey: string, keyHash: string): Engine => {
-    let refused = false;
+    const standing = { refused: false };
     const client = new ServiceClient({
       baseUrl: target.baseUrl,
       apiKey,
       onKeyRefused: () => {
-        refused = true;
+        standing.refused = true;
         o.onKeyRefused?.(keyHash);
       },
     });
     const key = {
       origin: originOf(config, apiKey),
       get refused() {
-        return refused;
+        return standing.refused;
       },
     };
-    return { config, client, ledger, keyHash, key };
+    const engine: Engine = { config, client, ledger, keyHash, key };
+    refusals.set(engine, standing);
+    return engine;
+  };
+
+  const forKey = (apiKey: string): Engine => {
+    const keyHash = hashKey(apiKey);
+    const known = engines.get(keyHash);
+    if (known !== undefined) return known;
+    const engine = make(apiKey, keyHash);
+    engines.set(keyHash, engine);
+    return engine;
   };
 
   return {
     defaultApiKey: target.defaultApiKey,
     baseUrl: target.baseUrl,
-    forKey(apiKey) {
-      const keyHash = hashKey(apiKey);
-      const known = engines.get(keyHash);
-      if (known !== undefined) return known;
-      const engine = make(apiKey, keyHash);
-      engines.set(keyHash, engine);
-      return engine;
-    },
+    forKey,
     kept: (keyHash) => engines.get(keyHash),
+    async checkKey(apiKey) {
+      const engine = forKey(apiKey);
+      try {
+        await engine.client.listModels();
+      } catch (error) {
+        return { ok: false, code: error instanceof ServiceError ? error.code : "UNREACHABLE" };
+      }
+      const standing = refusals.get(engine);
+      if (standing !== undefined) standing.refused = false;
+      return { ok: true };
+    },
     async warmUp() {
       await Promise.all([ledger.open(), target.warmUp?.()]);
     },
@@ -150,16 +173,3 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
 
 /** What the service said of a key: usable, or the service's refusal code. */
 export type KeyCheck = { ok: true } | { ok: false; code: string };
-
-/**
- * Asks the service whether an engine's key works (GET /api/generate/models, which needs the `read`
- * scope): the sign-in page's check, and stdio's check at start.
- */
-export async function checkKey(engine: Engine): Promise<KeyCheck> {
-  try {
-    await engine.client.listModels();
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, code: error instanceof ServiceError ? error.code : "UNREACHABLE" };
-  }
-}

@@ -77,3 +77,32 @@ describe("engine cache recency", () => {
     expect(held.client.scrub(key(0))).not.toContain(key(0).slice(4));
   });
 });
+
+describe("a key the service refuses", () => {
+  it("is taken as refused once the service says so, and no longer once it accepts it again", async () => {
+    const { createSandbox } = await import("../../src/sandbox/sandbox.js");
+    const sandbox = createSandbox({ timeScale: 50 });
+    const service = await sandbox.listen();
+    try {
+      const key = sandbox.addKey({ scopes: ["read", "generate"] });
+      engines = await createEngines(
+        loadConfig(["--transport", "http"], {
+          GENERATION_BASE_URL: service.url,
+          GENERATION_STORE: `sqlite://${join(dir, "refusals.sqlite")}`,
+          GENERATION_FILES: dir,
+        }),
+      );
+      const engine = engines.forKey(key);
+      expect(engine.key).toMatchObject({ origin: "header", refused: false });
+      sandbox.faults.inject("GET /api/generate/models", { status: 401, code: "INVALID_API_KEY" }, 1);
+      expect(await engines.checkKey(key)).toEqual({ ok: false, code: "INVALID_API_KEY" });
+      expect(engine.key.refused).toBe(true);
+      // The same key accepted again (a sign-in with it checks it first): paid calls are allowed again.
+      expect(await engines.checkKey(key)).toEqual({ ok: true });
+      expect(engine.key.refused).toBe(false);
+    } finally {
+      await service.close();
+      await sandbox.close();
+    }
+  });
+});

@@ -8,7 +8,7 @@
 import type { Config } from "../../config/index.js";
 import type { LazyLedger } from "../../ledger/lazy-ledger.js";
 import { hashKey } from "../../ledger/record.js";
-import { checkKey, createEngines, type Engines } from "../engine.js";
+import { createEngines, type Engines } from "../engine.js";
 import { Accounts } from "./oauth-accounts.js";
 import { createOAuth, type OAuthGate } from "./oauth-gate.js";
 import { Sealing } from "./oauth-sealing.js";
@@ -38,7 +38,7 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
     kv,
     accounts,
     hashKey,
-    checkKey: (apiKey) => checkKey(engines.forKey(apiKey)),
+    checkKey: (apiKey) => engines.checkKey(apiKey),
     engines,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
