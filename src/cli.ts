@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import type { LazyLedger } from "./ledger/lazy-ledger.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -67,12 +68,15 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
  */
 function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyCheck>): void {
   setTimeout(() => {
-    void check().then((result) => {
-      if (!result.ok && result.code === "INVALID_API_KEY")
-        console.error(
-          "generation-mcp: the service refused the key in GENERATION_API_KEY (INVALID_API_KEY: revoked, expired or mistyped); paid tools refuse until it is set to a key the service accepts and the server restarted",
-        );
-    });
+    check().then(
+      (result) => {
+        if (!result.ok && result.code === "INVALID_API_KEY")
+          console.error(
+            "generation-mcp: the service refused the key in GENERATION_API_KEY (INVALID_API_KEY: revoked, expired or mistyped); paid tools refuse until it is set to a key the service accepts and the server restarted",
+          );
+      },
+      () => undefined,
+    );
   }, WARM_UP_DELAY_MS).unref();
 }
 
@@ -98,6 +102,18 @@ async function serveStdio(config: Config): Promise<void> {
   if (!config.sandbox) checkKeySoon(() => engines.checkKey(key));
 }
 
+/** --auth oauth: its token store (the ledger's), its engines and its gate; or exit saying why not. */
+async function startOAuthOrExit(config: Config, ledger: LazyLedger) {
+  const { startOAuth } = await import("./transports/oauth/oauth-start.js");
+  try {
+    return await startOAuth(config, ledger);
+  } catch (error) {
+    await ledger.close();
+    const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    fail(`--auth oauth: the token store could not be opened (${why})`);
+  }
+}
+
 async function serveHttp(config: Config): Promise<void> {
   const [
     { createEngines, lazyLedger },
@@ -111,17 +127,10 @@ async function serveHttp(config: Config): Promise<void> {
     import("./transports/scrub-writes.js"),
   ]);
   const ledger = lazyLedger(config);
-  // --auth oauth builds its engines itself (they end the sign-ins over a key the service refuses).
+  // --auth oauth makes its engines after its accounts: they end the sign-ins over a key the service refuses.
   const { engines, gate } =
     config.auth === "oauth"
-      ? await (await import("./transports/oauth/oauth-start.js"))
-          .startOAuth(config, ledger)
-          .catch(async (error: unknown) => {
-            await ledger.close();
-            fail(
-              `--auth oauth: the token store could not be opened (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
-            );
-          })
+      ? await startOAuthOrExit(config, ledger)
       : { engines: await createEngines(config, { ledger }), gate: undefined };
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
