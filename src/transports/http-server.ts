@@ -35,6 +35,11 @@ export { MAX_SESSIONS, MAX_SESSIONS_PER_KEY, SESSION_IDLE_MS, UNPROVEN_IDLE_MS }
 
 /** How long a shutdown waits for the calls in flight to write their answers. */
 export const SHUTDOWN_GRACE_MS = 1_500;
+/**
+ * 2026-07-28 `subscriptions/listen` streams open at once, over all requests: each request is
+ * served by a handler of its own, so the SDK's cap per handler (the same number) bounds nothing.
+ */
+export const MAX_SUBSCRIPTIONS = 1_024;
 
 /** --auth oauth as the HTTP server uses it (oauth/oauth-gate.ts's OAuthGate). */
 export interface TokenGate<E> {
@@ -64,6 +69,8 @@ export interface HttpServerOptions<E extends Keyed> {
   onError?(error: Error): void;
   /** Session caps and idle times (tests shorten them). */
   sessions?: Partial<SessionLimits>;
+  /** Subscription streams open at once (default MAX_SUBSCRIPTIONS; tests lower it). */
+  maxSubscriptions?: number;
   /**
    * --auth oauth: the OAuth routes, and the access token (never a service key) as the credential
    * of /mcp; a request's engine is then the one of the key behind the token's grant.
@@ -96,6 +103,8 @@ function router<E extends Keyed>(
   report: (e: unknown) => void,
 ) {
   const modernOptions = { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report } as const;
+  const maxListening = o.maxSubscriptions ?? MAX_SUBSCRIPTIONS;
+  let listening = 0;
   // The body arrives parsed (see readJson): the SDK then neither clones the request nor reads it again.
   return async (request: Request, engine: E, channel: Channel, parsedBody: unknown): Promise<Response> => {
     // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
@@ -103,6 +112,16 @@ function router<E extends Keyed>(
       request.headers.has("mcp-session-id") ||
       (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }));
     if (legacy) return sessions.serve(request, engine, channel, parsedBody);
+    const listen = parsedBody as { method?: unknown; id?: unknown } | null;
+    if (listen?.method === "subscriptions/listen") {
+      // Refused as the SDK refuses one past its cap: in-band, before the stream opens.
+      if (listening >= maxListening) {
+        const error = { code: -32603, message: "Subscription limit reached" };
+        return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
+      }
+      listening++;
+      channel.onEnd(() => listening--);
+    }
     const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
     return modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
   };
