@@ -138,18 +138,6 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   const exchanges = new Exchanges();
   let stopping = false;
 
-  /** The engine of the key a request presents, or the answer refusing it (key mode). */
-  const byKey = (req: IncomingMessage): E | Response => {
-    const key = chooseKey(req.headers.authorization, fallbackKey);
-    if (!key.ok) return jsonError(401, key.message);
-    try {
-      return o.engineFor(key.apiKey);
-    } catch {
-      // A key the engine refuses (it names no reason that could echo the key).
-      return jsonError(401, "Unauthorized: the key in the Authorization header was refused");
-    }
-  };
-
   /** One admitted request under its engine: the body read once, then the exchange. */
   const serve = (req: IncomingMessage, res: ServerResponse, engine: E) => {
     const exchange = (parsedBody?: unknown) => {
@@ -183,7 +171,8 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (!admit(req, res, hostnames)) return;
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
     // The credential, checked once, here: the engine it gives serves the whole request.
-    const checked = o.oauth === undefined ? Promise.resolve(byKey(req)) : o.oauth.authenticate(req);
+    const checked =
+      o.oauth === undefined ? Promise.resolve(byKey(req, o, fallbackKey)) : o.oauth.authenticate(req);
     checked.then(
       (engine) => (engine instanceof Response ? void sendWeb(res, engine) : serve(req, res, engine)),
       (error: unknown) => {
@@ -215,6 +204,22 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
       await closed;
     },
   };
+}
+
+/** Key mode: the engine of the key a request presents (or the fallback), or the answer refusing it. */
+function byKey<E extends Keyed>(
+  req: IncomingMessage,
+  o: HttpServerOptions<E>,
+  fallbackKey: string | undefined,
+): E | Response {
+  const key = chooseKey(req.headers.authorization, fallbackKey);
+  if (!key.ok) return jsonError(401, key.message);
+  try {
+    return o.engineFor(key.apiKey);
+  } catch {
+    // A key the engine refuses (it names no reason that could echo the key).
+    return jsonError(401, "Unauthorized: the key in the Authorization header was refused");
+  }
 }
 
 /** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
