@@ -10,6 +10,7 @@ export {
   DEFAULT_PORT,
   DEFAULT_SANDBOX_PORT,
   DEFAULT_WAIT_SECONDS,
+  isLoopbackHost,
 } from "./settings.js";
 export { usage } from "./usage.js";
 export { ConfigError } from "./values.js";

@@ -9,6 +9,7 @@ import {
   type Config,
   DEFAULT_HOST,
   DEFAULT_SANDBOX_PORT,
+  remoteUsers,
   SANDBOX_FLAGS,
   SETTINGS,
   type Setting,
@@ -190,6 +191,7 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv, problems: ConfigErr
       refused.add(setting.key);
     }
   }
+  config.remoteUsers = remoteUsers(config);
   if (!sandbox) problems.push(...missingService(config, refused, env));
   if (config.auth === "oauth" && !refused.has("auth")) {
     try {
