@@ -45,9 +45,23 @@ function withoutFiles(use: FileUse): Error {
   );
 }
 
+/** Whether this caller may save outputs to the server's disk at all (where, saveTarget decides). */
+export const savesOnDisk = (engine: Engine): boolean =>
+  !engine.config.remoteUsers || engine.config.files.length > 0;
+
+/** The rule on files the server's instructions state, for this caller. */
+export function filesRule(engine: Engine): string {
+  if (!engine.config.remoteUsers) {
+    return "save_outputs (or save: true) writes outputs to disk. Files are read from and saved into the allowed directories; a path is absolute, ~/…, or relative to the first of them.";
+  }
+  return savesOnDisk(engine)
+    ? "save_outputs (or save: true) writes outputs to disk. Files are read from and saved into your own folder on this server; a path is relative to it (such as photo.png or generated/…)."
+    : "This server keeps no files for you: upload media as base64 data (upload_asset) or through the media viewer, and take results from their signed URLs or the viewer's Download; paths and saves are refused.";
+}
+
 /** Refuses at once, touching nothing, a remote user's use of files where the operator allowed none. */
 export function refuseWithoutFiles(engine: Engine, use: FileUse): void {
-  if (engine.config.remoteUsers && engine.config.files.length === 0) throw withoutFiles(use);
+  if (!savesOnDisk(engine)) throw withoutFiles(use);
 }
 
 /** The client's roots where they count ("pending" until it answers); remote users' are not asked. */

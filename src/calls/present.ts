@@ -9,6 +9,7 @@ import { isTerminal } from "../config/service-limits.js";
 import { ANSWER_MS, PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Budget } from "./budget.js";
+import { savesOnDisk } from "./file-areas.js";
 import { afterChargeSaveNote, type SaveTarget, saveOutputs } from "./saving.js";
 import { imagePreviews, resourceLinks, taskText } from "./task-view.js";
 
@@ -53,6 +54,7 @@ export async function presentTask(
   const text = taskText(task, {
     ...o,
     wait: engine.config.defaultWaitSeconds,
+    saves: savesOnDisk(engine),
     notes,
     ...(saved ? { saved } : {}),
   });
