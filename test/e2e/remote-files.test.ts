@@ -15,7 +15,13 @@ import { hashKey } from "../../src/ledger/record.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import { accessTimes, answerOf, plantServerFiles, textOf, treeOf } from "../helpers/remote-probe.js";
+import {
+  expectPathsRefusedAlike,
+  expectSavesRefused,
+  plantServerFiles,
+  textOf,
+  treeOf,
+} from "../helpers/remote-probe.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";
 
 const ASSETS = "POST /api/generate/assets";
@@ -96,61 +102,17 @@ describe("remote users without GENERATION_FILES (key mode beyond loopback, built
   });
 
   it("answers every path alike, existing or missing, naming no server path, and reads no file", async () => {
-    const before = await accessTimes(planted.files);
-    const uploadsBefore = sandbox.stats.requests(ASSETS) + sandbox.stats.requests(VOICES);
-    const images = [];
-    for (const p of planted.imageProbes)
-      images.push(answerOf(await call(client, "upload_asset", { path: p })));
-    const voices = [];
-    for (const p of planted.voiceProbes) {
-      voices.push(answerOf(await call(client, "upload_voice", { path: p, rightsConfirmed: true })));
-    }
-    for (const a of images) expect(a).toEqual(images[0]);
-    for (const a of voices) expect(a).toEqual(voices[0]);
-    const image = images[0]?.content.map((c) => (c.type === "text" ? c.text : "")).join("") ?? "";
-    const voice = voices[0]?.content.map((c) => (c.type === "text" ? c.text : "")).join("") ?? "";
-    expect(images[0]?.isError).toBe(true);
-    expect(image).toMatch(
-      /^INVALID_ARGUMENT: path: this server reads none of its own files for remote users/,
-    );
-    expect(image).toMatch(/base64 `data`.*media viewer's upload/);
-    expect(voice).toMatch(/^INVALID_ARGUMENT: path: .*media viewer's upload/);
-    for (const text of [image, voice]) expect(text).not.toContain(iso.dir);
-    expect(await accessTimes(planted.files)).toEqual(before);
-    expect(sandbox.stats.requests(ASSETS) + sandbox.stats.requests(VOICES)).toBe(uploadsBefore);
+    const uploads = () => sandbox.stats.requests(ASSETS) + sandbox.stats.requests(VOICES);
+    const before = uploads();
+    await expectPathsRefusedAlike((name, args) => call(client, name, args), planted, iso.dir);
+    expect(uploads()).toBe(before);
   }, 60_000);
 
   it("refuses every save before anything is spent or written, saying how to take the results", async () => {
-    const before = await treeOf(iso.dir);
     const dispatched = sandbox.stats.dispatches(IMAGE);
-    const asked = await call(client, "generate_image", {
-      model: "sandbox-image-fast",
-      prompt: "a fox",
-      save: true,
-    });
-    expect(textOf(asked)).toMatch(/^SAVE_NOT_ALLOWED: Outputs are not saved on this server for remote users/);
-    expect(sandbox.stats.dispatches(IMAGE)).toBe(dispatched);
-    const made = await call(client, "generate_image", {
-      model: "sandbox-image-fast",
-      prompt: "a fox",
-      wait: 30,
-    });
-    expect(made.isError, textOf(made)).toBeFalsy();
-    // Its next step is a download, not a save that this server refuses.
-    expect(textOf(made)).not.toMatch(/Next: .*save_outputs/);
-    const taskId = (made.structuredContent as { task: { id: string } }).task.id;
-    const saved = await call(client, "save_outputs", { taskId });
-    expect(saved.isError).toBe(true);
-    const text = textOf(saved);
-    expect(text).toMatch(/^SAVE_NOT_ALLOWED: .*signed URLs.*Download in the media viewer/s);
-    expect(text).toMatch(
-      new RegExp(`Task ${taskId} has succeeded: its outputs were generated .* remain downloadable`),
-    );
-    expect(text).toMatch(/https?:\/\/\S+/);
-    expect(text).not.toContain(iso.dir);
-    // Only the ledger changed in the server's home.
-    const after = (await treeOf(iso.dir)).filter((e) => !e.startsWith("ledger.sqlite"));
-    expect(after).toEqual(before.filter((e) => !e.startsWith("ledger.sqlite")));
+    await expectSavesRefused((name, args) => call(client, name, args), iso.dir);
+    // One generation: the one made to have outputs to save.
+    expect(sandbox.stats.dispatches(IMAGE)).toBe(dispatched + 1);
   }, 60_000);
 
   it("still takes media by their bytes (base64 data, no mimeType needed)", async () => {

@@ -7,6 +7,7 @@
 import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import { expect } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
 
@@ -76,3 +77,62 @@ export const answerOf = (r: CallToolResult) => ({
   structuredContent: r.structuredContent,
   meta: r._meta,
 });
+
+export type Caller = (name: string, args: Record<string, unknown>) => Promise<CallToolResult>;
+
+const firstText = (a: ReturnType<typeof answerOf> | undefined): string =>
+  a?.content.map((c) => (c.type === "text" ? c.text : "")).join("") ?? "";
+
+/**
+ * Every probe through upload_asset and upload_voice of a remote user on a server without
+ * GENERATION_FILES: one and the same refusal per tool, naming no server path, with no file read.
+ */
+export async function expectPathsRefusedAlike(call: Caller, planted: Planted, home: string): Promise<void> {
+  const before = await accessTimes(planted.files);
+  const images = [];
+  for (const p of planted.imageProbes) images.push(answerOf(await call("upload_asset", { path: p })));
+  const voices = [];
+  for (const p of planted.voiceProbes) {
+    voices.push(answerOf(await call("upload_voice", { path: p, rightsConfirmed: true })));
+  }
+  for (const a of images) expect(a).toEqual(images[0]);
+  for (const a of voices) expect(a).toEqual(voices[0]);
+  const image = firstText(images[0]);
+  const voice = firstText(voices[0]);
+  expect(images[0]?.isError).toBe(true);
+  expect(image).toMatch(/^INVALID_ARGUMENT: path: this server reads none of its own files for remote users/);
+  expect(image).toMatch(/base64 `data`.*media viewer's upload/);
+  expect(voice).toMatch(/^INVALID_ARGUMENT: path: .*media viewer's upload/);
+  for (const text of [image, voice]) expect(text).not.toContain(home);
+  expect(await accessTimes(planted.files)).toEqual(before);
+}
+
+/**
+ * A remote user's saves on a server without GENERATION_FILES: save: true refused before anything
+ * is claimed or spent, save_outputs refused with the outputs' signed URLs, nothing written in the
+ * server's home but its ledger.
+ */
+export async function expectSavesRefused(call: Caller, home: string): Promise<void> {
+  const records = async () =>
+    ((await call("list_requests", {})).structuredContent as { requests: unknown[] }).requests.length;
+  const before = (await treeOf(home)).filter((e) => !e.startsWith("ledger.sqlite"));
+  const recorded = await records();
+  const asked = await call("generate_image", { model: "sandbox-image-fast", prompt: "a fox", save: true });
+  expect(textOf(asked)).toMatch(/^SAVE_NOT_ALLOWED: Outputs are not saved on this server for remote users/);
+  expect(await records()).toBe(recorded);
+  const made = await call("generate_image", { model: "sandbox-image-fast", prompt: "a fox", wait: 30 });
+  expect(made.isError, textOf(made)).toBeFalsy();
+  // Its next step is a download, not a save that this server refuses.
+  expect(textOf(made)).not.toMatch(/Next: .*save_outputs/);
+  const taskId = (made.structuredContent as { task: { id: string } }).task.id;
+  const saved = await call("save_outputs", { taskId });
+  expect(saved.isError).toBe(true);
+  const text = textOf(saved);
+  expect(text).toMatch(/^SAVE_NOT_ALLOWED: .*signed URLs.*Download in the media viewer/s);
+  expect(text).toMatch(
+    new RegExp(`Task ${taskId} has succeeded: its outputs were generated .* remain downloadable`),
+  );
+  expect(text).toMatch(/#0 https?:\/\/\S+/);
+  expect(text).not.toContain(home);
+  expect((await treeOf(home)).filter((e) => !e.startsWith("ledger.sqlite"))).toEqual(before);
+}
