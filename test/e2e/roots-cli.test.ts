@@ -20,6 +20,9 @@ const call = async (cli: ConnectedCli, name: string, args: Record<string, unknow
   (await cli.client.callTool({ name, arguments: args })) as CallToolResult;
 
 const open: { close(): Promise<void>; cleanup(): void }[] = [];
+/** A generation saved as it finishes (save: true). */
+const generateSaved = (cli: ConnectedCli) =>
+  call(cli, "generate_image", { model: "sandbox-image-fast", prompt: "a fox", save: true, wait: 30 });
 afterEach(async () => {
   for (const o of open.splice(0)) {
     await o.close();
@@ -47,12 +50,7 @@ describe("MCP roots (built CLI over stdio)", () => {
     expect(up.isError, text(up)).toBeFalsy();
     const voice = await call(cli, "upload_voice", { path: "me.wav", rightsConfirmed: true });
     expect(voice.isError, text(voice)).toBeFalsy();
-    const gen = await call(cli, "generate_image", {
-      model: "sandbox-image-fast",
-      prompt: "a fox",
-      save: true,
-      wait: 30,
-    });
+    const gen = await generateSaved(cli);
     expect(gen.isError, text(gen)).toBeFalsy();
     const task = (gen.structuredContent as { task: { id: string; status: string }; saved?: string[] }) ?? {};
     expect(task.task.status).toBe("succeeded");
@@ -104,12 +102,7 @@ describe("MCP roots (built CLI over stdio)", () => {
       name: "claude-code",
     });
     open.push({ close: () => cli.client.close(), cleanup: iso.cleanup });
-    const gen = await call(cli, "generate_image", {
-      model: "sandbox-image-fast",
-      prompt: "a fox",
-      save: true,
-      wait: 30,
-    });
+    const gen = await generateSaved(cli);
     expect(gen.isError, text(gen)).toBeFalsy();
     const made = gen.structuredContent as { task: { id: string }; saved?: string[] };
     const into = path.join(project, "generated");
