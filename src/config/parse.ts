@@ -5,11 +5,11 @@
  * to the service and a user fixes every setting in one go.
  */
 import { parseArgs } from "node:util";
+import { remoteUsers } from "./callers.js";
 import {
   type Config,
   DEFAULT_HOST,
   DEFAULT_SANDBOX_PORT,
-  remoteUsers,
   SANDBOX_FLAGS,
   SETTINGS,
   type Setting,

@@ -6,6 +6,7 @@
 import { homedir } from "node:os";
 import { delimiter } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { remoteUsers } from "./callers.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
@@ -99,21 +100,6 @@ export interface Setting<K extends keyof Config = keyof Config> {
 const define = <K extends keyof Config>(setting: Setting<K>): Setting<K> => setting;
 /** 1,000,000,000: grouped by hand, since loading Intl for one number costs a cold start tens of ms. */
 const gems = String(LIMITS.mediaMaxGems).replace(/\B(?=(\d{3})+$)/g, ",");
-
-/** A bind address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
-/**
- * Whether the people calling tools are remote: `--auth oauth`, or HTTP bound beyond loopback.
- * Stdio and loopback HTTP with key auth serve someone on this machine.
- */
-export function remoteUsers(config: Readonly<Partial<Config>>): boolean {
-  return (
-    config.transport === "http" && (config.auth === "oauth" || !isLoopbackHost(config.host ?? DEFAULT_HOST))
-  );
-}
 
 /** In reading order: a fallback may use only the settings above it. */
 export const SETTINGS: readonly Setting[] = [
