@@ -153,6 +153,16 @@ function keyless(config: Config, loopback: boolean): string {
   return config.apiKey === undefined ? "" : "; without one, GENERATION_API_KEY";
 }
 
+/** What remote users may do with the server's files, naming no directory (remoteUsers in the config). */
+function filesLine(config: Config): string[] {
+  if (!config.remoteUsers) return [];
+  return [
+    config.files.length > 0
+      ? "  files: each user (key) has a private folder under each GENERATION_FILES directory"
+      : "  files: none for remote users (GENERATION_FILES unset): media come as base64 data, results as downloads",
+  ];
+}
+
 function connectionHelp(url: string, config: Config, serviceUrl: string, loopback: boolean): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   const desktop = {
@@ -164,6 +174,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     `  auth: key (each session sends its service key as Authorization: Bearer lgk_…${keyless(config, loopback)})`,
+    ...filesLine(config),
     "",
     "MCP Inspector (Node 22+; its Apps tab shows the media viewer):",
     `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
@@ -187,6 +198,7 @@ function oauthHelp(url: string, resource: string, config: Config, serviceUrl: st
     `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     `  auth: oauth (OAuth 2.1: users sign in once with their own service key; connector URL ${resource})`,
+    ...filesLine(config),
     "",
     `claude.ai, Claude Desktop (Settings → Connectors → Add custom connector) and ChatGPT: add ${resource}`,
     "Press Ctrl+C to stop.",

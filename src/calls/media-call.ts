@@ -17,9 +17,10 @@ import { Questions } from "../mcp/questions.js";
 import { describeError, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
+import { refuseWithoutFiles, rootsFor } from "./file-areas.js";
 import { bodyUnder, checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
 import { presentTask } from "./present.js";
-import { saveTarget } from "./saving.js";
+import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
 import { taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
@@ -54,7 +55,8 @@ export async function submitMedia(
     );
     // 2. Estimate and confirm spending (and ask for roots in the same round, for a save).
     const q = new Questions(ctx);
-    const roots = save ? q.roots() : undefined;
+    if (save) refuseWithoutFiles(engine, "save");
+    const roots = save ? rootsFor(engine, q) : undefined;
     ceiling = await confirmSpending(engine, ctx, q, {
       tool,
       model: checked.body.model,
@@ -92,7 +94,7 @@ export async function submitMedia(
 interface Presenting {
   waitSeconds: number;
   budget: ReturnType<typeof callBudget>;
-  dirs: string[] | undefined;
+  dirs: SaveTarget | undefined;
   ceiling: Ceiling;
 }
 

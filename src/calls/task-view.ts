@@ -49,14 +49,16 @@ export function resourceLinks(task: Task): ContentBlock[] {
     }));
 }
 
-function nextStep(task: Task, wait: number, saved: boolean): string {
+function nextStep(task: Task, wait: number, saved: boolean, saves: boolean): string {
   const id = JSON.stringify(task.id);
   if (saved && (task.status === "succeeded" || task.status === "partial")) {
     return `Next: tell the user where the saved files are (listed above)${task.status === "partial" ? " and which outputs failed" : ""}; nothing else is needed.`;
   }
   switch (task.status) {
     case "succeeded":
-      return "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory.";
+      return saves
+        ? "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory."
+        : "Next: give the user the URLs above (they expire; poll_task returns fresh ones) or the media viewer's Download; this server saves no files for remote users.";
     case "partial":
       return "Next: save or show the successful outputs and tell the user which failed; the failed ones are not retried automatically.";
     case "failed":
@@ -81,6 +83,8 @@ export interface TaskTextOptions {
   notes?: string[];
   /** Paths the outputs were saved to in this call. */
   saved?: string[];
+  /** Whether save_outputs can write to disk for this caller (not for a remote user without files). */
+  saves?: boolean;
 }
 
 export function taskText(task: Task, o: TaskTextOptions): string {
@@ -112,7 +116,7 @@ export function taskText(task: Task, o: TaskTextOptions): string {
   }
   if (task.error) lines.push(`Error: ${task.error.code}: ${task.error.message}`);
   for (const note of o.notes ?? []) lines.push(note);
-  lines.push(nextStep(task, o.wait, (o.saved?.length ?? 0) > 0));
+  lines.push(nextStep(task, o.wait, (o.saved?.length ?? 0) > 0, o.saves ?? true));
   return lines.join("\n");
 }
 

@@ -5,6 +5,7 @@
  * to the service and a user fixes every setting in one go.
  */
 import { parseArgs } from "node:util";
+import { remoteUsers } from "./callers.js";
 import {
   type Config,
   DEFAULT_HOST,
@@ -190,6 +191,7 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv, problems: ConfigErr
       refused.add(setting.key);
     }
   }
+  config.remoteUsers = remoteUsers(config);
   if (!sandbox) problems.push(...missingService(config, refused, env));
   if (config.auth === "oauth" && !refused.has("auth")) {
     try {

@@ -4,8 +4,9 @@
  * README's tables are all made from this list.
  */
 import { homedir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { remoteUsers } from "./callers.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
@@ -33,9 +34,15 @@ import {
  * configuration sits below every other room, so tools import it and never the reverse.
  */
 export interface EngineConfig {
+  /**
+   * Callers are strangers to this machine (`remoteUsers`): tools touch the server's files only
+   * under `files` set explicitly, each key in an area of its own, and MCP roots are not asked.
+   */
+  remoteUsers: boolean;
   /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
   files: string[];
-  outputDir: string;
+  /** Where saves go; unset: `generated/` under the first directory in force (src/calls/saving.ts). */
+  outputDir?: string;
   /** `maxGems` for submissions that name none. */
   maxGems?: number;
   extractionModel: string;
@@ -212,10 +219,12 @@ export const SETTINGS: readonly Setting[] = [
     flag: "files",
     placeholder: "DIRS",
     read: readDirectories,
-    fallback: () => [homedir()],
-    help: `directories tools may read and write, separated by '${delimiter}' (default: home)`,
-    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped",
-    defaultDoc: "the user's home directory",
+    // Remote users get none unless the operator names some: the server's home is not theirs.
+    fallback: (config) => (remoteUsers(config) ? [] : [homedir()]),
+    help: `directories tools may read and write, separated by '${delimiter}' (default: home; none for remote users)`,
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, or HTTP bound beyond loopback) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
+    defaultDoc:
+      "the user's home directory on stdio and loopback HTTP with `key` auth; none for remote users (their uploads by path and saves are refused)",
   }),
   define({
     key: "outputDir",
@@ -223,10 +232,10 @@ export const SETTINGS: readonly Setting[] = [
     flag: "output-dir",
     placeholder: "DIR",
     read: readDirectory,
-    fallback: (config) => join(config.files?.[0] ?? homedir(), "generated"),
-    help: "where saved outputs go (default: generated/ under the first of GENERATION_FILES)",
-    doc: "absolute directory where saved outputs go",
-    defaultDoc: "`generated/` under the first of `GENERATION_FILES`",
+    help: "where saved outputs go (default: generated/ under the first of GENERATION_FILES, or under the first MCP root)",
+    doc: "absolute directory where saved outputs go, inside `GENERATION_FILES`; for remote users, the same place inside each user's own folder",
+    defaultDoc:
+      "`generated/` under the first of `GENERATION_FILES`, or under the client's first MCP root when its roots leave that out",
   }),
   define({
     key: "maxGems",

@@ -546,13 +546,13 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         data: {
-          description: "The bytes as base64, with mimeType (or give path).",
+          description: "The file's bytes as base64 (or give path); the type is read from them.",
           type: "string",
           minLength: 1,
           maxLength: 41943040,
         },
         mimeType: {
-          description: "The MIME type of data.",
+          description: "Optional: the type data should be; refused if the bytes are another.",
           type: "string",
           pattern: "^(image|video|audio)\\/[\\w.+-]+$",
         },

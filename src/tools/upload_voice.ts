@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { allowedDirs, type MediaType, openMedia } from "../calls/files.js";
+import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
+import { type MediaType, openMedia } from "../calls/files.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
@@ -54,8 +55,10 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
+    // A remote user's path is refused before anything is asked or read.
+    refuseWithoutFiles(engine, "voice");
     const q = new Questions(ctx);
-    const roots = q.roots();
+    const roots = rootsFor(engine, q);
     if (ctx.canElicit) {
       // The assistant cannot consent for the speaker: the user is asked even when rightsConfirmed is set.
       const answer = q.confirm(
@@ -70,8 +73,8 @@ export default defineTool({
       );
     }
     if (q.pending || roots === "pending") return q.result();
-    const dirs = await allowedDirs(engine.config.files, roots);
-    const file = await openMedia(args.path, dirs, {
+    const scope = await fileScope(engine, roots, "voice");
+    const file = await openMedia(args.path, scope, {
       field: "path",
       minBytes: LIMITS.voice.minBytes,
       maxBytes: LIMITS.voice.maxBytes,

@@ -21,9 +21,8 @@ export const MAX_JSON_DEPTH = 64;
 const BEARER = /^Bearer\s+(lgk_[0-9a-f]{64})\s*$/;
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
-}
+// Decided with the configuration (remote users are judged by it too): one rule for both.
+export { isLoopbackHost } from "../config/index.js";
 
 /** Host names a browser-independent client may use to reach us; anything else is a rebinding attempt. */
 export function allowedHostnames(host: string): string[] {

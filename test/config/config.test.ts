@@ -1,4 +1,4 @@
-import { delimiter, join } from "node:path";
+import { delimiter } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseCommand } from "../../src/config/index.js";
 
@@ -30,7 +30,9 @@ describe("loadConfig", () => {
     });
     expect(c.store).toMatch(/^sqlite:\/\/.*generation-mcp.*ledger\.sqlite$/);
     expect(c.files).toHaveLength(1);
-    expect(c.outputDir).toBe(join(c.files[0] ?? "", "generated"));
+    expect(c.remoteUsers).toBe(false);
+    // Unset: generated/ under the first directory in force, decided per call (src/calls/saving.ts).
+    expect(c.outputDir).toBeUndefined();
     expect(c.maxGems).toBeUndefined();
     expect(c.confirmAboveGems).toBeUndefined();
   });
@@ -60,9 +62,26 @@ describe("loadConfig", () => {
     });
   });
 
-  it("puts outputs under the first files directory by default", () => {
-    const c = loadConfig([], { ...BASE, GENERATION_FILES: ["/data/in", "/data/more"].join(delimiter) });
-    expect(c.outputDir).toBe(join("/data/in", "generated"));
+  it("gives remote users (--auth oauth, or HTTP beyond loopback) no server files unless GENERATION_FILES is set", () => {
+    const http = ["--transport", "http"];
+    const oauth = {
+      GENERATION_PUBLIC_URL: "https://mcp.example.com",
+      GENERATION_AUTH_SECRET: "A".repeat(44),
+    };
+    const local = [
+      loadConfig([], BASE),
+      loadConfig(http, BASE),
+      loadConfig([...http, "--host", "::1"], BASE),
+    ];
+    for (const c of local) expect([c.remoteUsers, c.files.length]).toEqual([false, 1]);
+    const remote = [
+      loadConfig([...http, "--host", "0.0.0.0"], BASE),
+      loadConfig([...http, "--host", "192.0.2.7"], BASE),
+      loadConfig([...http, "--auth", "oauth"], { ...BASE, ...oauth }),
+    ];
+    for (const c of remote) expect([c.remoteUsers, c.files]).toEqual([true, []]);
+    const set = loadConfig([...http, "--host", "0.0.0.0"], { ...BASE, GENERATION_FILES: "/srv/media" });
+    expect([set.remoteUsers, set.files]).toEqual([true, ["/srv/media"]]);
   });
 
   it("lets flags override variables", () => {

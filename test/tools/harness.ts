@@ -96,6 +96,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     backoff: { baseMs: 5, capMs: 400 },
   });
   const config: EngineConfig = {
+    remoteUsers: false,
     files: [path.join(dir, "files")],
     outputDir: path.join(dir, "files", "generated"),
     extractionModel: "service-video-extract",

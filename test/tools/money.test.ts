@@ -100,6 +100,8 @@ describe("the spending threshold when the host cannot ask", () => {
 });
 
 describe("saving and the charge", () => {
+  // The harness sets GENERATION_OUTPUT_DIR explicitly.
+  const outputDir = (): string => h.engine.config.outputDir ?? "";
   it("refuses save: true before submitting when the output directory is outside the allowed ones", async () => {
     await open({ config: { outputDir: "/" } });
     const r = await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", save: true });
@@ -120,7 +122,7 @@ describe("saving and the charge", () => {
     });
     const s = structured<{ saved?: string[] }>(r);
     expect(s.saved?.length).toBe(1);
-    expect(s.saved?.[0]?.startsWith(h.engine.config.outputDir)).toBe(true);
+    expect(s.saved?.[0]?.startsWith(outputDir())).toBe(true);
   });
 
   it("with roots outside GENERATION_FILES, says which directories are in force and how to allow one", async () => {
@@ -133,14 +135,17 @@ describe("saving and the charge", () => {
     expect(textOf(r)).toContain(`narrowed by the client's MCP roots (${pathToFileURL(outside).href})`);
     expect(h.sandbox.stats.dispatches()).toBe(0);
     const s = await h.call("save_outputs", { taskId: "task_x" });
-    expect(textOf(s)).toMatch(/^SAVE_NOT_ALLOWED: .*add it to the host's MCP roots/);
+    // The fix that works first: roots only narrow, so the root's folder must join GENERATION_FILES.
+    expect(textOf(s)).toMatch(
+      /^SAVE_NOT_ALLOWED: .*Next: The client's MCP roots lie outside GENERATION_FILES: add the folder the host works in/,
+    );
     expect(textOf(s)).not.toMatch(/no downloadable outputs/);
   });
 
   it("a save that fails after the charge says the work is done and charged, with the task ID, and points to save_outputs", async () => {
     await open();
     // A regular file where the output directory should be: allowed, but nothing can be written.
-    await writeFile(h.engine.config.outputDir, "not a directory");
+    await writeFile(outputDir(), "not a directory");
     const r = await h.call("generate_image", {
       model: "sandbox-image-fast",
       prompt: "fox",
@@ -167,7 +172,7 @@ describe("saving and the charge", () => {
     });
     const s = structured<{ saved: string[] }>(r);
     expect(s.saved[0]).toBe(
-      path.join(h.engine.config.outputDir, `${(s as unknown as { task: { id: string } }).task.id}-0.png`),
+      path.join(outputDir(), `${(s as unknown as { task: { id: string } }).task.id}-0.png`),
     );
     expect(textOf(r)).toMatch(/Next: tell the user where the saved files are/);
     expect(textOf(r)).not.toMatch(/Next: .*save_outputs/);

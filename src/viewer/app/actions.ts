@@ -28,6 +28,9 @@ async function copyText(text: string, status: HTMLElement): Promise<void> {
  * what next) stays in the status's tooltip.
  */
 export function refusalShort(text: string): string {
+  if (text.startsWith("SAVE_NOT_ALLOWED") && /for remote users/.test(text)) {
+    return "Not saved: this server keeps no files for remote users. Use Download, or the output's link.";
+  }
   if (text.startsWith("SAVE_NOT_ALLOWED")) {
     return "Not saved: no folder is allowed. Add one to GENERATION_FILES (or the host's roots), then Save again.";
   }
