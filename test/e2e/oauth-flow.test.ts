@@ -493,6 +493,22 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     expect(outcome).toBe("refused");
   });
 
+  it("X-Forwarded-For from a peer not in GENERATION_TRUSTED_PROXIES is not believed: registrations stop at one address's rate", async () => {
+    // Every registration of this file came from 127.0.0.1; each of these claims another address.
+    let refused: Awaited<ReturnType<typeof register>> | undefined;
+    for (let i = 1; i <= 25 && refused === undefined; i++) {
+      const reg = await register(issuer, { redirect_uris: [callback.url] }, `198.51.100.${i}`);
+      if (reg.status === 429) refused = reg;
+      else expect(reg.status).toBe(201);
+    }
+    expect(refused?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(refused?.body).toMatchObject({ error: "too_many_requests" });
+    expect(String(refused?.body.error_description)).toContain("at most 20 a minute from one address");
+    expect(cli.stderr()).toContain(
+      "registration refused for 127.0.0.1: at most 20 a minute from one address; if 127.0.0.1 is your proxy, list it in GENERATION_TRUSTED_PROXIES",
+    );
+  });
+
   it("the key is in no byte of the store, stdout, stderr, page or response", async () => {
     const files = [iso.env.GENERATION_STORE?.replace("sqlite://", "") ?? ""].flatMap((f) => [f, `${f}-wal`]);
     const bytes = files.map((f) => {

@@ -203,7 +203,12 @@ describe.runIf(hasChromium())("sign-ins hosts do not expect to fail", () => {
 
   it("a callback that redirects on to another origin (a bounce to a desktop app) completes in Chromium", async () => {
     const arrived: string[] = [];
-    const app = await listen(createServer((req, res) => void (arrived.push(req.url ?? ""), res.end("app"))));
+    const app = await listen(
+      createServer((req, res) => {
+        arrived.push(req.url ?? "");
+        res.end("app");
+      }),
+    );
     const bounce = await listen(
       createServer((req, res) => {
         const search = new URL(req.url ?? "/", "http://x").search;

@@ -76,14 +76,10 @@ export function applyClientPolicy(metadata: Metadata): void {
     metadata.grant_types = metadata.grant_types.filter((g) => typeof g === "string" && GRANT_TYPES.has(g));
   }
   checkName(metadata.client_name);
-  checkSizes(metadata);
   const redirects = metadata.redirect_uris;
+  checkRedirectCount(redirects);
+  checkSizes(metadata);
   if (!Array.isArray(redirects)) return;
-  // Counted as distinct URIs: the bare loopback forms added below are no new redirect.
-  const distinct = new Set(redirects.map((r) => (typeof r === "string" ? (URL.parse(r)?.href ?? r) : r))).size;
-  if (distinct > LIMITS.redirectUris) {
-    throw metadataError(`redirect_uris: ${distinct} given; at most ${LIMITS.redirectUris} redirect URIs per client`);
-  }
   const publicClient = metadata.token_endpoint_auth_method === "none";
   let native = false;
   redirects.forEach((uri, i) => {
@@ -105,6 +101,18 @@ function withBareLoopbackForms(uri: string): string[] {
   if (bare === null) return [uri];
   const base = uri.endsWith("/") ? uri.slice(0, -1) : uri;
   return [base, `${base}/`];
+}
+
+/** At most LIMITS.redirectUris distinct URIs (the bare loopback forms added below are no new ones). */
+function checkRedirectCount(redirects: unknown): void {
+  if (!Array.isArray(redirects)) return;
+  const distinct = new Set(redirects.map((r) => (typeof r === "string" ? (URL.parse(r)?.href ?? r) : r)))
+    .size;
+  if (distinct > LIMITS.redirectUris) {
+    throw metadataError(
+      `redirect_uris: ${distinct} given; at most ${LIMITS.redirectUris} redirect URIs per client`,
+    );
+  }
 }
 
 function checkName(name: unknown): void {

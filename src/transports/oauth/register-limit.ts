@@ -26,7 +26,7 @@ interface Bucket {
 /** Takes a token from a bucket refilled continuously; the seconds until one is back when empty. */
 function take(bucket: Bucket, rate: { burst: number; perMinute: number }, now: number): number {
   const perMs = rate.perMinute / 60_000;
-  bucket.tokens = Math.min(rate.burst, bucket.tokens + (now - bucket.at) * perMs);
+  bucket.tokens = Math.min(rate.burst, bucket.tokens + Math.max(0, now - bucket.at) * perMs);
   bucket.at = now;
   if (bucket.tokens >= 1) {
     bucket.tokens -= 1;
