@@ -342,6 +342,9 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     const second = await postForm(`${issuer}/oauth/token`, exchange);
     expect(second.body.error).toBe("invalid_grant");
     expect(await mcpStatus(String(first.body.access_token))).toBe(401);
+    expect(cli.stderr()).toContain(
+      `revoked: the sign-in of client ${clientId}: an authorization code was used twice`,
+    );
   });
 
   it("a refresh token reused after rotation and its grace: invalid_grant, and the whole family is revoked", async () => {
@@ -370,6 +373,9 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
       client_id: clientId,
     });
     expect(next.body.error).toBe("invalid_grant");
+    expect(cli.stderr()).toContain(
+      `revoked: the sign-in of client ${clientId}: a refresh token was used again after its grace (reuse detection ends the whole family)`,
+    );
   });
 
   it("a revoked access token answers 401 with a fresh challenge", async () => {

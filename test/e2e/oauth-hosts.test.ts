@@ -38,7 +38,7 @@ import {
   exchangeCode,
   pkce,
   register,
-  signInCapturing,
+  signInAndExchange,
   startDocumentHost,
   tokenStore,
   VSCODE_REGISTRATION,
@@ -61,28 +61,26 @@ let documents: Awaited<ReturnType<typeof startDocumentHost>>;
 /** Every code, token and client secret handed out, looked for in the log at the end. */
 const secrets: string[] = [];
 
-/** Signs in at `url` as the user, exchanges the code, checks the token on /mcp; the token response. */
+/** Signs in as the user (with the sandbox's key typed), checks the token on /mcp; the token response. */
 async function completes(
   p: { clientId: string; redirectUri: string; scope?: string; secret?: string },
   viewport?: { width: number; height: number },
 ): Promise<Record<string, unknown>> {
-  const { verifier, challenge } = pkce();
-  const url = authorizationUrl(issuer, { ...p, challenge, resource: mcpUrl });
-  const back = await signInCapturing(browser, url, p.redirectUri, {
-    key: KEY,
-    ...(viewport === undefined ? {} : { viewport }),
-  });
+  const { back, status, tokens } = await signInAndExchange(
+    browser,
+    issuer,
+    { ...p, key: KEY, resource: mcpUrl },
+    viewport,
+  );
   expect(back.get("error"), back.get("error_description") ?? "").toBeNull();
   // SEP-2468: the issuer is in every authorization response.
   expect(back.get("iss")).toBe(issuer);
-  const code = back.get("code") ?? "";
-  secrets.push(code);
-  const tokens = await exchangeCode(issuer, { ...p, code, verifier, resource: mcpUrl });
-  expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
-  secrets.push(String(tokens.body.access_token), String(tokens.body.refresh_token));
-  expect(tokens.body.token_type).toBe("Bearer");
-  expect(await initializeStatus(mcpUrl, String(tokens.body.access_token))).toBe(200);
-  return tokens.body;
+  secrets.push(back.get("code") ?? "");
+  expect(status, JSON.stringify(tokens)).toBe(200);
+  secrets.push(String(tokens.access_token), String(tokens.refresh_token));
+  expect(tokens.token_type).toBe("Bearer");
+  expect(await initializeStatus(mcpUrl, String(tokens.access_token))).toBe(200);
+  return tokens;
 }
 
 beforeAll(async () => {

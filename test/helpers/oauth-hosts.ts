@@ -249,6 +249,34 @@ export function exchangeCode(
   );
 }
 
+/**
+ * A whole sign-in as a host makes it: the authorization request (PKCE, and `scope` when given),
+ * the user in Chromium with the sandbox's key, and the code exchanged. What came back to the
+ * redirect, and the token response.
+ */
+export async function signInAndExchange(
+  browser: Browser,
+  issuer: string,
+  p: {
+    clientId: string;
+    redirectUri: string;
+    scope?: string;
+    secret?: string;
+    resource?: string;
+    key?: string;
+  },
+  viewport?: { width: number; height: number },
+): Promise<{ back: URLSearchParams; status: number; tokens: Record<string, unknown> }> {
+  const { verifier, challenge } = pkce();
+  const url = authorizationUrl(issuer, { ...p, challenge });
+  const back = await signInCapturing(browser, url, p.redirectUri, {
+    ...(p.key === undefined ? { action: "sandbox" as const } : { key: p.key }),
+    ...(viewport === undefined ? {} : { viewport }),
+  });
+  const res = await exchangeCode(issuer, { ...p, code: back.get("code") ?? "", verifier });
+  return { back, status: res.status, tokens: res.body };
+}
+
 /** The SQLite token store as the CLI writes it: rows and bytes under `oauth:<prefix>`, one row's expiry. */
 export function tokenStore(store: LedgerStore) {
   const q = (
@@ -262,6 +290,17 @@ export function tokenStore(store: LedgerStore) {
         `ledger:kv:oauth:${prefix}%`,
       );
       return { rows: Number(out[0]?.n ?? 0), bytes: Number(out[0]?.b ?? 0) };
+    },
+    /** The payload stored for the record of `model` named by `id`, or undefined. */
+    async payload(model: string, id: string): Promise<Record<string, unknown> | undefined> {
+      const key = `ledger:kv:oauth:${model}:${createHash("sha256").update(id).digest("base64url")}`;
+      const out = await q.call(
+        store,
+        "SELECT json_extract(value, '$.kv') AS v FROM ledger WHERE key = ?",
+        key,
+      );
+      const v = out[0]?.v;
+      return typeof v === "string" ? (JSON.parse(v) as { p: Record<string, unknown> }).p : undefined;
     },
     /** When the record of `model` named by `id` expires (ms), or undefined when there is none. */
     async expiry(model: string, id: string): Promise<number | undefined> {
