@@ -45,7 +45,11 @@ const refresh = (refreshToken: unknown, headers: Record<string, string> = {}) =>
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
 
 async function signIn(): Promise<Record<string, unknown>> {
-  const { status, tokens } = await signInAndExchange(browser, issuer, { clientId, redirectUri: REDIRECT });
+  const { status, tokens } = await signInAndExchange(browser, issuer, {
+    clientId,
+    redirectUri: REDIRECT,
+    scope: "mcp",
+  });
   expect(status, JSON.stringify(tokens)).toBe(200);
   return tokens;
 }
