@@ -12,13 +12,13 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, ROOT, type Started, startHttpCli } from "../helpers/cli.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, ROOT } from "../helpers/cli.js";
 import { register } from "../helpers/oauth-hosts.js";
+import { type OAuthServer, startOAuthServer } from "../helpers/oauth-server.js";
 import { freePort } from "../ledger/stores.js";
 
 const SUITE = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
-const SECRET = Buffer.alloc(32, 23).toString("base64");
 const nodeMajor = Number(process.versions.node.split(".")[0]);
 const missing =
   nodeMajor < 22
@@ -27,7 +27,7 @@ const missing =
 const ready = runnableOrSkipped(missing, "the OAuth conformance test (test/e2e/oauth-conformance.test.ts)");
 
 const iso = isolatedEnv();
-let cli: Started;
+let server: OAuthServer;
 let issuer: string;
 let browser: Browser;
 
@@ -73,19 +73,12 @@ function runSuite(args: string[]): Promise<{ code: number | null; out: string }>
 
 beforeAll(async () => {
   if (!ready) return;
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-  });
-  browser = await launchChromium();
+  server = await startOAuthServer(iso, 23);
+  ({ issuer, browser } = server);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
+  await server?.stop();
   iso.cleanup();
 });
 

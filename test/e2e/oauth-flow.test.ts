@@ -9,15 +9,13 @@
  * page or a response.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
 import {
   approve,
   connectWithOAuth,
@@ -27,25 +25,29 @@ import {
   MemoryOAuthProvider,
   openSignIn,
   postForm,
-  selfSignedCert,
   startCallback,
 } from "../helpers/oauth-flow.js";
-import { register, startDocumentHost, tokenStore } from "../helpers/oauth-hosts.js";
-import { freePort } from "../ledger/stores.js";
+import { register } from "../helpers/oauth-hosts.js";
+import {
+  type DocumentHost,
+  type OAuthServer,
+  startOAuthServer,
+  tokenStore,
+} from "../helpers/oauth-server.js";
 
 const KEY = SANDBOX_API_KEY;
 const HEX = KEY.slice(4);
-const SECRET = Buffer.alloc(32, 7).toString("base64");
 
 runnableOrSkipped(chromiumMissing(), "the OAuth sign-in tests (test/e2e/oauth-flow.test.ts)");
 
 const iso = isolatedEnv();
+let server: OAuthServer;
 let cli: Started;
 let issuer: string;
 let mcpUrl: string;
 let browser: Browser;
 let callback: Awaited<ReturnType<typeof startCallback>>;
-let documents: Awaited<ReturnType<typeof startDocumentHost>>;
+let documents: DocumentHost;
 let cimdUrl: string;
 let store: LedgerStore;
 /** Every page and response body a user or host saw, searched for the key at the end. */
@@ -76,12 +78,10 @@ async function dcrSignIn(name: string): Promise<{ provider: MemoryOAuthProvider;
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  const tls = selfSignedCert(iso.dir);
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  mcpUrl = `${issuer}/mcp`;
+  // A short grace, so a reuse after it is reached within the test (oauth-tokens.test.ts tests the grace).
+  server = await startOAuthServer(iso, 7, { GENERATION_AUTH_REFRESH_GRACE: "1s" });
+  ({ cli, issuer, mcpUrl, browser, store, documents } = server);
   callback = await startCallback();
-  documents = await startDocumentHost(tls);
   cimdUrl = documents.serve("/client.json", (clientId) => ({
     client_id: clientId,
     client_name: "CIMD Test Host",
@@ -90,24 +90,11 @@ beforeAll(async () => {
     response_types: ["code"],
     token_endpoint_auth_method: "none",
   }));
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    // A short grace, so a reuse after it is reached within the test (oauth-tokens.test.ts tests the grace).
-    GENERATION_AUTH_REFRESH_GRACE: "1s",
-    NODE_EXTRA_CA_CERTS: tls.certPath,
-  });
-  browser = await launchChromium();
-  store = await openStore(iso.env.GENERATION_STORE as string);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await store?.close();
+  await server?.stop();
   await callback?.close();
-  await documents?.close();
   iso.cleanup();
 });
 
@@ -516,17 +503,9 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
   });
 
   it("the key is in no byte of the store, stdout, stderr, page or response", async () => {
-    const files = [iso.env.GENERATION_STORE?.replace("sqlite://", "") ?? ""].flatMap((f) => [f, `${f}-wal`]);
-    const bytes = files.map((f) => {
-      try {
-        return readFileSync(f).toString("latin1");
-      } catch {
-        return "";
-      }
-    });
     const base64 = Buffer.from(KEY).toString("base64").slice(4, 40);
     for (const [label, text] of [
-      ["store", bytes.join("")],
+      ["store", server.storeBytes()],
       ["stdout", cli.stdout()],
       ["stderr", cli.stderr()],
       ["pages and responses", seen.join("\n")],

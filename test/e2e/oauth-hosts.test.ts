@@ -1,30 +1,12 @@
-/**
- * Every host's sign-in completes, through the built CLI in `--auth oauth --sandbox` over loopback
- * with the user in Debian's Chromium: claude.ai by its Client ID Metadata Document and by dynamic
- * registration (a confidential client, its secret kept only as a hash), ChatGPT by its
- * per-connector document, VS Code (native, any loopback port, vscode.dev), Claude Code (localhost
- * on any port) and Cursor (a `web` registration with its own scheme), each replayed as the host
- * sends it (test/helpers/oauth-hosts.ts). A request with no scope, or offline_access alone, gets
- * the server's scope; a callback that redirects on to another origin completes; a long
- * client_name leaves "returns to" in view on a phone and a desktop. The operator's log has a line
- * per registration, sign-in and refused key, and no key, token, code or secret.
- */
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import {
-  connectWithTokens,
-  initializeStatus,
-  MemoryOAuthProvider,
-  selfSignedCert,
-} from "../helpers/oauth-flow.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
+import { connectWithTokens, initializeStatus, MemoryOAuthProvider } from "../helpers/oauth-flow.js";
 import {
   authorizationUrl,
   CHATGPT_CALLBACK,
@@ -39,25 +21,28 @@ import {
   pkce,
   register,
   signInAndExchange,
-  startDocumentHost,
-  tokenStore,
   VSCODE_REGISTRATION,
 } from "../helpers/oauth-hosts.js";
-import { freePort } from "../ledger/stores.js";
+import {
+  type DocumentHost,
+  type OAuthServer,
+  startOAuthServer,
+  tokenStore,
+} from "../helpers/oauth-server.js";
 
 const KEY = SANDBOX_API_KEY;
-const SECRET = Buffer.alloc(32, 11).toString("base64");
 const DAY_S = 24 * 60 * 60;
 
 runnableOrSkipped(chromiumMissing(), "the OAuth host sign-in tests (test/e2e/oauth-hosts.test.ts)");
 
 const iso = isolatedEnv();
+let server: OAuthServer;
 let cli: Started;
 let issuer: string;
 let mcpUrl: string;
 let browser: Browser;
 let store: LedgerStore;
-let documents: Awaited<ReturnType<typeof startDocumentHost>>;
+let documents: DocumentHost;
 /** Every code, token and client secret handed out, looked for in the log at the end. */
 const secrets: string[] = [];
 
@@ -85,26 +70,12 @@ async function completes(
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  const tls = selfSignedCert(iso.dir);
-  documents = await startDocumentHost(tls);
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  mcpUrl = `${issuer}/mcp`;
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    NODE_EXTRA_CA_CERTS: tls.certPath,
-  });
-  browser = await launchChromium();
-  store = await openStore(iso.env.GENERATION_STORE as string);
+  server = await startOAuthServer(iso, 11);
+  ({ cli, issuer, mcpUrl, browser, store, documents } = server);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await store?.close();
-  await documents?.close();
+  await server?.stop();
   iso.cleanup();
 });
 
@@ -129,7 +100,7 @@ describe.runIf(hasChromium())("each host's real registration signs in through th
     // Its `scope: "claudeai"` is not this server's: dropped, not refused.
     expect(reg.body.scope).toBeUndefined();
     const tokens = await completes({ clientId, redirectUri: CLAUDE_CALLBACK, secret });
-    expect(storeBytes().includes(secret)).toBe(false);
+    expect(server.storeBytes().includes(secret)).toBe(false);
     const refresh = (client_secret: string) =>
       fetch(`${issuer}/oauth/token`, {
         method: "POST",
@@ -301,20 +272,6 @@ describe.runIf(hasChromium())("sign-ins hosts do not expect to fail", () => {
     expect(secrets.length).toBeGreaterThan(20);
   });
 });
-
-/** Every byte of the SQLite store and its write-ahead log. */
-function storeBytes(): string {
-  const db = iso.env.GENERATION_STORE?.replace("sqlite://", "") ?? "";
-  return [db, `${db}-wal`]
-    .map((f) => {
-      try {
-        return readFileSync(f).toString("latin1");
-      } catch {
-        return "";
-      }
-    })
-    .join("");
-}
 
 async function listen(server: Server): Promise<{ port: number; close(): Promise<void> }> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -16,22 +16,21 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, ROOT, type Started, startHttpCli } from "../helpers/cli.js";
-import { postForm, selfSignedCert } from "../helpers/oauth-flow.js";
-import { startDocumentHost } from "../helpers/oauth-hosts.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, ROOT } from "../helpers/cli.js";
+import { postForm } from "../helpers/oauth-flow.js";
+import { type DocumentHost, type OAuthServer, startOAuthServer } from "../helpers/oauth-server.js";
 import { freePort } from "../ledger/stores.js";
 
 const MCP_REMOTE = join(ROOT, "node_modules", "mcp-remote", "dist", "proxy.js");
-const SECRET = Buffer.alloc(32, 19).toString("base64");
 
 runnableOrSkipped(chromiumMissing(), "the mcp-remote OAuth tests (test/e2e/oauth-mcp-remote.test.ts)");
 
 const iso = isolatedEnv();
-let cli: Started;
+let server: OAuthServer;
 let issuer: string;
 let browser: Browser;
-let documents: Awaited<ReturnType<typeof startDocumentHost>>;
+let documents: DocumentHost;
 /** A directory whose `xdg-open` does nothing: mcp-remote's opener must not start a real browser. */
 let noBrowser: string;
 
@@ -117,27 +116,16 @@ async function useAndRefresh(client: Client, configDir: string, clientId: string
 
 beforeAll(async () => {
   if (!hasChromium()) return;
+  server = await startOAuthServer(iso, 19);
+  ({ issuer, browser, documents } = server);
   noBrowser = join(iso.dir, "no-browser");
   mkdirSync(noBrowser);
   writeFileSync(join(noBrowser, "xdg-open"), "#!/bin/sh\nexit 0\n");
   chmodSync(join(noBrowser, "xdg-open"), 0o755);
-  const tls = selfSignedCert(iso.dir);
-  documents = await startDocumentHost(tls);
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    NODE_EXTRA_CA_CERTS: tls.certPath,
-  });
-  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await documents?.close();
+  await server?.stop();
   iso.cleanup();
 });
 

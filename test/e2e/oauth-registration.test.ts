@@ -11,34 +11,29 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import { selfSignedCert } from "../helpers/oauth-flow.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
+import { authorizationUrl, exchangeCode, pkce, register, signInCapturing } from "../helpers/oauth-hosts.js";
 import {
-  authorizationUrl,
-  exchangeCode,
-  pkce,
-  register,
-  signInCapturing,
-  startDocumentHost,
+  type DocumentHost,
+  type OAuthServer,
+  startOAuthServer,
   tokenStore,
-} from "../helpers/oauth-hosts.js";
-import { freePort } from "../ledger/stores.js";
+} from "../helpers/oauth-server.js";
 
-const SECRET = Buffer.alloc(32, 13).toString("base64");
 const DAY_MS = 24 * 60 * 60 * 1000;
 const REDIRECT = "https://host.example/callback";
 
 runnableOrSkipped(chromiumMissing(), "the OAuth registration tests (test/e2e/oauth-registration.test.ts)");
 
 const iso = isolatedEnv();
+let server: OAuthServer;
 let cli: Started;
 let issuer: string;
 let browser: Browser;
 let store: LedgerStore;
-let documents: Awaited<ReturnType<typeof startDocumentHost>>;
+let documents: DocumentHost;
 
 const clients = () => tokenStore(store).size("Client");
 /** Sends `count` registrations at once, `from(i)` naming each one's client address. */
@@ -58,26 +53,12 @@ async function flood(count: number, from: (i: number) => string) {
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  const tls = selfSignedCert(iso.dir);
-  documents = await startDocumentHost(tls);
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    GENERATION_TRUSTED_PROXIES: "127.0.0.1",
-    NODE_EXTRA_CA_CERTS: tls.certPath,
-  });
-  browser = await launchChromium();
-  store = await openStore(iso.env.GENERATION_STORE as string);
+  server = await startOAuthServer(iso, 13, { GENERATION_TRUSTED_PROXIES: "127.0.0.1" });
+  ({ cli, issuer, browser, store, documents } = server);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await store?.close();
-  await documents?.close();
+  await server?.stop();
   iso.cleanup();
 });
 

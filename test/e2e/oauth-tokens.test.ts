@@ -11,20 +11,19 @@
 import { generateKeyPairSync, randomUUID, sign } from "node:crypto";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
 import { initializeStatus, postForm } from "../helpers/oauth-flow.js";
-import { register, signInAndExchange, tokenStore } from "../helpers/oauth-hosts.js";
-import { freePort } from "../ledger/stores.js";
+import { register, signInAndExchange } from "../helpers/oauth-hosts.js";
+import { type OAuthServer, startOAuthServer, tokenStore } from "../helpers/oauth-server.js";
 
-const SECRET = Buffer.alloc(32, 17).toString("base64");
 const REDIRECT = "https://tokens.example/callback";
 
 runnableOrSkipped(chromiumMissing(), "the OAuth token tests (test/e2e/oauth-tokens.test.ts)");
 
 const iso = isolatedEnv();
+let server: OAuthServer;
 let cli: Started;
 let issuer: string;
 let mcpUrl: string;
@@ -70,27 +69,18 @@ function dpopProof(htu: string): string {
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  mcpUrl = `${issuer}/mcp`;
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
+  server = await startOAuthServer(iso, 17, {
     GENERATION_AUTH_ACCESS_TTL: "2h",
     GENERATION_AUTH_REFRESH_TTL: "3d",
     GENERATION_AUTH_IDLE_TTL: "1m",
   });
-  browser = await launchChromium();
-  store = await openStore(iso.env.GENERATION_STORE as string);
+  ({ cli, issuer, mcpUrl, browser, store } = server);
   const reg = await register(issuer, { client_name: "Token Host", redirect_uris: [REDIRECT] });
   clientId = String(reg.body.client_id);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await store?.close();
+  await server?.stop();
   iso.cleanup();
 });
 

@@ -9,54 +9,8 @@
  * exchange, and reads of the token store.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext } from "playwright-core";
-import type { LedgerStore } from "../../src/ledger/store.js";
-import { type FetchLike, postForm, type Tls } from "./oauth-flow.js";
-
-/** An https server on loopback serving JSON documents by path, counting fetches of each. */
-export async function startDocumentHost(tls: Tls): Promise<{
-  url(path: string): string;
-  serve(
-    path: string,
-    doc: (url: string) => Record<string, unknown>,
-    headers?: Record<string, string>,
-  ): string;
-  fetches(path: string): number;
-  close(): Promise<void>;
-}> {
-  const docs = new Map<
-    string,
-    { doc: (url: string) => Record<string, unknown>; headers: Record<string, string> }
-  >();
-  const counts = new Map<string, number>();
-  let origin = "";
-  const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-    const path = req.url ?? "/";
-    counts.set(path, (counts.get(path) ?? 0) + 1);
-    const entry = docs.get(path);
-    if (entry === undefined) return void res.writeHead(404).end();
-    res
-      .writeHead(200, { "content-type": "application/json", ...entry.headers })
-      .end(JSON.stringify(entry.doc(`${origin}${path}`)));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  origin = `https://localhost:${(server.address() as AddressInfo).port}`;
-  return {
-    url: (path) => `${origin}${path}`,
-    serve(path, doc, headers = {}) {
-      docs.set(path, { doc, headers });
-      return `${origin}${path}`;
-    },
-    fetches: (path) => counts.get(path) ?? 0,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
+import { type FetchLike, postForm } from "./oauth-flow.js";
 
 export const CLAUDE_CALLBACK = "https://claude.ai/api/mcp/auth_callback";
 export const CHATGPT_CALLBACK = "https://chatgpt.com/connector/oauth/c0nnect0r-1d";
@@ -275,43 +229,4 @@ export async function signInAndExchange(
   });
   const res = await exchangeCode(issuer, { ...p, code: back.get("code") ?? "", verifier });
   return { back, status: res.status, tokens: res.body };
-}
-
-/** The SQLite token store as the CLI writes it: rows and bytes under `oauth:<prefix>`, one row's expiry. */
-export function tokenStore(store: LedgerStore) {
-  const q = (
-    store as unknown as { query(sql: string, ...p: unknown[]): Promise<Array<Record<string, unknown>>> }
-  ).query;
-  return {
-    async size(prefix: string): Promise<{ rows: number; bytes: number }> {
-      const out = await q.call(
-        store,
-        "SELECT count(*) AS n, coalesce(sum(length(value)), 0) AS b FROM ledger WHERE key LIKE ?",
-        `ledger:kv:oauth:${prefix}%`,
-      );
-      return { rows: Number(out[0]?.n ?? 0), bytes: Number(out[0]?.b ?? 0) };
-    },
-    /** The payload stored for the record of `model` named by `id`, or undefined. */
-    async payload(model: string, id: string): Promise<Record<string, unknown> | undefined> {
-      const key = `ledger:kv:oauth:${model}:${createHash("sha256").update(id).digest("base64url")}`;
-      const out = await q.call(
-        store,
-        "SELECT json_extract(value, '$.kv') AS v FROM ledger WHERE key = ?",
-        key,
-      );
-      const v = out[0]?.v;
-      return typeof v === "string" ? (JSON.parse(v) as { p: Record<string, unknown> }).p : undefined;
-    },
-    /** When the record of `model` named by `id` expires (ms), or undefined when there is none. */
-    async expiry(model: string, id: string): Promise<number | undefined> {
-      const key = `ledger:kv:oauth:${model}:${createHash("sha256").update(id).digest("base64url")}`;
-      const out = await q.call(
-        store,
-        "SELECT json_extract(value, '$.exp') AS x FROM ledger WHERE key = ?",
-        key,
-      );
-      const x = out[0]?.x;
-      return x === undefined || x === null ? undefined : Number(x);
-    },
-  };
 }

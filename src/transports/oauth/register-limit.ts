@@ -85,23 +85,14 @@ export class RegistrationLimit {
       bucket = { tokens: PER_SOURCE.burst, at: now };
       this.#sources.set(source, bucket);
     }
-    const wait = take(bucket, PER_SOURCE, now);
-    if (wait > 0) {
-      return {
-        ok: false,
-        source,
-        retryAfterS: wait,
-        limit: `at most ${PER_SOURCE.perMinute} a minute from one address`,
-      };
-    }
-    const replicaWait = take(this.#replica, PER_REPLICA, now);
-    if (replicaWait > 0) {
-      return {
-        ok: false,
-        source,
-        retryAfterS: replicaWait,
-        limit: `at most ${PER_REPLICA.perMinute} a minute on this server`,
-      };
+    const steps = [
+      [bucket, PER_SOURCE, "from one address"],
+      [this.#replica, PER_REPLICA, "on this server"],
+    ] as const;
+    for (const [b, rate, where] of steps) {
+      const wait = take(b, rate, now);
+      if (wait > 0)
+        return { ok: false, source, retryAfterS: wait, limit: `at most ${rate.perMinute} a minute ${where}` };
     }
     return { ok: true };
   }
