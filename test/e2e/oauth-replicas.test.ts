@@ -199,6 +199,18 @@ describe.runIf(ready)(
       expect(outcome).toBe("refused");
     });
 
+    it("each replica's start message offers hosts the public URL only, never its own loopback address", (ctx) => {
+      if (d === undefined) return ctx.skip();
+      for (const replica of d.replicas) {
+        const out = replica.stdout();
+        expect(out).toContain(
+          `Connector URL, for claude.ai, Claude Desktop (Settings → Connectors → Add custom connector), ChatGPT and every other host: ${issuer}/mcp`,
+        );
+        expect(out).not.toMatch(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+        expect(out).toContain(`listening on ${new URL(replica.url).host} for ${issuer}/mcp`);
+      }
+    });
+
     it("a CIMD document on loopback is refused when the public URL is https (not testing)", async (ctx) => {
       if (d === undefined) return ctx.skip();
       const params = new URLSearchParams({
