@@ -191,16 +191,19 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
   ].join("\n");
 }
 
-/** What `--auth oauth` prints: the mode, and the URL to add as a connector in each host. */
+/**
+ * What `--auth oauth` prints: the public URL users add, and where this process listens (for the
+ * TLS front, not for hosts: only the public URL is offered to claude.ai and ChatGPT).
+ */
 function oauthHelp(url: string, resource: string, config: Config, serviceUrl: string): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `generation-mcp ${version()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
     `  service: ${service}`,
-    `  auth: oauth (OAuth 2.1: users sign in once with their own service key; connector URL ${resource})`,
+    "  auth: oauth (OAuth 2.1: users sign in once with their own service key)",
     ...filesLine(config),
     "",
-    `claude.ai, Claude Desktop (Settings → Connectors → Add custom connector) and ChatGPT: add ${resource}`,
+    `Connector URL, for claude.ai, Claude Desktop (Settings → Connectors → Add custom connector), ChatGPT and every other host: ${resource}`,
     "Press Ctrl+C to stop.",
     "",
   ].join("\n");

@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { delimiter } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
+import { OAUTH_SETTINGS } from "./oauth-settings.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
@@ -68,6 +69,12 @@ export interface Config extends EngineConfig {
   publicUrl?: string;
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
   authSecret?: string[];
+  /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  grantIdleTtl: number;
+  refreshGrace: number;
+  trustedProxies?: string[];
 }
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -173,6 +180,7 @@ export const SETTINGS: readonly Setting[] = [
     doc: "with `oauth`: an absolute path to a file holding the secret(s) of `GENERATION_AUTH_SECRET`, one a line (a mounted secret); used instead of it",
     defaultDoc: "unset",
   }),
+  ...OAUTH_SETTINGS,
   define({
     key: "sandbox",
     flag: "sandbox",

@@ -7,6 +7,7 @@
  * http.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { BlockList } from "node:net";
 import {
   type AuthInfo,
   bearerAuthChallengeResponse,
@@ -19,8 +20,11 @@ import {
 import type Provider from "oidc-provider";
 import type { KeyedStore } from "../../ledger/open-ledger.js";
 import { Accounts } from "./oauth-accounts.js";
-import { createProvider, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
+import { StoreAdapter } from "./oauth-adapter.js";
+import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
+import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
 import { Sealing } from "./oauth-sealing.js";
+import { RegistrationLimit } from "./register-limit.js";
 import { type KeyCheck, serveSignIn } from "./sign-in.js";
 
 export type { KeyCheck } from "./sign-in.js";
@@ -39,6 +43,11 @@ export interface OAuthOptions {
   /** Makes this process serve a key (its engine), opened from the account. */
   useKey(apiKey: string): void;
   sandboxKey?: string;
+  lifetimes: Lifetimes;
+  /** The proxies whose X-Forwarded-For is believed (GENERATION_TRUSTED_PROXIES), as a BlockList. */
+  trustedProxies?: BlockList;
+  /** Where the operator's log lines go (stderr). */
+  write(line: string): void;
 }
 
 export interface OAuthGate {
@@ -62,16 +71,22 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   const issuer = new URL(o.publicUrl).origin;
   const resource = `${issuer}/mcp`;
   const sealing = new Sealing(o.secrets);
-  const accounts = new Accounts(o.kv, sealing);
+  const accounts = new Accounts(o.kv, sealing, o.lifetimes.grantIdle * 1000);
   const loopbackHttp = issuer.startsWith("http:");
+  const log = oauthLog(o.write);
   const provider = await createProvider({
     issuer,
     resource,
     kv: o.kv,
     sealing,
     accounts,
+    lifetimes: o.lifetimes,
+    log,
     allowLoopbackClients: loopbackHttp,
   });
+  const registrations = new RegistrationLimit(o.trustedProxies);
+  // A registration a sign-in used lives as long as the grants over it (see keepAlive).
+  const registered = new StoreAdapter("Client", o.kv);
   const callback = provider.callback();
   // SQL stores keep expired tokens until swept (Redis expires them itself).
   setInterval(() => void o.kv.sweep(Date.now()).catch(() => undefined), SWEEP_MS).unref();
@@ -92,7 +107,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     }),
   );
   const bearer = {
-    verifier: verifier(provider, accounts, o),
+    verifier: verifier(provider, accounts, o, keepAlive(o.kv, accounts, o.lifetimes.grantIdle)),
     expectedResource: new URL(resource),
     requiredScopes: [MCP_SCOPE],
     resourceMetadataUrl,
@@ -105,6 +120,11 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     resource,
     hashKey: o.hashKey,
     checkKey: o.checkKey,
+    log,
+    async granted(clientId: string, keyHash: string) {
+      log.signedIn(clientId, keyHash);
+      await registered.touch(clientId, o.lifetimes.grantIdle);
+    },
     ...(o.sandboxKey === undefined ? {} : { sandboxKey: o.sandboxKey }),
   };
 
@@ -122,10 +142,12 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       req.headers["x-forwarded-proto"] = forwarded.proto;
       req.headers["x-forwarded-host"] = forwarded.host;
       if (path.startsWith(SIGN_IN_PATH)) {
-        const uid = decodeURIComponent(path.slice(SIGN_IN_PATH.length));
-        serveSignIn(req, res, uid, signIn).catch(() => {
+        serveSignIn(req, res, path.slice(SIGN_IN_PATH.length), signIn).catch(() => {
           if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
         });
+        return true;
+      }
+      if (path === "/oauth/register" && req.method === "POST" && !admitted(req, res, registrations, log)) {
         return true;
       }
       if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
@@ -140,8 +162,56 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       }
     },
     async revokeKey(keyHash) {
-      await accounts.revoke(keyHash);
+      const ended = await accounts.revoke(keyHash);
+      log.revoked(
+        `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
+        "the service refused its key (INVALID_API_KEY: revoked or expired)",
+      );
     },
+  };
+}
+
+/** Counts a registration against its source's rate; answers 429 (RFC 6585) when it is over. */
+function admitted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: RegistrationLimit,
+  log: OAuthLog,
+): boolean {
+  const admission = limit.admit(req);
+  if (admission.ok) return true;
+  log.rateLimited(admission.source, admission.limit);
+  res
+    .writeHead(429, {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "retry-after": String(admission.retryAfterS),
+    })
+    .end(
+      JSON.stringify({
+        error: "too_many_requests",
+        error_description: `Too many client registrations: ${admission.limit}. Retry after ${admission.retryAfterS} s, or register by Client ID Metadata Document.`,
+      }),
+    );
+  return false;
+}
+
+/**
+ * A grant in use lives on: each request checked against it extends it (and its account and
+ * registered client) to the idle lifetime again, at most once per tenth of that lifetime (and at
+ * least once a day), so a sign-in ends only after it has gone unused that long.
+ */
+function keepAlive(kv: KeyedStore, accounts: Accounts, idleS: number) {
+  const grants = new StoreAdapter("Grant", kv);
+  const clients = new StoreAdapter("Client", kv);
+  const everyS = Math.min(24 * 60 * 60, idleS / 10);
+  return async (grantId: string, exp: number | undefined, clientId: string, keyHash: string) => {
+    if (exp !== undefined && exp - Date.now() / 1000 > idleS - everyS) return;
+    await Promise.all([
+      grants.touch(grantId, idleS),
+      clients.touch(clientId, idleS),
+      accounts.touch(keyHash),
+    ]);
   };
 }
 
@@ -165,7 +235,12 @@ function servePrm(req: IncomingMessage, res: ServerResponse, metadata: string): 
  * An access token is valid while its record (stored by hash) and its grant both live: revoking,
  * reusing a refresh token or the service refusing the key deletes the grant (adapter.ts).
  */
-function verifier(provider: Provider, accounts: Accounts, o: OAuthOptions): OAuthTokenVerifier {
+function verifier(
+  provider: Provider,
+  accounts: Accounts,
+  o: OAuthOptions,
+  touch: ReturnType<typeof keepAlive>,
+): OAuthTokenVerifier {
   const invalid = (why: string) =>
     new OAuthError(OAuthErrorCode.InvalidToken, `${why}; sign in again through your app`);
   return {
@@ -174,11 +249,11 @@ function verifier(provider: Provider, accounts: Accounts, o: OAuthOptions): OAut
       if (at === undefined || typeof at.grantId !== "string") {
         throw invalid("The access token is unknown, expired or revoked");
       }
-      if ((await provider.Grant.find(at.grantId)) === undefined) {
-        throw invalid("The sign-in behind this access token was revoked");
-      }
+      const grant = await provider.Grant.find(at.grantId);
+      if (grant === undefined) throw invalid("The sign-in behind this access token was revoked");
       const keyHash = at.accountId;
       if (typeof keyHash !== "string") throw invalid("The access token names no account");
+      await touch(at.grantId, grant.exp, at.clientId ?? "", keyHash).catch(() => undefined);
       if (!o.hasKey(keyHash)) {
         const apiKey = await accounts.apiKey(keyHash);
         if (apiKey === undefined) throw invalid("The key behind this sign-in is no longer stored");

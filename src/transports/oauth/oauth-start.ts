@@ -6,6 +6,7 @@
 
 import { ServiceError } from "../../client/service-errors.js";
 import type { Config } from "../../config/index.js";
+import { trustedProxyList } from "../../config/oauth-settings.js";
 import { hashKey } from "../../ledger/record.js";
 import type { Engines } from "../engine.js";
 import { createOAuth, type OAuthGate } from "./oauth-gate.js";
@@ -30,6 +31,16 @@ export async function startOAuth(config: Config, engines: Engines): Promise<OAut
     },
     hasKey: (keyHash) => engines.has(keyHash),
     useKey: (apiKey) => void engines.forKey(apiKey),
+    lifetimes: {
+      accessToken: config.accessTokenTtl,
+      refreshToken: config.refreshTokenTtl,
+      grantIdle: config.grantIdleTtl,
+      refreshGrace: config.refreshGrace,
+    },
+    ...(config.trustedProxies === undefined
+      ? {}
+      : { trustedProxies: trustedProxyList(config.trustedProxies) }),
+    write: (line) => process.stderr.write(line),
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
 }
