@@ -88,6 +88,13 @@ describe("joined and replayed calls say they created nothing (built CLI, stdio)"
       for (const r of results.filter((r) => structuredOf(r)?.created === false)) {
         expect(textOf(r)).toMatch(/joined an identical call in flight: one request, not charged twice/);
       }
+      // How to get several different results is said once, not in all three answers.
+      const told = results.filter((r) =>
+        /several different results: .*parameters\.outputCount.*vary the prompt.*own idempotencyKey/.test(
+          textOf(r),
+        ),
+      );
+      expect(told, results.map(textOf).join("\n---\n")).toHaveLength(1);
     } finally {
       await client.close();
     }
