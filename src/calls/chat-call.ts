@@ -14,7 +14,15 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import {
+  bodyUnder,
+  checkArguments,
+  claimAndSend,
+  deliver,
+  refused,
+  spendingNotes,
+  variationsNote,
+} from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
@@ -33,14 +41,14 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
     // 1. Check the arguments.
     const checked = await checkArguments(() => body(maxGems));
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "chat", args });
     ceiling = await confirmSpending(engine, ctx, q, {
       tool: "chat",
       model: checked.body.model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget (streamed).
     let lastReport = 0;
@@ -83,6 +91,7 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
   const footer = [
     `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity})`,
     ...spendingNotes(engine, run, ceiling),
+    variationsNote(run, { varied: "messages" }),
     r.finishReason === "length"
       ? "The answer hit max_tokens: raise max_tokens or ask to continue."
       : undefined,

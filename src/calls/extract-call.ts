@@ -12,7 +12,15 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import {
+  bodyUnder,
+  checkArguments,
+  claimAndSend,
+  deliver,
+  refused,
+  spendingNotes,
+  variationsNote,
+} from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -34,14 +42,14 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     // 1. Check the arguments.
     const checked = await checkArguments(() => body(maxGems));
     // 2. Confirm spending: analysis has no estimate, so the threshold (if any) travels as the ceiling.
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "extract_video", args });
     ceiling = await confirmSpending(engine, ctx, q, {
       tool: "extract_video",
       model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await claimAndSend(engine, ctx, {
@@ -72,6 +80,7 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
   const text = [
     `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
     ...spendingNotes(engine, run, ceiling),
+    variationsNote(run, { varied: "prompt" }),
     `Analysis:\n${analysis}`,
     `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
     extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,

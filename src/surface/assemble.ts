@@ -3,6 +3,7 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
+import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
 import type { ChannelOf } from "../mcp/delivery.js";
@@ -30,7 +31,12 @@ An error starts with its code and says what to do next. list_requests shows this
 export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
+    {
+      instructions: INSTRUCTIONS,
+      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
+      // A question's answer counts only with the requestState it was asked under (src/mcp/questions.ts).
+      requestState: { verify: verifyAnswers(engine) },
+    },
   );
   for (const listed of CATALOG) {
     const load = TOOL_LOADERS[listed.name];

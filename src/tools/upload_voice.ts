@@ -54,7 +54,7 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "upload_voice", args });
     const roots = q.roots();
     if (ctx.canElicit) {
       // The assistant cannot consent for the speaker: the user is asked even when rightsConfirmed is set.

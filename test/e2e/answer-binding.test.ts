@@ -92,7 +92,9 @@ describe("a yes on 2026-07-28 counts only for what it was asked about (built CLI
     expect(asked.message).toMatch(/may spend about 16 Gems/);
 
     // The same yes for other arguments (costing 128 Gems) is asked about again, never honoured.
-    const other = question(await call("generate_image", large, { inputResponses: YES, requestState: asked.state }));
+    const other = question(
+      await call("generate_image", large, { inputResponses: YES, requestState: asked.state }),
+    );
     expect(other.message).toMatch(/may spend about 128 Gems/);
     // A yes with no question ever asked is asked again.
     question(await call("generate_image", large, { inputResponses: YES }));
@@ -103,7 +105,9 @@ describe("a yes on 2026-07-28 counts only for what it was asked about (built CLI
         .toString()
         .replace(/16/g, "128"),
     ).toString("base64url");
-    question(await call("generate_image", large, { inputResponses: YES, requestState: `${v}.${forgedBody}.${mac}` }));
+    question(
+      await call("generate_image", large, { inputResponses: YES, requestState: `${v}.${forgedBody}.${mac}` }),
+    );
     // Garbage is asked again too.
     question(await call("generate_image", small, { inputResponses: YES, requestState: "not-a-state" }));
 
@@ -117,7 +121,9 @@ describe("a yes on 2026-07-28 counts only for what it was asked about (built CLI
     expect(listed.content?.[0]?.text).toContain(identity);
     // Only the honoured answer reached the service: one request in the ledger.
     const all = await call("list_requests", {});
-    expect((all as { structuredContent?: { requests: unknown[] } }).structuredContent?.requests).toHaveLength(1);
+    expect(
+      (all as unknown as { structuredContent?: { requests: unknown[] } }).structuredContent?.requests,
+    ).toHaveLength(1);
   }, 60_000);
 
   it("a state minted for one tool does not answer another", async () => {
@@ -129,7 +135,9 @@ describe("a yes on 2026-07-28 counts only for what it was asked about (built CLI
       maxGems: 500,
       wait: 0,
     };
-    const again = question(await call("generate_video", video, { inputResponses: YES, requestState: asked.state }));
+    const again = question(
+      await call("generate_video", video, { inputResponses: YES, requestState: asked.state }),
+    );
     expect(again.message).toMatch(/may spend up to 500 Gems/);
   }, 30_000);
 });

@@ -41,8 +41,12 @@ beforeAll(async () => {
   });
   const upload = async (data: Buffer, mimeType: string) =>
     (
-      (await c.client.callTool({ name: "upload_asset", arguments: { data: data.toString("base64"), mimeType } }))
-        .structuredContent as { asset: { id: string } }
+      (
+        await c.client.callTool({
+          name: "upload_asset",
+          arguments: { data: data.toString("base64"), mimeType },
+        })
+      ).structuredContent as { asset: { id: string } }
     ).asset.id;
   imageAsset = await upload(renderImage("ref", "1:1"), "image/png");
   videoAsset = await upload(renderVideo("clip", 3, "16:9"), "video/mp4");

@@ -11,8 +11,8 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MODELS } from "../../src/sandbox/model-catalog.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
+import { MODELS } from "../../src/sandbox/model-catalog.js";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
 
@@ -111,7 +111,12 @@ describe("the accepted amount is the ceiling (built CLI, stdio, a host that acce
             const before = asked.length;
             const r = await client.callTool({
               name: "generate_image",
-              arguments: { model: m.id, prompt: `${m.id} ${resolution} x${outputCount}`, parameters, wait: 15 },
+              arguments: {
+                model: m.id,
+                prompt: `${m.id} ${resolution} x${outputCount}`,
+                parameters,
+                wait: 15,
+              },
             });
             const label = `${m.id} ${resolution} x${outputCount}: ${textOf(r)}`;
             if (m.available === false) {

@@ -177,7 +177,7 @@ describe("the confirmation threshold asks only above an estimate (built CLI, std
       });
       expect(textOf(pro)).toMatch(/^USER_DECLINED: /);
       expect(c.asked).toHaveLength(1);
-      expect(c.asked[0]).toMatch(/about 8 Gems \(an estimate/);
+      expect(c.asked[0]).toMatch(/about 8 Gems \(the catalog's estimate: baseGems 8/);
     } finally {
       await c.client.close();
     }

@@ -265,7 +265,8 @@ describe("spending confirmation", () => {
     const r = await h.call("generate_image", { model: "sandbox-image-pro", prompt: "x", wait: 0 });
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/^USER_DECLINED: .*nothing was sent/);
-    expect(h.elicited[0]).toMatch(/about 8 Gems \(an estimate/);
+    expect(h.elicited[0]).toMatch(/about 8 Gems \(the catalog's estimate: baseGems 8 × outputCount 1/);
+    expect(h.elicited[0]).toMatch(/8 Gems is sent as the ceiling \(maxGems\)/);
     expect(h.sandbox.stats.dispatches()).toBe(0);
   });
 
@@ -294,19 +295,84 @@ describe("spending confirmation", () => {
       config: { confirmAboveGems: 10 },
       elicit: () => ({ action: "accept", content: { confirm: true } }),
     });
-    // baseGems 8 estimates under 10 and no question is asked, but 4K quotes four times that.
-    const r = await h.call("generate_image", {
-      model: "sandbox-image-pro",
-      prompt: "large",
-      parameters: { resolution: "4K" },
-      wait: 0,
-    });
+    // baseGems 8 estimates under 10 and no question is asked, but the service quotes twice that.
+    h.sandbox.faults.inject(IMAGE, { kind: "reprice", factor: 2 });
+    const r = await h.call("generate_image", { model: "sandbox-image-pro", prompt: "repriced", wait: 0 });
     expect(h.elicited.length).toBe(0);
     expect(textOf(r)).toMatch(/^PRICE_CHANGED: /);
+    expect(textOf(r)).toMatch(
+      /because the catalog's estimate \(about 8 Gems\) is under it; nothing was charged/,
+    );
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(0);
-    // At the estimate's resolution the same threshold lets it through.
+    // At its catalog price the same call goes through under the threshold.
     structured(await h.call("generate_image", { model: "sandbox-image-pro", prompt: "small", wait: 0 }));
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
+  });
+
+  it("estimates from every factor the catalog publishes, and the accepted amount is the ceiling", async () => {
+    await open({
+      config: { confirmAboveGems: 10 },
+      elicit: () => ({ action: "accept", content: { confirm: true } }),
+    });
+    const args = {
+      model: "sandbox-image-pro",
+      prompt: "large",
+      parameters: { resolution: "4K", outputCount: 4 },
+    };
+    const r = await h.call("generate_image", { ...args, wait: 0 });
+    expect(h.elicited).toHaveLength(1);
+    expect(h.elicited[0]).toMatch(
+      /about 128 Gems \(the catalog's estimate: baseGems 8 × outputCount 4 × 4 for resolution 4K \(its resolutionMultipliers\)/,
+    );
+    const s = structured<{ task: { quotedGems: number } }>(r);
+    expect(s.task.quotedGems).toBe(128);
+    expect(textOf(r)).toMatch(/Sent with maxGems 128, the most the user accepted/);
+    // A quote above what was accepted is refused, and says so.
+    h.sandbox.faults.inject(IMAGE, { kind: "reprice", factor: 1.5 });
+    const over = await h.call("generate_image", { ...args, prompt: "larger", wait: 0 });
+    expect(textOf(over)).toMatch(/^PRICE_CHANGED: .*The quote is 192 Gems, above maxGems 128/);
+    expect(textOf(over)).toMatch(
+      /The quote was above the 128 Gems the user accepted, sent as maxGems; nothing was charged/,
+    );
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
+  });
+
+  it("on 2026-07-28 too: the client echoes the question's state with its yes, and the call goes through once", async () => {
+    await open({
+      modern: true,
+      config: { confirmAboveGems: 10 },
+      elicit: () => ({ action: "accept", content: { confirm: true } }),
+    });
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-pro",
+      prompt: "modern",
+      parameters: { resolution: "2K", outputCount: 2 },
+      wait: 0,
+    });
+    expect(h.elicited).toHaveLength(1);
+    expect(h.elicited[0]).toMatch(/about 32 Gems/);
+    expect(structured<{ task: { quotedGems: number } }>(r).task.quotedGems).toBe(32);
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
+  });
+
+  it("a lower GENERATION_MAX_GEMS stays the ceiling after a yes, and the question says so", async () => {
+    await open({
+      config: { confirmAboveGems: 10, maxGems: 20 },
+      elicit: () => ({ action: "accept", content: { confirm: true } }),
+    });
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-pro",
+      prompt: "capped",
+      parameters: { resolution: "2K", outputCount: 2 },
+      wait: 0,
+    });
+    expect(h.elicited[0]).toMatch(
+      /about 32 Gems .* GENERATION_MAX_GEMS lowers the ceiling to 20 Gems\. If you go ahead, 20 Gems is sent/,
+    );
+    expect(textOf(r)).toMatch(/^PRICE_CHANGED: .*above maxGems 20/);
+    expect(textOf(r)).toMatch(
+      /above the 32 Gems the user accepted \(sent as maxGems 20, GENERATION_MAX_GEMS\); nothing was charged/,
+    );
   });
 
   it("submits once the user accepts, and does not ask when maxGems keeps it under the threshold", async () => {
