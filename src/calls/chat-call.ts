@@ -14,6 +14,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import {
   bodyUnder,
   checkArguments,
@@ -38,8 +39,11 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
     buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = await checkArguments(() => body(maxGems));
+    // 1. Check the arguments: what the model catalog rules out (a model that is not a text model), then the body.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () => catalogCheck(engine, "chat", "text", { model: request.model, idempotencyKey }),
+    );
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
     const q = new Questions(ctx, { engine, tool: "chat", args });
     ceiling = await confirmSpending(engine, ctx, q, {

@@ -12,6 +12,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import {
   bodyUnder,
   checkArguments,
@@ -39,8 +40,17 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     buildExtractBody({ ...rest, model, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = await checkArguments(() => body(maxGems));
+    // 1. Check the arguments: a catalog model that is not the analysis model, a video asset an
+    // earlier answer showed to be of another kind; then the body.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () =>
+        catalogCheck(engine, "extract_video", "extraction", {
+          model,
+          videoAssetId: rest.videoAssetId,
+          idempotencyKey,
+        }),
+    );
     // 2. Confirm spending: analysis has no estimate, so the threshold (if any) travels as the ceiling.
     const q = new Questions(ctx, { engine, tool: "extract_video", args });
     ceiling = await confirmSpending(engine, ctx, q, {

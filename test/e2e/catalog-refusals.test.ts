@@ -151,12 +151,12 @@ describe("what the catalog settles is refused locally (built CLI)", () => {
     await refused(
       "generate_video",
       {
-        model: "sandbox-video-lite",
+        model: "sandbox-video-pro",
         prompt: "a wave",
-        parameters: { mode: "text-to-video", referenceVideos: [videoAsset] },
+        parameters: { mode: "text-to-video", referenceVideos: [videoAsset, videoAsset] },
         wait: 0,
       },
-      /parameters\.referenceVideos: 1 given; model sandbox-video-lite takes at most 0 \(its maxReferenceVideos: 0\)/,
+      /parameters\.referenceVideos: 2 given; model sandbox-video-pro takes at most 1 \(its maxReferenceVideos: 1\)/,
     );
   });
 
@@ -174,7 +174,7 @@ describe("what the catalog settles is refused locally (built CLI)", () => {
         parameters: { mode: "image-to-video", sourceImage: imageAsset, endFrame: generatedImage },
         wait: 0,
       },
-      /parameters\.endFrame: not a parameter of model sandbox-video-lite/,
+      /parameters\.endFrame: not a parameter of model sandbox-video-lite \(its parameters: mode, sourceImage, duration, ratio, resolution, audio\)/,
     );
   });
 

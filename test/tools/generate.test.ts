@@ -206,12 +206,16 @@ describe("generation tools", () => {
 
   it("service refusals start with the code, say what to do, and carry status and code in _meta", async () => {
     await open();
-    // The edit model needs a source image: the catalog does not say so in a shape read locally, so
-    // the service judges it.
-    const r = await h.call("generate_image", { model: "sandbox-image-edit", prompt: "x", wait: 0 });
+    // An asset ID no answer named: only the service knows it is not this key's.
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-edit",
+      prompt: "x",
+      parameters: { sourceImage: "ast_not_owned" },
+      wait: 0,
+    });
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toMatch(/^INVALID_REQUEST: .*sourceImage.*\(HTTP 422\) Next: /);
-    expect(r._meta).toMatchObject({ status: 422, code: "INVALID_REQUEST" });
+    expect(textOf(r)).toMatch(/^INVALID_REFERENCE: .*sourceImage.*\(HTTP 422\) Next: /);
+    expect(r._meta).toMatchObject({ status: 422, code: "INVALID_REFERENCE" });
   });
 
   it("a partial task says which outputs succeeded and which failed", async () => {

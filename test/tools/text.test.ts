@@ -116,8 +116,13 @@ describe("discovery, ledger and resources", () => {
     const gen = structured<{ idempotencyKey: string; task: { id: string } }>(
       await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }),
     );
-    // Refused by the service (the edit model needs a source image): a closed record.
-    await h.call("generate_image", { model: "sandbox-image-edit", prompt: "x", wait: 0 });
+    // Refused by the service (a source image this key does not own): a closed record.
+    await h.call("generate_image", {
+      model: "sandbox-image-edit",
+      prompt: "x",
+      parameters: { sourceImage: "ast_not_owned" },
+      wait: 0,
+    });
     const all = structured<{ requests: { idempotencyKey: string; state: string; taskId?: string }[] }>(
       await h.call("list_requests", {}),
     );
