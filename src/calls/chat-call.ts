@@ -15,15 +15,7 @@ import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import {
-  bodyUnder,
-  checkArguments,
-  claimAndSend,
-  deliver,
-  refused,
-  spendingNotes,
-  variationsNote,
-} from "./paid-call.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
@@ -94,8 +86,7 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
     : "not reported";
   const footer = [
     `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity})`,
-    ...spendingNotes(engine, run, ceiling),
-    variationsNote(run, { varied: "messages" }),
+    ...spendingNotes(engine, run, ceiling, "messages"),
     r.finishReason === "length"
       ? "The answer hit max_tokens: raise max_tokens or ask to continue."
       : undefined,

@@ -13,15 +13,7 @@ import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import {
-  bodyUnder,
-  checkArguments,
-  claimAndSend,
-  deliver,
-  refused,
-  spendingNotes,
-  variationsNote,
-} from "./paid-call.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -89,8 +81,7 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
       : JSON.stringify(extraction.analysis, null, 2);
   const text = [
     `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
-    ...spendingNotes(engine, run, ceiling),
-    variationsNote(run, { varied: "prompt" }),
+    ...spendingNotes(engine, run, ceiling, "prompt"),
     `Analysis:\n${analysis}`,
     `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
     extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,

@@ -127,13 +127,20 @@ export function refused(
 
 /**
  * What a text or extraction answer says about money, in this order: a reused identity (no new
- * charge), the Gems charged (charged.ts), and a ceiling that was the confirmation threshold.
+ * charge), the Gems charged (charged.ts), a ceiling of ours, and (`varied`: what the tool's
+ * calls would vary) how identical calls made at once get several results.
  */
-export function spendingNotes(engine: Engine, run: RunResult<unknown>, ceiling: Ceiling): string[] {
+export function spendingNotes(
+  engine: Engine,
+  run: RunResult<unknown>,
+  ceiling: Ceiling,
+  varied: string,
+): string[] {
   return [
     reuseNote(run),
     chargedText(run.result, ceiling.maxGems, run.reused),
     ceilingNote(engine, ceiling),
+    variationsNote(run, { varied }),
   ].filter((l): l is string => l !== undefined);
 }
 

@@ -12,33 +12,25 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv } from "../helpers/cli.js";
+import type { Sandbox } from "../../src/sandbox/sandbox.js";
+import { CLI, type ConnectedCli, connectCli } from "../helpers/cli.js";
+import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandbox.js";
 
 type Result = Awaited<ReturnType<Client["callTool"]>>;
 const textOf = (r: Result): string =>
   (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
 
+let loopback: LoopbackSandbox;
 let sandbox: Sandbox;
-let stopSandbox: () => Promise<void>;
 let c: ConnectedCli;
-const iso = isolatedEnv();
 let imageAsset: string;
 let videoAsset: string;
 let generatedImage: string;
 
 beforeAll(async () => {
-  sandbox = createSandbox({ timeScale: 20 });
-  const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-  const key = sandbox.addKey({ scopes: ["read", "generate"] });
-  stopSandbox = async () => {
-    await listening.close();
-    await sandbox.close();
-  };
-  c = await connectCli({
-    args: [CLI],
-    env: { ...iso.env, GENERATION_BASE_URL: listening.url, GENERATION_API_KEY: key },
-  });
+  loopback = await loopbackSandbox({ timeScale: 20 });
+  sandbox = loopback.sandbox;
+  c = await connectCli({ args: [CLI], env: loopback.envOf("refusals") });
   const upload = async (data: Buffer, mimeType: string) =>
     (
       (
@@ -61,8 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await c?.client.close();
-  await stopSandbox();
-  iso.cleanup();
+  await loopback.stop();
 });
 
 async function ledgerSize(): Promise<number> {

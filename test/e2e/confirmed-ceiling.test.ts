@@ -13,8 +13,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { MODELS } from "../../src/sandbox/model-catalog.js";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
+import type { Sandbox } from "../../src/sandbox/sandbox.js";
+import { CLI, connectCli } from "../helpers/cli.js";
+import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandbox.js";
 
 const IMAGE = "POST /api/generate/image";
 type Result = Awaited<ReturnType<Client["callTool"]>>;
@@ -22,36 +23,18 @@ type Task = { id: string; status: string; quotedGems: number; chargedGems: numbe
 const textOf = (r: Result): string =>
   (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
 
+let loopback: LoopbackSandbox;
 let sandbox: Sandbox;
-let url: string;
-let key: string;
-let stopSandbox: () => Promise<void>;
-const iso = isolatedEnv();
 
 beforeAll(async () => {
   // Fast enough that an image finishes within one call's wait, so its charge can be read.
-  sandbox = createSandbox({ timeScale: 20 });
-  const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-  url = listening.url;
-  key = sandbox.addKey({ scopes: ["read", "generate"], capGems: 1_000_000, balanceGems: 1_000_000 });
-  stopSandbox = async () => {
-    await listening.close();
-    await sandbox.close();
-  };
+  loopback = await loopbackSandbox({ timeScale: 20 });
+  sandbox = loopback.sandbox;
 });
 
-afterAll(async () => {
-  await stopSandbox();
-  iso.cleanup();
-});
+afterAll(() => loopback.stop());
 
-const envOf = (name: string, extra: Record<string, string>) => ({
-  ...iso.env,
-  GENERATION_STORE: `sqlite://${iso.dir}/${name}.sqlite`,
-  GENERATION_BASE_URL: url,
-  GENERATION_API_KEY: key,
-  ...extra,
-});
+const envOf = (name: string, extra: Record<string, string>) => loopback.envOf(name, extra);
 
 /** A host that can ask its user (elicitation), records each question and accepts it. */
 async function accepting(name: string, extra: Record<string, string>) {
@@ -70,6 +53,13 @@ async function accepting(name: string, extra: Record<string, string>) {
   await client.connect(transport);
   return { client, asked };
 }
+
+/** generate_image with sandbox-image-pro, not waiting. */
+const pro = (client: Client, prompt: string, parameters: Record<string, unknown>, extra = {}) =>
+  client.callTool({
+    name: "generate_image",
+    arguments: { model: "sandbox-image-pro", prompt, parameters, wait: 0, ...extra },
+  });
 
 /** The amount the question named. */
 function askedAmount(question: string | undefined): number {
@@ -154,17 +144,9 @@ describe("the accepted amount is the ceiling (built CLI, stdio, a host that acce
     const { client, asked } = await accepting("repriced", { GENERATION_CONFIRM_ABOVE_GEMS: "1" });
     try {
       // The service's price at submission is the real one (docs/service.md#versioning): here twice the hint.
-      sandbox.faults.inject(IMAGE, { kind: "reprice", factor: 2 } as never);
+      sandbox.faults.inject(IMAGE, { kind: "reprice", factor: 2 });
       const before = sandbox.stats.dispatches(IMAGE);
-      const r = await client.callTool({
-        name: "generate_image",
-        arguments: {
-          model: "sandbox-image-pro",
-          prompt: "repriced",
-          parameters: { resolution: "2K", outputCount: 2 },
-          wait: 0,
-        },
-      });
+      const r = await pro(client, "repriced", { resolution: "2K", outputCount: 2 });
       expect(askedAmount(asked[0])).toBe(32);
       expect(r.isError).toBe(true);
       const text = textOf(r);
@@ -188,16 +170,7 @@ describe("a host that cannot ask (built CLI, stdio)", () => {
     });
     try {
       const before = sandbox.stats.dispatches(IMAGE);
-      const r = await client.callTool({
-        name: "generate_image",
-        arguments: {
-          model: "sandbox-image-pro",
-          prompt: "nobody asked",
-          parameters: { resolution: "4K", outputCount: 4 },
-          maxGems: 1_000,
-          wait: 0,
-        },
-      });
+      const r = await pro(client, "nobody asked", { resolution: "4K", outputCount: 4 }, { maxGems: 1_000 });
       const text = textOf(r);
       expect(text).toMatch(/^PRICE_CHANGED: /);
       expect(text).toMatch(/GENERATION_CONFIRM_ABOVE_GEMS \(10\)/);
