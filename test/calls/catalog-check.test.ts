@@ -5,8 +5,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkAgainstCatalog } from "../../src/calls/catalog-check.js";
-import { checkReferenceKinds, referencesOf } from "../../src/calls/reference-kinds.js";
-import { AssetKinds } from "../../src/client/asset-kinds.js";
 import { type Model, ModelListSchema } from "../../src/client/schemas.js";
 import { publicCatalog } from "../../src/sandbox/model-catalog.js";
 import { refusedArgument } from "../helpers/refusals.js";
@@ -248,57 +246,5 @@ describe("chat and extraction", () => {
     expect(extract("service-video-extract")).not.toThrow();
     // One the catalog does not list is the service's to judge (the analysis model need not be listed).
     expect(extract("another-extractor")).not.toThrow();
-  });
-});
-
-describe("references of the wrong kind, as earlier answers named them", () => {
-  const assets = new AssetKinds();
-  assets.noteUpload({ id: "ast_img", kind: "image", state: "ready", url: null });
-  assets.noteTask({
-    id: "task_1",
-    status: "succeeded",
-    quotedGems: 2,
-    chargedGems: 2,
-    releasedGems: 0,
-    error: null,
-    outputs: [
-      {
-        index: 0,
-        status: "succeeded",
-        asset: { id: "ast_out", kind: "video", mimeType: "video/mp4", url: "u" },
-      },
-    ],
-  });
-  const check = (r: Parameters<typeof referencesOf>[0]) => () => checkReferenceKinds(assets, referencesOf(r));
-
-  it("refuses an image as the video to analyse, a video as an image reference, naming where the kind came from", () => {
-    refusedArgument(
-      check({ kind: "extraction", videoAssetId: "ast_img" }),
-      "videoAssetId",
-      /ast_img is an image asset \(as upload_asset reported it\), not a video/,
-    );
-    refusedArgument(
-      check({ kind: "image", referenceAssetIds: ["ast_img", "ast_out"] }),
-      "referenceAssetIds[1]",
-      /ast_out is a video asset \(an output of task task_1\), not an image/,
-    );
-    refusedArgument(
-      check({ kind: "video", parameters: { endFrame: "ast_out" } }),
-      "parameters.endFrame",
-      /is a video asset/,
-    );
-    refusedArgument(
-      check({ kind: "audio", parameters: { coverAudio: "ast_img" } }),
-      "parameters.coverAudio",
-      /is an image asset .*not an audio/,
-    );
-  });
-
-  it("passes the right kind, and an asset no answer named", () => {
-    expect(check({ kind: "extraction", videoAssetId: "ast_out" })).not.toThrow();
-    expect(
-      check({ kind: "video", parameters: { sourceImage: "ast_img", referenceVideos: ["ast_out"] } }),
-    ).not.toThrow();
-    expect(check({ kind: "extraction", videoAssetId: "ast_unknown" })).not.toThrow();
   });
 });
