@@ -11,6 +11,7 @@
  * Rounded up to whole Gems. Each factor is named, so the question to the user says what it used.
  */
 import type { Model } from "../client/schemas.js";
+import { gems } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
 import { modelCatalog } from "./models.js";
 
@@ -52,16 +53,40 @@ function multiplier(entry: Model, parameter: string, table: Record<string, numbe
   return { factor, text: `${factor} for ${named} (its ${parameter}Multipliers${note})` };
 }
 
+/** Each `<parameter>Multipliers` table of an entry, with the parameter it prices. */
+function multiplierTables(entry: Model): { parameter: string; table: Record<string, number> }[] {
+  const out: { parameter: string; table: Record<string, number> }[] = [];
+  for (const [name, value] of Object.entries(entry.capabilities)) {
+    const parameter = /^([A-Za-z]\w*)Multipliers$/.exec(name)?.[1];
+    const table = parameter === undefined ? undefined : numberTable(value);
+    if (parameter !== undefined && table !== undefined) out.push({ parameter, table });
+  }
+  return out;
+}
+
+/**
+ * The catalog's price hint of an entry in words: "about 8 Gems each (resolution: ×1 at 1K, ×2 at
+ * 2K, ×4 at 4K)"; undefined without baseGems.
+ */
+export function priceHint(entry: Model): string | undefined {
+  if (entry.baseGems === undefined) return undefined;
+  const tables = multiplierTables(entry).map(
+    ({ parameter, table }) =>
+      `${parameter}: ${Object.entries(table)
+        .map(([v, f]) => `×${f} at ${v}`)
+        .join(", ")}`,
+  );
+  const each = `about ${gems(entry.baseGems)} each`;
+  return tables.length === 0 ? each : `${each} (${tables.join("; ")})`;
+}
+
 /** The estimate for `parameters` on a catalog entry; undefined where the entry has no baseGems. */
 export function estimateFrom(entry: Model, parameters: Record<string, unknown>): Estimate | undefined {
   if (entry.baseGems === undefined) return undefined;
   const count = typeof parameters.outputCount === "number" ? parameters.outputCount : 1;
   let total = entry.baseGems * count;
   const factors = [`baseGems ${entry.baseGems}`, `outputCount ${count}`];
-  for (const [name, value] of Object.entries(entry.capabilities)) {
-    const parameter = /^([A-Za-z]\w*)Multipliers$/.exec(name)?.[1];
-    const table = parameter === undefined ? undefined : numberTable(value);
-    if (parameter === undefined || table === undefined) continue;
+  for (const { parameter, table } of multiplierTables(entry)) {
     const m = multiplier(entry, parameter, table, parameters[parameter]);
     total *= m.factor;
     factors.push(m.text);

@@ -3,7 +3,7 @@
  * `<parameter>Multipliers` table) and names each; an entry without baseGems has none.
  */
 import { describe, expect, it } from "vitest";
-import { estimateFrom } from "../../src/calls/estimate.js";
+import { estimateFrom, priceHint } from "../../src/calls/estimate.js";
 import type { Model } from "../../src/client/schemas.js";
 import { publicCatalog } from "../../src/sandbox/model-catalog.js";
 
@@ -69,5 +69,15 @@ describe("estimateFrom", () => {
       "8 for duration 6 (its durationMultipliers; 6 is not in it, so its highest)",
       "2.5 for resolution 4K (its resolutionMultipliers; 4K is not in it, so its highest)",
     ]);
+  });
+});
+
+describe("priceHint", () => {
+  it("says the base price and every published multiplier, as list_models shows them", () => {
+    expect(priceHint(entry("sandbox-image-pro"))).toBe(
+      "about 8 Gems each (resolution: ×1 at 1K, ×2 at 2K, ×4 at 4K)",
+    );
+    expect(priceHint(entry("sandbox-image-legacy"))).toBe("about 1 Gem each");
+    expect(priceHint(entry("sandbox-video-pro"))).toBeUndefined();
   });
 });
