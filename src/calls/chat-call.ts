@@ -14,6 +14,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
@@ -30,17 +31,20 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
     buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = await checkArguments(() => body(maxGems));
+    // 1. Check the arguments: what the model catalog rules out (a model that is not a text model), then the body.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () => catalogCheck(engine, "chat", "text", { model: request.model, idempotencyKey }),
+    );
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "chat", args });
     ceiling = await confirmSpending(engine, ctx, q, {
       tool: "chat",
       model: checked.body.model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget (streamed).
     let lastReport = 0;
@@ -82,7 +86,7 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
     : "not reported";
   const footer = [
     `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity})`,
-    ...spendingNotes(engine, run, ceiling),
+    ...spendingNotes(engine, run, ceiling, "messages"),
     r.finishReason === "length"
       ? "The answer hit max_tokens: raise max_tokens or ask to continue."
       : undefined,

@@ -12,6 +12,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
+import { catalogCheck } from "./catalog-check.js";
 import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
@@ -31,17 +32,26 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     buildExtractBody({ ...rest, model, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = await checkArguments(() => body(maxGems));
+    // 1. Check the arguments: a catalog model that is not the analysis model, a video asset an
+    // earlier answer showed to be of another kind; then the body.
+    const checked = await checkArguments(
+      () => body(maxGems),
+      () =>
+        catalogCheck(engine, "extract_video", "extraction", {
+          model,
+          videoAssetId: rest.videoAssetId,
+          idempotencyKey,
+        }),
+    );
     // 2. Confirm spending: analysis has no estimate, so the threshold (if any) travels as the ceiling.
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "extract_video", args });
     ceiling = await confirmSpending(engine, ctx, q, {
       tool: "extract_video",
       model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     const built = bodyUnder(ceiling, checked, body);
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await claimAndSend(engine, ctx, {
@@ -71,7 +81,7 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
       : JSON.stringify(extraction.analysis, null, 2);
   const text = [
     `Extraction ${id} of a video of ${extraction.durationSeconds} s (identity ${run.identity}).`,
-    ...spendingNotes(engine, run, ceiling),
+    ...spendingNotes(engine, run, ceiling, "prompt"),
     `Analysis:\n${analysis}`,
     `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
     extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,

@@ -18,7 +18,7 @@ import { describeError, okResult } from "../mcp/results.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "./file-areas.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
+import { bodyUnder, checkArguments, claimAndSend, deliver, refused, variationsNote } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
@@ -53,8 +53,9 @@ export async function submitMedia(
       () => body(maxGems),
       () => catalogCheck(engine, tool, kind, { ...request, idempotencyKey }),
     );
-    // 2. Estimate and confirm spending (and ask for roots in the same round, for a save).
-    const q = new Questions(ctx);
+    // 2. Estimate and confirm spending (and ask for roots in the same round, for a save); an
+    // answer counts only for these exact arguments and the amount asked about.
+    const q = new Questions(ctx, { engine, tool, args });
     if (save) refuseWithoutFiles(engine, "save");
     const roots = save ? rootsFor(engine, q) : undefined;
     ceiling = await confirmSpending(engine, ctx, q, {
@@ -64,7 +65,7 @@ export async function submitMedia(
       limit: LIMITS.mediaMaxGems,
       estimate: () => estimateGems(engine, checked.body.model, request.parameters ?? {}),
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     // A save that cannot work is refused before the charge, never after it.
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
     const built = bodyUnder(ceiling, checked, body);
@@ -81,7 +82,7 @@ export async function submitMedia(
       ref: (r) => ({ taskId: r.submission.task.id }),
     });
     // 4. Wait for the task, then present it as it stands.
-    const shown = await waitAndPresent(engine, ctx, run, { waitSeconds, budget, dirs, ceiling });
+    const shown = await waitAndPresent(engine, ctx, run, { tool, waitSeconds, budget, dirs, ceiling });
     // 5. Deliver, and mark delivered once the transport wrote it.
     return deliver(ctx, run, shown);
   } catch (err) {
@@ -92,6 +93,7 @@ export async function submitMedia(
 }
 
 interface Presenting {
+  tool: string;
   waitSeconds: number;
   budget: ReturnType<typeof callBudget>;
   dirs: SaveTarget | undefined;
@@ -108,7 +110,10 @@ async function waitAndPresent(
   const { submission } = run.result;
   // A call that joined or replayed an earlier one created nothing, whatever the service said then.
   const created = submission.created && !run.reused;
-  const notes = [ceilingNote(engine, o.ceiling)].filter((n): n is string => n !== undefined);
+  const notes = [
+    ceilingNote(engine, o.ceiling),
+    variationsNote(run, { varied: "prompt", outputs: o.tool === "generate_image" }),
+  ].filter((n): n is string => n !== undefined);
   const facts = { identity: run.identity, reused: run.reused, joined: run.joined, created };
   // The first progress names the task, so a host that cuts the call still showed its ID.
   await ctx.progress(

@@ -20,7 +20,7 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { describeError, errorResult } from "../mcp/results.js";
 import type { Budget } from "./budget.js";
 import { chargedText } from "./charged.js";
-import { type Ceiling, ceilingNote, thresholdNote } from "./spending.js";
+import { type Ceiling, ceilingNote, priceRefusal } from "./spending.js";
 import { JOINED, REPLAYED } from "./task-view.js";
 
 /** A body as it will be sent: its bytes are what the ledger stores and every attempt sends. */
@@ -106,9 +106,9 @@ export function deliver<R extends ToolOutcome>(ctx: ToolContext, run: RunResult<
 }
 
 /**
- * A refusal of a paid call as its result, built once: PRICE_CHANGED under a ceiling that was the
- * confirmation threshold says how to go above it; `next` replaces the generic next step where the
- * call knows better.
+ * A refusal of a paid call as its result, built once: PRICE_CHANGED under a ceiling of ours (the
+ * amount the user accepted, or the confirmation threshold) says what it was, that nothing was
+ * charged, and how to go above it; `next` replaces the generic next step where the call knows better.
  */
 export function refused(
   engine: Engine,
@@ -117,22 +117,49 @@ export function refused(
   next?: (code: string) => string | undefined,
 ): ToolOutcome {
   const { code } = describeError(err);
-  const notes =
-    ceiling?.fromThreshold && code === "PRICE_CHANGED" ? [thresholdNote(engine, ceiling.maxGems)] : [];
-  const instead = next?.(code);
-  return errorResult(err, { notes, ...(instead === undefined ? {} : { next: instead }) });
+  const price = ceiling !== undefined && code === "PRICE_CHANGED" ? priceRefusal(engine, ceiling) : undefined;
+  const instead = price?.next ?? next?.(code);
+  return errorResult(err, {
+    notes: price ? [price.note] : [],
+    ...(instead === undefined ? {} : { next: instead }),
+  });
 }
 
 /**
  * What a text or extraction answer says about money, in this order: a reused identity (no new
- * charge), the Gems charged (charged.ts), and a ceiling that was the confirmation threshold.
+ * charge), the Gems charged (charged.ts), a ceiling of ours, and (`varied`: what the tool's
+ * calls would vary) how identical calls made at once get several results.
  */
-export function spendingNotes(engine: Engine, run: RunResult<unknown>, ceiling: Ceiling): string[] {
+export function spendingNotes(
+  engine: Engine,
+  run: RunResult<unknown>,
+  ceiling: Ceiling,
+  varied: string,
+): string[] {
   return [
     reuseNote(run),
     chargedText(run.result, ceiling.maxGems, run.reused),
     ceilingNote(engine, ceiling),
+    variationsNote(run, { varied }),
   ].filter((l): l is string => l !== undefined);
+}
+
+/**
+ * Identical calls made at once rightly share one request: one task, one charge. The answer of the
+ * first call that joined says, once, how to get several different results instead (`varied`: what
+ * to vary in this tool; `outputs`: the tool takes parameters.outputCount).
+ */
+export function variationsNote(
+  run: RunResult<unknown>,
+  o: { varied: string; outputs?: boolean },
+): string | undefined {
+  if (run.joinOrder !== 1) return undefined;
+  const ways = [
+    ...(o.outputs ? ["set parameters.outputCount (up to the model's maxOutputs) in one call"] : []),
+    `vary the ${o.varied} of each call`,
+    "give each call its own idempotencyKey",
+  ];
+  return `Identical calls made at once share one request and one result. For several different results: ${ways.join(", or ")}.`;
 }
 
 /** How a reused identity reads: joined a call in flight, or replayed an earlier one; no new charge. */

@@ -166,7 +166,7 @@ export const SETTINGS: readonly Setting[] = [
     env: "GENERATION_AUTH_SECRET",
     read: readAuthSecret,
     help: "with --auth oauth: base64 of at least 32 random bytes, the same on every replica; encrypts stored service keys (comma-separated to rotate: new first)",
-    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; no flag: secrets do not belong in process lists",
+    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own); no flag: secrets do not belong in process lists",
     defaultDoc: "required with `oauth` (or the file below)",
   }),
   define({
@@ -261,8 +261,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "confirm-above-gems",
     placeholder: "N",
     read: readGems,
-    help: "ask the user (elicitation) when an estimate exceeds this; otherwise sent as maxGems",
-    doc: `when the client supports elicitation, ask the user before a submission whose estimate exceeds this (integer, 0 to ${gems}); a submission not asked about (the client cannot ask, there is no estimate, as for chat, video, audio and extraction, or the estimate is under it) is sent with this as \`maxGems\` unless a lower ceiling applies, so a higher real quote is refused (\`PRICE_CHANGED\`), never spent unasked, and its result says so; the refusal says to pass \`maxGems\` explicitly (with the user's agreement) or raise this setting`,
+    help: "ask the user (elicitation) before spending above this; the amount accepted, else this, is sent as maxGems",
+    doc: `when the client supports elicitation, ask the user before a submission whose estimate (from every cost factor the catalog publishes: \`baseGems\`, \`outputCount\`, \`resolutionMultipliers\` and any other \`…Multipliers\`) or whose own \`maxGems\` exceeds this (integer, 0 to ${gems}); the question names the amount and its factors, and the amount accepted is sent as \`maxGems\` (or a lower \`GENERATION_MAX_GEMS\`); on 2026-07-28 a yes counts only for the exact arguments and amount asked about. A submission not asked about (the client cannot ask; there is no estimate, as for video, audio, chat and extraction; or it is under this) is sent with this as \`maxGems\` unless a lower ceiling applies; where the client cannot ask, a larger \`maxGems\` of the call is lowered to it. Either way a higher quote is refused (\`PRICE_CHANGED\`), nothing is charged, and the result says so and what to do`,
     defaultDoc: "unset",
   }),
   define({

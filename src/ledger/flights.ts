@@ -12,6 +12,8 @@ interface Flight<T> {
   signal: AbortSignal | undefined;
   /** The identity once claimed (undefined if the claim failed): a joiner's answers carry it. */
   identity: Promise<string | undefined>;
+  /** How many calls joined so far: each joiner learns its place (RunResult.joinOrder). */
+  joiners: number;
 }
 
 export class Flights {
@@ -37,7 +39,7 @@ export class Flights {
       claimed(undefined);
       this.#inflight.delete(key);
     });
-    this.#inflight.set(key, { promise, signal, identity });
+    this.#inflight.set(key, { promise, signal, identity, joiners: 0 });
     return promise;
   }
 }
@@ -47,6 +49,7 @@ async function join<T>(
   own: AbortSignal | undefined,
   rerun: () => Promise<RunResult<T>>,
 ): Promise<RunResult<T>> {
+  const joinOrder = ++leader.joiners;
   let onAbort = () => {};
   const stop =
     own === undefined
@@ -59,7 +62,7 @@ async function join<T>(
   stop?.catch(() => {});
   try {
     const r = await (stop === undefined ? leader.promise : Promise.race([leader.promise, stop]));
-    return { ...r, reused: true, joined: true };
+    return { ...r, reused: true, joined: true, joinOrder };
   } catch (err) {
     if (leader.signal?.aborted && !own?.aborted) return rerun();
     if (own?.aborted && !(err instanceof IdentifiedError)) {

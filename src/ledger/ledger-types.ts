@@ -32,6 +32,8 @@ export interface RunResult<T> {
   reused: boolean;
   /** This call waited for an identical call in flight in this process and shares its result. */
   joined: boolean;
+  /** For a call that joined: 1 for the first to join that flight, 2 for the next, and so on. */
+  joinOrder?: number;
   /**
    * The answer carrying this result is on its way to the client. From now until `settle`, an
    * identical call and a listing of this key wait (briefly) for it, so what they see is the mark

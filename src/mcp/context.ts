@@ -12,6 +12,7 @@ import {
 import type { ServiceClient } from "../client/service-client.js";
 import type { EngineConfig } from "../config/settings.js";
 import type { Ledger } from "../ledger/open-ledger.js";
+import { type AskedState, askedState } from "./answers.js";
 import type { DeliveryHook } from "./delivery.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
@@ -23,6 +24,11 @@ export interface Engine {
   ledger: Ledger;
   /** Hash of the API key in force: every ledger record is bound to it. */
   keyHash: string;
+  /**
+   * The base key that seals the questions' requestState (src/mcp/answers.ts), the same on every
+   * replica when derived from GENERATION_AUTH_SECRET; a random key of this process when absent.
+   */
+  answerKey?: Uint8Array | undefined;
 }
 
 export interface ToolContext {
@@ -33,6 +39,11 @@ export interface ToolContext {
   readonly offersRoots: boolean;
   /** Answers the client returned to an earlier input-required result of this call. */
   readonly inputResponses: Record<string, unknown> | undefined;
+  /**
+   * What those answers were asked about: the requestState of the earlier result, verified by its
+   * MAC (src/mcp/answers.ts); undefined when none came back or it did not verify.
+   */
+  readonly answered: AskedState | undefined;
   /**
    * Sends a progress notification when the caller asked for progress (a progressToken);
    * values are kept strictly increasing whatever the caller passes.
@@ -79,6 +90,7 @@ export function toolContext(
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
+    answered: askedState(ctx.mcpReq.requestState()),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

@@ -4,6 +4,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { filesRule } from "../calls/file-areas.js";
+import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
 import type { ChannelOf } from "../mcp/delivery.js";
@@ -24,7 +25,7 @@ export const SERVER_VERSION = "0.1.0";
 const instructions = (engine: Engine): string =>
   `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
 Start with list_models (and list_voices for speech). upload_asset and upload_voice give the IDs that generation takes as references or voices.
-Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED). A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments (or its identity): it replays and is not charged twice. Repeating a call whose result arrived is new work and spends again.
+Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED, and nothing is charged); a call without one is capped by GENERATION_MAX_GEMS when set. With GENERATION_CONFIRM_ABOVE_GEMS set, a host that can ask asks the user before a call whose estimate or maxGems exceeds it, and the amount accepted is the cap; a call not asked about is capped at that setting. A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments (or its identity): it replays and is not charged twice. Repeating a call whose result arrived is new work and spends again.
 Generation tools wait up to \`wait\` seconds (default 45 unless configured), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview.
 ${filesRule(engine)}
 An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
@@ -36,6 +37,8 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
     {
       instructions: instructions(engine),
       capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
+      // A question's answer counts only with the requestState it was asked under (src/mcp/questions.ts).
+      requestState: { verify: verifyAnswers(engine) },
     },
   );
   for (const listed of CATALOG) {

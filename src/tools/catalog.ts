@@ -86,7 +86,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -187,7 +187,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -289,7 +289,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -782,7 +782,7 @@ export const CATALOG: readonly ListedTool[] = [
           additionalProperties: false,
         },
         maxGems: {
-          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
@@ -871,7 +871,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 2000,
         },
         maxGems: {
-          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,

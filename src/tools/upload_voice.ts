@@ -57,7 +57,7 @@ export default defineTool({
   async handler(args, ctx, engine) {
     // A remote user's path is refused before anything is asked or read.
     refuseWithoutFiles(engine, "voice");
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "upload_voice", args });
     const roots = rootsFor(engine, q);
     if (ctx.canElicit) {
       // The assistant cannot consent for the speaker: the user is asked even when rightsConfirmed is set.

@@ -8,6 +8,7 @@ import { scrubKeyShapes } from "../client/scrub.js";
 import type { Config } from "../config/index.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import type { KeyedStore } from "../ledger/open-ledger.js";
+import { answerKey } from "../mcp/answers.js";
 import type { Engine } from "../mcp/context.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
@@ -89,6 +90,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   });
 
   const engines = new Map<string, Engine>();
+  // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
+  const sealing = answerKey(config.authSecret);
   return {
     defaultApiKey: target.defaultApiKey,
     baseUrl: serviceUrl,
@@ -106,7 +109,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         apiKey,
         ...(o.onKeyRefused === undefined ? {} : { onKeyRefused: () => o.onKeyRefused?.(keyHash) }),
       });
-      const engine: Engine = { config, client, ledger, keyHash };
+      const engine: Engine = { config, client, ledger, keyHash, answerKey: sealing };
       engines.set(keyHash, engine);
       if (engines.size > MAX_CACHED_ENGINES) {
         const oldest = engines.keys().next().value;

@@ -68,17 +68,37 @@ describe("a retained ANALYSIS_FAILED", () => {
 });
 
 describe("the spending threshold when the host cannot ask", () => {
-  it("is sent as maxGems: a higher quote is refused with PRICE_CHANGED and the result says how to go above it", async () => {
+  it("is sent as maxGems, even over the call's own maxGems: a higher quote is refused, and the result says what to do", async () => {
     await open({ config: { confirmAboveGems: 1 } });
     const r = await h.call("generate_video", video);
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/^PRICE_CHANGED: /);
-    expect(textOf(r)).toMatch(/ceiling of 1 Gem was GENERATION_CONFIRM_ABOVE_GEMS/);
-    expect(textOf(r)).toMatch(/call again with maxGems set to the amount they agree to/);
+    expect(textOf(r)).toMatch(
+      /ceiling of 1 Gem was GENERATION_CONFIRM_ABOVE_GEMS \(1\), sent as maxGems because this client cannot ask the user/,
+    );
+    expect(textOf(r)).toMatch(/nothing was charged/);
+    expect(textOf(r)).toMatch(
+      /Next: this client cannot ask the user, so no call spends above GENERATION_CONFIRM_ABOVE_GEMS/,
+    );
     expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
-    // The caller's explicit maxGems is its answer: it goes through.
-    structured(await h.call("generate_video", { ...video, maxGems: 100_000 }));
-    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(1);
+    // A maxGems of the call's own is no agreement of the user's: the threshold still binds.
+    const own = await h.call("generate_video", { ...video, maxGems: 100_000 });
+    expect(textOf(own)).toMatch(/^PRICE_CHANGED: .*above maxGems 1\b/);
+    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
+  });
+
+  it("a client that cannot ask: a call under the threshold goes through with the threshold as its ceiling", async () => {
+    await open({ config: { confirmAboveGems: 10 } });
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-fast",
+      prompt: "cheap",
+      maxGems: 1_000,
+      wait: 0,
+    });
+    expect(structured(r)).toMatchObject({ created: true });
+    expect(textOf(r)).toMatch(
+      /Sent with maxGems 10, your confirmation threshold \(GENERATION_CONFIRM_ABOVE_GEMS 10\), without asking: this client cannot ask the user \(no elicitation\); the call's maxGems 1000 was lowered to it/,
+    );
   });
 
   it("a lower GENERATION_MAX_GEMS stays the ceiling, without the threshold note", async () => {
