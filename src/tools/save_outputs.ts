@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { saveOutputs, saveTarget } from "../calls/saving.js";
+import { assetLine } from "../calls/task-view.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
 import { Questions } from "../mcp/questions.js";
@@ -27,6 +28,8 @@ export default defineTool({
     const head = saved.length
       ? `Saved ${saved.length} output${saved.length === 1 ? "" : "s"} of task ${task.id} (${task.status}).`
       : `Nothing saved for task ${task.id} (${task.status}): it has no downloadable outputs${notes.length ? " that could be written" : " yet"}.`;
-    return okResult([head, ...notes].join("\n"), { task, saved });
+    // Each output's asset ID, which generation takes (sourceImage, referenceAssetIds, …), beside the files.
+    const outputs = task.outputs.filter((o) => o.asset).map((o) => `- ${assetLine(o)}`);
+    return okResult([head, ...outputs, ...notes].join("\n"), { task, saved });
   },
 });
