@@ -129,7 +129,7 @@ describe("the prompts say where the asset ID is", () => {
     ["voice_over", { script: "Hello there.", voiceId: "v1" }],
   ])("%s refers to the asset ID on each output line", async (name, args) => {
     const prompt = await cli.client.getPrompt({ name, arguments: args });
-    const text = (prompt.messages[0]?.content as { text?: string }).text ?? "";
+    const text = (prompt.messages[0]?.content as { text?: string } | undefined)?.text ?? "";
     expect(text).toMatch(/output line names its asset ID/);
   });
 });
