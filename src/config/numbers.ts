@@ -25,7 +25,8 @@ export function numberIn(value: string, range: NumberRange): { value: number } |
   if (shown === undefined) return { problem: `${range.expected} (value not shown)` };
   // `+ 0` turns -0 into 0.
   const n = Number(value) + 0;
-  if (range.integer && !Number.isInteger(n)) return { problem: `${shown} is not a whole number; ${range.expected}` };
+  if (range.integer && !Number.isInteger(n))
+    return { problem: `${shown} is not a whole number; ${range.expected}` };
   if (n < range.min) return { problem: `${shown} is below ${range.min}; ${range.expected}` };
   if (n > range.max) return { problem: `${shown} is above ${range.max}; ${range.expected}` };
   return { value: n };

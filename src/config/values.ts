@@ -181,7 +181,12 @@ export const readDirectory: Reader<string> = (value, field) => {
 
 export const readGems: Reader<number> = (value, field) => {
   const max = LIMITS.mediaMaxGems;
-  return readNumber(value, field, { min: 0, max, integer: true, expected: `expected an integer from 0 to ${max}` });
+  return readNumber(value, field, {
+    min: 0,
+    max,
+    integer: true,
+    expected: `expected an integer from 0 to ${max}`,
+  });
 };
 
 export const readModelId: Reader<string> = (value, field) => {

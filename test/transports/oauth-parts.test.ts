@@ -165,12 +165,12 @@ describe("--auth oauth settings", () => {
       expect.stringMatching(/^GENERATION_AUTH_SECRET: required with --auth oauth/),
     ]);
     // A malformed one is named as such, and not again as missing.
-    expect(
-      lines([], { GENERATION_AUTH: "oauth", GENERATION_PUBLIC_URL: "http://gm.internal.test" }),
-    ).toEqual([
-      expect.stringMatching(/^GENERATION_PUBLIC_URL: must be https/),
-      expect.stringMatching(/^--auth: 'oauth' needs --transport http/),
-      expect.stringMatching(/^GENERATION_AUTH_SECRET: required with --auth oauth/),
-    ]);
+    expect(lines([], { GENERATION_AUTH: "oauth", GENERATION_PUBLIC_URL: "http://gm.internal.test" })).toEqual(
+      [
+        expect.stringMatching(/^GENERATION_PUBLIC_URL: must be https/),
+        expect.stringMatching(/^--auth: 'oauth' needs --transport http/),
+        expect.stringMatching(/^GENERATION_AUTH_SECRET: required with --auth oauth/),
+      ],
+    );
   });
 });
