@@ -76,6 +76,15 @@ export const VoiceSchema = z.looseObject({ id: z.string(), name: z.string() });
 export type Voice = z.infer<typeof VoiceSchema>;
 export const VoiceListSchema = z.looseObject({ voices: z.array(VoiceSchema) });
 export type VoiceList = z.infer<typeof VoiceListSchema>;
+
+/**
+ * Whether a page of voices has more after it: the service says so in its pagination data (the
+ * sandbox: `hasMore`, docs/service.md#voices); a full page with no such word may have more too.
+ */
+export function voicesFollow(list: VoiceList): boolean {
+  const { hasMore } = list as { hasMore?: unknown };
+  return hasMore === true || (hasMore === undefined && list.voices.length >= LIMITS.voice.perPage);
+}
 export const VoiceEnvelopeSchema = z.looseObject({ voice: VoiceSchema });
 
 export const ExtractionSchema = z.looseObject({
