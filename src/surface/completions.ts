@@ -74,7 +74,11 @@ export async function completeModelId(
 const VOICE_PAGES = 20;
 
 /** Every voice ID of one scope, page after page while more follow (at most VOICE_PAGES). */
-async function allVoiceIds(engine: Engine, scope: "mine" | "explore", signal: AbortSignal): Promise<string[]> {
+async function allVoiceIds(
+  engine: Engine,
+  scope: "mine" | "explore",
+  signal: AbortSignal,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let page = 1; page <= VOICE_PAGES; page++) {
     const list = await engine.client.listVoices({ scope, page }, { signal });
@@ -99,7 +103,10 @@ const voiceIds = readMemo({ ttlMs: CACHE_MS, timeoutMs: READ_TIMEOUT_MS }, async
  */
 export async function completeVoiceId(engine: Engine, prefix: string): Promise<string[]> {
   const ids = await voiceIds(engine).catch(() => []);
-  return shown(engine, ids.filter((id) => startsWith(id, prefix)));
+  return shown(
+    engine,
+    ids.filter((id) => startsWith(id, prefix)),
+  );
 }
 
 /** The `complete` callbacks of the task resource templates. */

@@ -12,7 +12,7 @@ import { count as countOf, gems, withArticle } from "../client/wording.js";
 import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
 import type { LedgerRecord } from "../ledger/record.js";
 import type { Engine } from "../mcp/context.js";
-import { isUnfinishedTask, stateWords } from "../mcp/request-view.js";
+import { stateWords, storedFilter } from "../mcp/request-view.js";
 import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./completions.js";
 
 const MAX_SHOTS = 12;
@@ -202,23 +202,13 @@ function recover(server: McpServer, engine: Engine): void {
   );
 }
 
-/** How many accepted records are searched for tasks not seen finish (the newest; older ones expire). */
-const RECENT_ACCEPTED = 50;
-
 /**
- * What recover_lost_work lists: the open records (outcome unknown, or a result never delivered)
- * and the accepted tasks no tool has seen finish, whose first answer may have reached a
- * conversation that is gone. Undefined when the ledger cannot be read.
+ * What recover_lost_work lists (list_requests' `open`): the records whose outcome is unknown or
+ * whose result was never delivered, and the accepted tasks no tool has seen finish, whose first
+ * answer may have reached a conversation that is gone. Undefined when the ledger cannot be read.
  */
 async function lostWork(engine: Engine): Promise<LedgerRecord[] | undefined> {
-  try {
-    const open = await engine.ledger.list(engine.keyHash, { state: "open" });
-    const accepted = await engine.ledger.list(engine.keyHash, { state: "succeeded", limit: RECENT_ACCEPTED });
-    const unfinished = accepted.filter((r) => r.delivered && isUnfinishedTask(r));
-    return [...open, ...unfinished].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  } catch {
-    return undefined;
-  }
+  return engine.ledger.list(engine.keyHash, { state: storedFilter("open") }).catch(() => undefined);
 }
 
 export function registerPrompts(server: McpServer, engine: Engine): void {
