@@ -75,7 +75,11 @@ function causeCode(err: unknown): string | undefined {
 /** A connection failure, or, when nothing was sent, an UnreachableError saying so. */
 function connectFailure(failure: unknown, err: unknown, kind: RequestKind): unknown {
   if (!(failure instanceof ConnectionError) || !NEVER_SENT.has(causeCode(err) ?? "")) return failure;
-  return new UnreachableError({ message: `${failure.message} (nothing was sent)`, requestKind: kind, cause: err });
+  return new UnreachableError({
+    message: `${failure.message} (nothing was sent)`,
+    requestKind: kind,
+    cause: err,
+  });
 }
 
 /** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */

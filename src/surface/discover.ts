@@ -6,7 +6,11 @@
  * (modelcontextprotocol.io/specification/2026-07-28/basic/versioning: `"supported": ["2026-07-28",
  * "2025-11-25"]`). The SDK offers no option for it, so the instance's answer is widened here.
  */
-import { type DiscoverResult, type McpServer, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import {
+  type DiscoverResult,
+  type McpServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/server";
 
 export function discoverEveryRevision(server: McpServer): void {
   const inner = server.server as unknown as { _ondiscover?: () => DiscoverResult };

@@ -4,9 +4,11 @@
  *   older) through `initialize` on the same endpoint; so does stdio;
  * - a 2026-07-28 request that still carries an `Mcp-Session-Id` (a live 2025 session's, or one long
  *   gone) is served as the sessionless request it is, not refused as "Unsupported protocol
- *   version: 2026-07-28" or "Session not found".
+ *   version: 2026-07-28" or "Session not found";
+ * - a body over the limit is refused naming the limit as people read it (48 MiB).
  */
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, initializeRequest, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 
@@ -112,5 +114,39 @@ describe("a 2026-07-28 request carrying a stale Mcp-Session-Id", () => {
     });
     expect(body.error, JSON.stringify(body)).toBeUndefined();
     expect(status).toBe(200);
+  });
+});
+
+describe("a body over the limit", () => {
+  it("is refused with 413 naming the limit in MiB", async () => {
+    const url = new URL(server.url);
+    // The length is declared, not sent: the limit is checked on the header first.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "content-length": String(60 * 1024 * 1024),
+          },
+        },
+        (res) => {
+          let body = "";
+          res.on("data", (c: Buffer) => {
+            body += c.toString();
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on("error", reject);
+      req.write("{");
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toContain("the limit is 48 MiB");
+    expect(answer.body).not.toMatch(/\d{7,}/);
   });
 });
