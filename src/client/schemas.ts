@@ -79,7 +79,7 @@ export type VoiceList = z.infer<typeof VoiceListSchema>;
 
 /**
  * Whether a page of voices has more after it: the service says so in its pagination data (the
- * sandbox: `hasMore`, docs/service.md#voices); a full page with no such word may have more too.
+ * sandbox: `hasMore`, docs/service.md#voice-list); a full page with no such word may have more too.
  */
 export function voicesFollow(list: VoiceList): boolean {
   const { hasMore } = list as { hasMore?: unknown };
