@@ -6,38 +6,18 @@
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv } from "../helpers/cli.js";
+import { connectLoopbackSandbox, type InProcessSandboxedCli } from "../helpers/sandboxed-cli.js";
 
 type Result = Awaited<ReturnType<Client["callTool"]>>;
 const textOf = (r: Result): string =>
   (r.content as { type: string; text?: string }[]).find((c) => c.type === "text")?.text ?? "";
 
-let sandbox: Sandbox;
-let close: () => Promise<void>;
-let cli: ConnectedCli;
-const iso = isolatedEnv();
-
+let cli: InProcessSandboxedCli;
 beforeAll(async () => {
   // Eight times the sandbox's speed: a fast image in well under a second, a [sandbox:slow] one in about 15 s.
-  sandbox = createSandbox({ timeScale: 8 });
-  const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-  const key = sandbox.addKey({ scopes: ["read", "generate"] });
-  close = async () => {
-    await listening.close();
-    await sandbox.close();
-  };
-  cli = await connectCli({
-    args: [CLI],
-    env: { ...iso.env, GENERATION_BASE_URL: listening.url, GENERATION_API_KEY: key },
-  });
+  cli = await connectLoopbackSandbox({ timeScale: 8 });
 });
-
-afterAll(async () => {
-  await cli?.client.close();
-  await close?.();
-  iso.cleanup();
-});
+afterAll(() => cli?.close());
 
 /** Calls a tool with a progress token, collecting the progress messages. */
 async function withProgress(name: string, args: Record<string, unknown>) {

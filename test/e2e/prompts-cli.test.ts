@@ -10,8 +10,9 @@ import { CLI, isolatedEnv } from "../helpers/cli.js";
 const iso = isolatedEnv();
 afterAll(() => iso.cleanup());
 
-it("serves prompts and completions over stdio", async () => {
-  const client = new Client({ name: "cli-prompts-test", version: "1.0.0" });
+/** A client of the built CLI (--sandbox) over stdio, as a host spawns it. */
+async function connect(name: string): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
@@ -20,6 +21,11 @@ it("serves prompts and completions over stdio", async () => {
       stderr: "pipe",
     }),
   );
+  return client;
+}
+
+it("serves prompts and completions over stdio", async () => {
+  const client = await connect("cli-prompts-test");
   try {
     expect(client.getServerCapabilities()?.completions).toBeDefined();
     const { prompts } = await client.listPrompts();
@@ -51,15 +57,7 @@ it("serves prompts and completions over stdio", async () => {
 }, 30_000);
 
 it("completes voiceId from every page of voices, with the true total", async () => {
-  const client = new Client({ name: "cli-voices-test", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "--sandbox"],
-      env: iso.env,
-      stderr: "pipe",
-    }),
-  );
+  const client = await connect("cli-voices-test");
   try {
     // Every public voice, page by page, as list_voices gives them.
     const all: string[] = [];

@@ -11,8 +11,7 @@ import {
   DEFAULT_WAIT_CAP_SECONDS,
   GRACE_SECONDS,
 } from "../../src/config/time-limits.js";
-import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, type ConnectedCli, connectCli, isolatedEnv } from "../helpers/cli.js";
+import { connectLoopbackSandbox, type InProcessSandboxedCli } from "../helpers/sandboxed-cli.js";
 
 type Result = Awaited<ReturnType<Client["callTool"]>>;
 const textOf = (r: Result): string =>
@@ -20,35 +19,11 @@ const textOf = (r: Result): string =>
 const suggested = (text: string): number[] =>
   [...text.matchAll(/poll_task with \{"taskId": "[^"]+", "wait": (\d+)\}/g)].map((m) => Number(m[1]));
 
-let sandbox: Sandbox;
-let close: () => Promise<void>;
-let cli: ConnectedCli;
-const iso = isolatedEnv();
-
+let cli: InProcessSandboxedCli;
 beforeAll(async () => {
-  sandbox = createSandbox();
-  const listening = await sandbox.listen({ host: "127.0.0.1", port: 0 });
-  const key = sandbox.addKey({ scopes: ["read", "generate"] });
-  close = async () => {
-    await listening.close();
-    await sandbox.close();
-  };
-  cli = await connectCli({
-    args: [CLI],
-    env: {
-      ...iso.env,
-      GENERATION_BASE_URL: listening.url,
-      GENERATION_API_KEY: key,
-      GENERATION_WAIT_SECONDS: "600",
-    },
-  });
+  cli = await connectLoopbackSandbox({ env: { GENERATION_WAIT_SECONDS: "600" } });
 });
-
-afterAll(async () => {
-  await cli?.client.close();
-  await close?.();
-  iso.cleanup();
-});
+afterAll(() => cli?.close());
 
 describe("GENERATION_WAIT_SECONDS=600: the suggested wait fits one call", () => {
   it("is the cap that default waits have, within the ~60 s hosts allow", () => {
