@@ -10,6 +10,7 @@ import { remoteUsers } from "./callers.js";
 import { OAUTH_SETTINGS } from "./oauth-settings.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
+import { DEFAULT_BUDGET_CAP_MS, DEFAULT_WAIT_CAP_SECONDS } from "./time-limits.js";
 import {
   type Reader,
   readApiKey,
@@ -284,7 +285,7 @@ export const SETTINGS: readonly Setting[] = [
     read: readWaitSeconds,
     fallback: () => DEFAULT_WAIT_SECONDS,
     help: `default wait of generation tools, 0 to ${MAX_WAIT_SECONDS} seconds (default ${DEFAULT_WAIT_SECONDS})`,
-    doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds)`,
+    doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds); a call without a \`wait\` of its own answers within ${DEFAULT_BUDGET_CAP_MS / 1000} s, well inside the ~60 s hosts allow, so a larger value waits only until then, and no result suggests a \`wait\` above ${DEFAULT_WAIT_CAP_SECONDS} for \`poll_task\``,
     defaultDoc: `\`${DEFAULT_WAIT_SECONDS}\``,
   }),
   define({

@@ -13,6 +13,11 @@
 export const GRACE_SECONDS = 8;
 /** A call that names no `wait` of its own (or chat, extraction) never runs longer than this. */
 export const DEFAULT_BUDGET_CAP_MS = 55_000;
+/**
+ * The longest wait that fits one call of DEFAULT_BUDGET_CAP_MS: what a call without a `wait` of
+ * its own waits at most, and the most any result suggests for the next poll_task.
+ */
+export const DEFAULT_WAIT_CAP_SECONDS = DEFAULT_BUDGET_CAP_MS / 1000 - GRACE_SECONDS;
 /** Sending stops this long before the budget ends, to record "uncertain" and answer with the identity. */
 export const ANSWER_RESERVE_MS = 1_000;
 /** One media submission attempt: the service answers at once (the work is queued); longer is uncertain. */

@@ -72,7 +72,10 @@ export interface Ledger {
 }
 
 export interface ListOptions {
-  /** A state name, `open` (unresolved, or succeeded and never delivered) or `all`. */
+  /**
+   * A state name, `open` (unresolved, or succeeded and never delivered), `unfinished` (those, and
+   * succeeded with a task not seen finish) or `all`.
+   */
   state?: string;
   /** At most this many (default: all). */
   limit?: number;

@@ -42,10 +42,11 @@ import {
   backoffDelay,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_ELAPSED_MS,
+  neverSent,
   verdict,
 } from "./replay.js";
 import { type LedgerStore, listPage } from "./store.js";
-import { type Change, change, deliveredMark, RecordWriter } from "./writes.js";
+import { type Change, change, closeUnsent, deliveredMark, RecordWriter } from "./writes.js";
 
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
@@ -166,6 +167,8 @@ export class LedgerImpl implements Ledger {
     const maxAttempts = Math.max(1, req.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     const maxElapsedMs = req.maxElapsedMs ?? DEFAULT_MAX_ELAPSED_MS;
     const began = performance.now();
+    // Whether any attempt may have reached the service: a resumed record's earlier ones may have.
+    let reached = reused && start.state !== "prepared";
     let lastErr: unknown;
     for (let n = 0; n < maxAttempts; n++) {
       if (n > 0) {
@@ -205,6 +208,7 @@ export class LedgerImpl implements Ledger {
           await this.#writer.save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
+        if (!neverSent(err)) reached = true;
         // If even this write fails the record stays `sent`, which resumes the same way.
         rec = await this.#writer
           .save(rec, change({ state: "uncertain", lastError: summarize(err, req.scrub) }))
@@ -225,6 +229,12 @@ export class LedgerImpl implements Ledger {
       return { identity, result, reused, joined: false, handOver: this.#handOvers(req, hash, written) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
+    if (!reached && neverSent(cause)) {
+      // Nothing ever left: the outcome is known (not sent), so the record closes rather than wait
+      // as uncertain; an identical call later is a new request.
+      const how = closeUnsent(rec.attempts, summarize(cause, req.scrub));
+      rec = await this.#writer.save(rec, how).catch(() => rec);
+    }
     throw new IdentifiedError(cause, identity, rec.state);
   }
 

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type Scrub, scrubKeyShapes } from "../client/scrub.js";
-import { LIMITS } from "../config/service-limits.js";
+import { isTerminal, LIMITS } from "../config/service-limits.js";
 
 /** `prepared`: committed, no byte sent yet (records of earlier versions; a new claim is recorded as
  * `sent`, its send following at once). `sent`: an attempt is (or was, before a crash) on the wire.
@@ -124,6 +124,16 @@ export function isOpen(rec: StoredRecord): boolean {
   return isUnresolved(rec) || (rec.state === "succeeded" && !rec.delivered);
 }
 
+/**
+ * Accepted, with a task no tool has seen finish (queued, processing, or not read since): its
+ * result is still to come, whether or not the first answer reached the client.
+ */
+export function isRunningTask(rec: StoredRecord): boolean {
+  if (rec.state !== "succeeded" || rec.taskId === undefined) return false;
+  const status = lastSighting(rec)?.status;
+  return status === undefined || !isTerminal(status);
+}
+
 /** `succeeded` and `closed` are final: their state never changes again (other fields may). */
 export function isFinal(rec: StoredRecord): boolean {
   return rec.state === "succeeded" || rec.state === "closed";
@@ -150,10 +160,14 @@ export function isExpired(rec: StoredRecord, now: number): boolean {
   return rec.expiresAt !== undefined && rec.expiresAt <= now;
 }
 
-/** `state` filter of `list`: a state name, or `open` for the records that never expire. */
+/**
+ * `state` filter of `list`: a state name; `open` for the records that never expire; `unfinished`
+ * for those and the accepted ones whose task is still running (what is left to pick up).
+ */
 export function matchesState(rec: StoredRecord, state: string | undefined): boolean {
   if (state === undefined || state === "all") return true;
   if (state === "open") return isOpen(rec);
+  if (state === "unfinished") return isOpen(rec) || isRunningTask(rec);
   return rec.state === state;
 }
 

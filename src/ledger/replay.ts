@@ -47,6 +47,12 @@ export function verdict(err: unknown): Verdict {
   return "replay";
 }
 
+/**
+ * The attempt never left this machine (the connection was refused, the name did not resolve):
+ * replaying it is safe, and when no attempt of the record ever left, nothing reached the service.
+ */
+export const neverSent = (err: unknown): boolean => err instanceof ServiceError && err.outcome === "unsent";
+
 /** Milliseconds to wait before replay number `n` (0 = first replay). */
 export function backoffDelay(n: number, err: unknown, o: BackoffOptions, random: () => number): number {
   const references = err instanceof ServiceError && err.code === "REFERENCES_PROCESSING";

@@ -110,7 +110,7 @@ export interface ListQuery {
   keyHash: string;
   /** Records expired at this time are left out. */
   now: number;
-  /** A state name, or `open` (see matchesState). */
+  /** A state name, `open` or `unfinished` (see matchesState). */
   state?: string;
   taskId?: string;
   limit: number;

@@ -4,7 +4,7 @@
  */
 
 import type { LedgerSettings } from "./ledger-types.js";
-import { checkAdvance, isFinal, LedgerError, type StoredRecord } from "./record.js";
+import { checkAdvance, type ErrorSummary, isFinal, LedgerError, type StoredRecord } from "./record.js";
 import type { LedgerStore } from "./store.js";
 
 /** What one write changes, computed from the record as it is in the store when the write lands. */
@@ -127,6 +127,17 @@ export class RecordWriter {
     await Promise.all(this.#writes.values());
   }
 }
+
+/**
+ * Closes a record none of whose attempts left this machine, with `reason`, unless another writer
+ * (another replica resuming it) made an attempt since: `attempts` is this writer's own count.
+ */
+export const closeUnsent =
+  (attempts: number, reason: ErrorSummary): Change =>
+  (cur) =>
+    cur.attempts === attempts && !isFinal(cur)
+      ? { patch: { state: "closed", closedReason: reason, lastError: reason } }
+      : { patch: {} };
 
 /** The delivered mark as a patch: a delivered success expires `expiresAt`; taken back, it never does. */
 export function deliveredMark(

@@ -49,6 +49,9 @@ function identityNote(err: IdentifiedError): string {
   if (err.cause instanceof ServiceError && err.cause.code === "ANALYSIS_FAILED") {
     return `Identity (idempotencyKey): ${id}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
   }
+  if (err.state === "closed" && err.cause instanceof ServiceError && err.cause.outcome === "unsent") {
+    return `Identity (idempotencyKey): ${id}, closed: nothing was sent under it, so nothing was charged; the same call again is a new request.`;
+  }
   return err.state === "closed"
     ? `Identity (idempotencyKey): ${id}, now closed; a corrected call gets a new identity.`
     : `Identity (idempotencyKey): ${id}. Keep it: calling again with the same arguments, or with idempotencyKey "${id}", replays this request and never charges twice.`;

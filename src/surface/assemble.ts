@@ -10,6 +10,7 @@ import { registerTool } from "../mcp/define-tool.js";
 import type { ChannelOf } from "../mcp/delivery.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
+import { discoverEveryRevision } from "./discover.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
@@ -51,6 +52,7 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
   registerPrompts(server, engine);
+  discoverEveryRevision(server);
   // tools/list answered from the precomputed listings (what the SDK would build from the tools
   // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({

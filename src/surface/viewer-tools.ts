@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { SAVE_MAX_BYTES } from "../calls/saving.js";
-import { statusPredicate } from "../client/wording.js";
+import { byteSize, statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
@@ -83,7 +83,7 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 const readOutput = defineTool({
   name: "viewer_read_output",
   title: "Viewer: read an output",
-  description: `For the media viewer only: up to ${CHUNK_MAX_BYTES} bytes of an output from offset, base64. Free.`,
+  description: `For the media viewer only: up to ${byteSize(CHUNK_MAX_BYTES)} of an output from offset, base64. Free.`,
   inputSchema: z.strictObject({
     taskId,
     index: z.number().int().min(0).max(1000),

@@ -949,7 +949,8 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         state: {
-          description: "Only records in this state (open: unresolved or undelivered; succeeded = accepted).",
+          description:
+            "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },

@@ -18,7 +18,9 @@ export default defineTool({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
-      .describe("Only records in this state (open: unresolved or undelivered; succeeded = accepted)."),
+      .describe(
+        "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+      ),
     limit: z
       .number()
       .int()

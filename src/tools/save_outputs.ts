@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { rootsFor } from "../calls/file-areas.js";
 import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/saving.js";
+import { assetLine } from "../calls/task-view.js";
 import { count } from "../client/wording.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
@@ -45,6 +46,8 @@ export default defineTool({
       ? `Saved ${count(saved.length, "output")} of task ${task.id} (${task.status}).`
       : `Nothing saved for task ${task.id} (${task.status}): it has no output with a file ${task.outputs.length > 0 ? "" : "yet"}`.trim() +
         ".";
-    return okResult([head, ...notes].join("\n"), { task, saved });
+    // Each output's asset ID, which generation takes (sourceImage, referenceAssetIds, …), beside the files.
+    const outputs = task.outputs.filter((o) => o.asset).map((o) => `- ${assetLine(o)}`);
+    return okResult([head, ...outputs, ...notes].join("\n"), { task, saved });
   },
 });

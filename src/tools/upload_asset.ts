@@ -61,7 +61,10 @@ export default defineTool({
     data: z
       .string()
       .min(1)
-      .max(Math.ceil(MAX / 3) * 4)
+      .max(
+        Math.ceil(MAX / 3) * 4,
+        `must decode to at most ${byteSize(MAX)} (base64 of ${byteSize(Math.ceil(MAX / 3) * 4)})`,
+      )
       .optional()
       .describe("The file's bytes as base64 (or give path); the type is read from them."),
     mimeType: z

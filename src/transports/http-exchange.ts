@@ -87,6 +87,7 @@ async function run(
     abort.abort();
     channel.drop();
   });
+  ignoreSessionOfModern(req);
   let response: Response;
   try {
     const request = await toWebRequest(req as NodeIncomingMessageLike, o.parsedBody, {
@@ -111,6 +112,20 @@ async function run(
   if (delivered) channel.writtenAll();
   await channel.idle();
   return delivered;
+}
+
+/** The first sessionless protocol revision (2026-07-28); revisions are dates, so they sort as text. */
+const SESSIONLESS_REVISION = "2026-07-28";
+
+/**
+ * A request of a sessionless revision (its MCP-Protocol-Version header) belongs to no session: an
+ * Mcp-Session-Id it still carries, left from a 2025-era connection, is dropped before routing, so
+ * it is served as what it is rather than sent to that session (which refuses the revision) or
+ * answered "session not found".
+ */
+function ignoreSessionOfModern(req: IncomingMessage): void {
+  const revision = req.headers["mcp-protocol-version"];
+  if (typeof revision === "string" && revision >= SESSIONLESS_REVISION) delete req.headers["mcp-session-id"];
 }
 
 /** Streams a Response into a Node response, honouring backpressure; stops when the client left. */

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
+import { byteSize } from "../client/wording.js";
 
 /**
  * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the
@@ -120,7 +121,7 @@ export async function readJson(req: IncomingMessage): Promise<BodyRead> {
   const tooLarge: BodyRead = {
     ok: false,
     status: 413,
-    message: `Payload too large: the limit is ${MAX_BODY_BYTES} bytes`,
+    message: `Payload too large: the limit is ${byteSize(MAX_BODY_BYTES)}`,
   };
   if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
   const body = await readBody(req, MAX_BODY_BYTES);

@@ -77,7 +77,7 @@ describe("generation tools", () => {
   it("refuses bad arguments locally with INVALID_ARGUMENT naming the field and the limit", async () => {
     await open();
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ model: "m", prompt: "x".repeat(30_001) }, /^INVALID_ARGUMENT: prompt: .*30000/],
+      [{ model: "m", prompt: "x".repeat(30_001) }, /^INVALID_ARGUMENT: prompt: .*30,000 characters/],
       [
         { model: "m", prompt: "x", colour: "red" },
         /^INVALID_ARGUMENT: colour: unknown argument; generate_image accepts only model, prompt/,
