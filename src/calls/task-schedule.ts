@@ -43,6 +43,7 @@ export async function waitLearning(
     known: task,
     onProgress: (p) => void ctx.progress(progressLine(p), p.polls),
     onWaiting: (p) => void ctx.progress(progressLine(p)),
+    onNextRead: ctx.scheduled,
   });
   if (origin && result.terminal && result.terminalMs !== undefined) {
     const seen = {

@@ -13,6 +13,7 @@ import type { ServiceClient } from "../client/service-client.js";
 import type { EngineConfig } from "../config/settings.js";
 import type { Ledger } from "../ledger/open-ledger.js";
 import type { DeliveryHook } from "./delivery.js";
+import { declaresTasks } from "./task-wire.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
@@ -33,6 +34,13 @@ export interface ToolContext {
   readonly offersRoots: boolean;
   /** Answers the client returned to an earlier input-required result of this call. */
   readonly inputResponses: Record<string, unknown> | undefined;
+  /**
+   * This request declared the MCP Tasks extension (2026-07-28, src/mcp/task-wire.ts): a paid call
+   * may answer with a task once its request is claimed, and go on in the background.
+   */
+  readonly takesTasks?: boolean;
+  /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
+  scheduled?(readAt: number): void;
   /**
    * Sends a progress notification when the caller asked for progress (a progressToken);
    * values are kept strictly increasing whatever the caller passes.
@@ -79,6 +87,7 @@ export function toolContext(
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
+    takesTasks: declaresTasks(ctx),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

@@ -6,10 +6,12 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
 import type { ChannelOf } from "../mcp/delivery.js";
+import { TASKS_EXTENSION } from "../mcp/task-wire.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
+import { registerTasks } from "./mcp-tasks.js";
 import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
@@ -30,7 +32,17 @@ An error starts with its code and says what to do next. list_requests shows this
 export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } },
+    {
+      instructions: INSTRUCTIONS,
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        completions: {},
+        // MCP Tasks (docs/tasks.md): a client that declares it gets a task for a long paid call.
+        extensions: { [TASKS_EXTENSION]: {} },
+      },
+    },
   );
   for (const listed of CATALOG) {
     const load = TOOL_LOADERS[listed.name];
@@ -42,6 +54,7 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
   registerPrompts(server, engine);
+  registerTasks(server, engine, channelOf);
   // tools/list answered from the precomputed listings (what the SDK would build from the tools
   // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({
