@@ -99,7 +99,7 @@ export async function handBack<T>(engine: Engine, steps: Steps<T>): Promise<Tool
     job.stop.abort(err);
     throw new IdentifiedError(err, identity, "sent");
   }
-  job.drive(created.taskId, identity, steps, () => running);
+  job.drive(created.taskId, Date.parse(created.createdAt), steps, () => running);
   const result: CreateTaskResult = { resultType: "task", ...created };
   return result as unknown as ToolOutcome;
 }
@@ -124,8 +124,7 @@ export async function adopt<T>(
   });
   if (taken?.lease?.owner !== OWNER || jobs.has(rec.taskId)) return false;
   const job = new Job(engine);
-  const context = taken.context as unknown as TaskContext;
-  job.drive(rec.taskId, context.identity, steps, () =>
+  job.drive(rec.taskId, taken.createdAt, steps, () =>
     goOn({ ctx: job.sendCtx, budget: job.sendBudget, signal: job.stop.signal }),
   );
   return true;
@@ -196,12 +195,13 @@ class Job {
     };
   }
 
-  drive<T>(taskId: string, identity: string, steps: Steps<T>, start: () => Promise<RunResult<T>>): void {
+  /** Runs the work of task `taskId` (created at `createdAt`, epoch ms) from `start` on. */
+  drive<T>(taskId: string, createdAt: number, steps: Steps<T>, start: () => Promise<RunResult<T>>): void {
     this.#taskId = taskId;
     jobs.set(taskId, this);
     this.#renew = setInterval(() => this.#note({}), TASK_LEASE_MS / 3);
     this.#renew.unref();
-    void this.#run(identity, steps, start).finally(() => {
+    void this.#run(createdAt, steps, start).finally(() => {
       clearInterval(this.#renew);
       this.sendBudget.release();
       if (jobs.get(taskId) === this) jobs.delete(taskId);
@@ -209,17 +209,16 @@ class Job {
     });
   }
 
-  async #run<T>(identity: string, steps: Steps<T>, start: () => Promise<RunResult<T>>): Promise<void> {
+  async #run<T>(createdAt: number, steps: Steps<T>, start: () => Promise<RunResult<T>>): Promise<void> {
     let outcome: ToolOutcome;
     let deliverable = false;
     try {
       const run = await start();
-      await this.#write((cur) =>
-        withSent(cur, { reused: run.reused, joined: run.joined, ...steps.facts(run.result) }),
-      );
+      const sent: SentFacts = { reused: run.reused, joined: run.joined, ...steps.facts(run.result) };
+      await this.#write((cur) => withContext(cur, { sent }));
       if (this.stop.signal.aborted || this.cancel.signal.aborted) return;
       const signal = AbortSignal.any([this.stop.signal, this.cancel.signal]);
-      const ttlLeft = TASK_TTL_MS - (Date.now() - (await this.#createdAt()));
+      const ttlLeft = TASK_TTL_MS - (Date.now() - createdAt);
       const budget = budgetOf(Math.max(0, Math.min(TASK_WAIT_MS, ttlLeft - TASK_LEASE_MS)));
       try {
         const within = { ctx: this.#context(signal), budget, waitSeconds: budget.totalMs / 1000 };
@@ -230,6 +229,12 @@ class Job {
       }
     } catch (err) {
       outcome = steps.refuse(err);
+      // Cancelled while sending: the cancelled task says how sending ended (what it means for money).
+      if (this.cancel.signal.aborted && !this.stop.signal.aborted) {
+        const ended = firstLine(outcome as Record<string, unknown>) ?? "refused";
+        await this.#write((cur) => withContext(cur, { ended })).catch(() => {});
+        return;
+      }
     }
     // Stopped or cancelled meanwhile: what was presented is the task as it stood, not its end.
     if (this.stop.signal.aborted || this.cancel.signal.aborted) return;
@@ -251,12 +256,6 @@ class Job {
     }).catch(() => {
       // The store refused the result: the lease lapses and the next tasks/get takes the work over.
     });
-    void identity;
-  }
-
-  async #createdAt(): Promise<number> {
-    const store = await taskStore(this.#engine);
-    return (await store.read(this.#taskId, this.#engine.keyHash))?.createdAt ?? Date.now();
   }
 
   /** A new status line or read time, and the lease renewed, written in order (latest wins). */
@@ -327,13 +326,10 @@ class Job {
   }
 }
 
-/** Records what the send answered; a task cancelled meanwhile now names what goes on and is charged. */
-function withSent(cur: StoredTask, sent: SentFacts): StoredTask {
-  const next: StoredTask = { ...cur, context: { ...cur.context, sent } };
-  if (cur.status === "cancelled") {
-    const message = cancelledMessage(next);
-    if (message !== undefined) next.statusMessage = message;
-  }
+/** Adds to the task's context; a task cancelled meanwhile says anew what goes on and is charged. */
+function withContext(cur: StoredTask, add: Partial<TaskContext>): StoredTask {
+  const next: StoredTask = { ...cur, context: { ...cur.context, ...add } };
+  if (cur.status === "cancelled") next.statusMessage = cancelledMessage(next);
   return next;
 }
 

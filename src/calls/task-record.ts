@@ -23,6 +23,8 @@ export interface TaskContext {
   /** The call kind's description of its request (src/calls/resume.ts rebuilds its steps from it). */
   work: Record<string, unknown>;
   sent?: SentFacts;
+  /** The first line of how sending ended without a task (a refusal), once it has. */
+  ended?: string;
   /** The result came through the call's presenting (not a refusal): carried to the client, it is delivered. */
   deliverable?: boolean;
 }
@@ -48,7 +50,8 @@ export function taskStore(engine: Engine): Promise<LedgerTaskStore> {
  * only the waiting: work already sent goes on and is charged, and stays reachable.
  */
 export function cancelledMessage(rec: StoredTask): string {
-  const { identity, sent } = contextOf(rec);
+  const { identity, sent, ended } = contextOf(rec);
+  if (ended !== undefined) return `Stopped waiting at your request. Sending the request ended: ${ended}`;
   const stopped = "Stopped waiting at your request. The service has no cancellation:";
   if (sent?.taskId !== undefined) {
     return `${stopped} task ${sent.taskId} (identity ${identity}) was sent, goes on and is charged as it finishes. Its record and outputs stay reachable: poll_task with taskId "${sent.taskId}", or list_requests.`;

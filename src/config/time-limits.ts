@@ -55,7 +55,8 @@ export const TASK_LEASE_MS = 15_000;
 /**
  * `pollIntervalMs`, from the work's next read of the service: come back `leadMs` before it (a
  * `tasks/get` then is held up to `holdMs` for the read's outcome), or `afterMs` after it where it
- * is due; within [minMs, maxMs]; `unscheduledMs` while nothing is scheduled (sending, presenting).
+ * is due; within [minMs, maxMs]; `unscheduledMs` while nothing is scheduled (sending, presenting);
+ * at most `staleMs` while a read is long overdue (its process may have stopped: its lease lapses).
  */
 export const TASK_POLL = {
   leadMs: 100,
@@ -63,5 +64,6 @@ export const TASK_POLL = {
   minMs: 100,
   maxMs: 15_000,
   unscheduledMs: 500,
+  staleMs: 5_000,
   holdMs: 2_000,
 } as const;

@@ -181,15 +181,19 @@ function parse(text: string): StoredTask {
 
 /**
  * When to come back: just before the work's next read of the service while that is ahead (a
- * `tasks/get` arriving then is held until the read's outcome is stored, src/surface/tasks.ts),
+ * `tasks/get` arriving then is held until the read's outcome is stored, src/surface/mcp-tasks.ts),
  * just after it once it is due (a replica that cannot hold), and soon while nothing is scheduled
- * (sending, or presenting a finished task).
+ * (sending, or presenting a finished task). A read long overdue means the process driving the work
+ * stopped: come back when its lease lapses, when any `tasks/get` takes the work over.
  */
 export function pollIntervalMs(rec: StoredTask, now: number): number {
   const at = rec.nextReadAt;
+  const overdue =
+    at === undefined ? now - rec.lastUpdatedAt > TASK_POLL.holdMs : now >= at + TASK_POLL.holdMs;
   let ms: number = TASK_POLL.unscheduledMs;
-  if (at !== undefined)
-    ms = at - TASK_POLL.leadMs > now ? at - TASK_POLL.leadMs - now : at + TASK_POLL.afterMs - now;
+  if (overdue && rec.lease !== undefined) ms = Math.min(rec.lease.until - now, TASK_POLL.staleMs);
+  else if (at !== undefined && at - TASK_POLL.leadMs > now) ms = at - TASK_POLL.leadMs - now;
+  else if (at !== undefined && !overdue) ms = at + TASK_POLL.afterMs - now;
   return Math.round(Math.min(TASK_POLL.maxMs, Math.max(TASK_POLL.minMs, ms)));
 }
 

@@ -9,9 +9,9 @@ import type { ChannelOf } from "../mcp/delivery.js";
 import { TASKS_EXTENSION } from "../mcp/task-wire.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
+import { registerTasks } from "./mcp-tasks.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
-import { registerTasks } from "./mcp-tasks.js";
 import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";

@@ -48,8 +48,8 @@ export function registerTasks(
   server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
     requireTasks(ctx, "tasks/cancel");
     const store = await taskStore(engine);
-    await store.cancel(params.taskId, { principal: engine.keyHash });
-    stopWaiting(params.taskId);
+    // Only this key's task: another key's cancel is acknowledged and reaches nothing.
+    if (await store.cancel(params.taskId, { principal: engine.keyHash })) stopWaiting(params.taskId);
     return {};
   });
 }
