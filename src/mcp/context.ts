@@ -87,7 +87,7 @@ export function toolContext(
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
-    takesTasks: declaresTasks(ctx),
+    takesTasks: declaresTasks(server, ctx),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

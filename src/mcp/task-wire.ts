@@ -10,6 +10,7 @@
  */
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  type McpServer,
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
@@ -46,12 +47,18 @@ export type CreateTaskResult = Task & { resultType: "task" };
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** The first protocol revision with this form of tasks: earlier ones never get it. */
+const TASKS_SINCE = "2026-07-28";
+
 /**
- * Whether this very request declared the extension. Only the 2026-07-28 per-request envelope
- * counts: a 2025-era session never gets a task in this form (SEP-2663: "under earlier protocol
- * versions … a server MUST NOT return CreateTaskResult").
+ * Whether this very request declared the extension, on a connection served on 2026-07-28 or later.
+ * A 2025-era session never gets a task in this form, even when its request's `_meta` says so
+ * (SEP-2663: "under earlier protocol versions … a server MUST NOT return CreateTaskResult"). The
+ * revision is the instance's own: the SDK binds it to the era it serves (an `initialize` makes it
+ * a 2025 one), which a request's `_meta` cannot change.
  */
-export function declaresTasks(ctx: ServerContext): boolean {
+export function declaresTasks(server: McpServer, ctx: ServerContext): boolean {
+  if ((server.server.getNegotiatedProtocolVersion() ?? "") < TASKS_SINCE) return false;
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
   if (!isRecord(capabilities)) return false;
@@ -60,11 +67,11 @@ export function declaresTasks(ctx: ServerContext): boolean {
 }
 
 /** Refuses (-32021) a `tasks/*` request that did not declare the extension. */
-export function requireTasks(ctx: ServerContext, method: string): void {
-  if (declaresTasks(ctx)) return;
+export function requireTasks(server: McpServer, ctx: ServerContext, method: string): void {
+  if (declaresTasks(server, ctx)) return;
   throw new MissingRequiredClientCapabilityError(
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-    `${method} needs the request to declare the "${TASKS_EXTENSION}" extension in _meta["${CLIENT_CAPABILITIES_META_KEY}"].extensions`,
+    `${method} needs the request to declare the "${TASKS_EXTENSION}" extension in _meta["${CLIENT_CAPABILITIES_META_KEY}"].extensions (protocol ${TASKS_SINCE})`,
   );
 }
 

@@ -35,18 +35,18 @@ export function registerTasks(
   channelOf: ChannelOf = () => undefined,
 ): void {
   server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => {
-    requireTasks(ctx, "tasks/get");
+    requireTasks(server, ctx, "tasks/get");
     const read = await readTask(engine, params.taskId);
     if (read === undefined) throw taskNotFound();
     if (read.delivers !== undefined) onDelivered(engine, ctx, channelOf, read.delivers);
     return { ...read.task };
   });
   server.server.setRequestHandler("tasks/update", { params: TaskIdParams }, async (_params, ctx) => {
-    requireTasks(ctx, "tasks/update");
+    requireTasks(server, ctx, "tasks/update");
     return {};
   });
   server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
-    requireTasks(ctx, "tasks/cancel");
+    requireTasks(server, ctx, "tasks/cancel");
     const store = await taskStore(engine);
     // Only this key's task: another key's cancel is acknowledged and reaches nothing.
     if (await store.cancel(params.taskId, { principal: engine.keyHash })) stopWaiting(params.taskId);

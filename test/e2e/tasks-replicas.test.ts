@@ -70,7 +70,10 @@ describe.runIf(ready)("MCP tasks on three replicas behind HAProxy, one PostgreSQ
     const release = d.receiver.hold();
     let taskId: string;
     try {
-      const created = await callTool(victim.url, "generate_video", clip("a harbour, killed"), { tasks: true, key });
+      const created = await callTool(victim.url, "generate_video", clip("a harbour, killed"), {
+        tasks: true,
+        key,
+      });
       taskId = created.result.taskId;
       await d.receiver.waitForRequests(received + 1);
       victim.child.kill("SIGKILL");

@@ -69,7 +69,10 @@ describe("an MCP task across a restart on the same ledger", () => {
     expect(final.result.status).toBe("completed");
     const result = final.result.result;
     expect(result.isError ?? false, textOf(result)).toBe(false);
-    expect(result.structuredContent).toMatchObject({ idempotencyKey: identity, task: { status: "succeeded" } });
+    expect(result.structuredContent).toMatchObject({
+      idempotencyKey: identity,
+      task: { status: "succeeded" },
+    });
     // The replay found the work the service already had: not new, not dispatched again.
     expect(result.structuredContent.created).toBe(false);
     expect(textOf(result)).toContain("not charged twice");
@@ -82,7 +85,9 @@ describe("an MCP task across a restart on the same ledger", () => {
   it("stopped gracefully while waiting: the next process reads the service's task again at once", async () => {
     const first = await server();
     const before = service.sandbox.stats.dispatches(VIDEO);
-    const created = await callTool(first.url, "generate_video", clip("a lighthouse, restart"), { tasks: true });
+    const created = await callTool(first.url, "generate_video", clip("a lighthouse, restart"), {
+      tasks: true,
+    });
     const { taskId } = created.result;
     const get = async () => (await rpc(first.url, "tasks/get", { taskId }, { tasks: true })).result;
     await until(async () => /Task task_\w+ is/.test((await get()).statusMessage ?? ""), "the wait to begin");
