@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI, initializeRequest, isolatedEnv } from "../helpers/cli.js";
 import { envelope, TASKS_EXTENSION, textOf } from "../helpers/tasks-wire.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
 type Message = { id?: number; result?: Record<string, any>; error?: { code: number } };
 
 /** The CLI on stdio with `--sandbox`, and one request at a time answered by ID. */
