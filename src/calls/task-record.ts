@@ -1,10 +1,13 @@
 /**
- * What a paid call's MCP task keeps about its work (`context` of src/mcp/task-store.ts), the one
- * store of tasks per ledger, and what a cancelled task says about the money.
+ * What a paid call's MCP task keeps about its work (`context` of src/mcp/task-store.ts), the steps
+ * after the claim that work is rebuilt into, the one store of tasks per ledger, and what a
+ * cancelled task says about the money.
  */
-import type { Ledger } from "../ledger/open-ledger.js";
-import type { Engine } from "../mcp/context.js";
+import type { Ledger, RunResult } from "../ledger/open-ledger.js";
+import type { Engine, ToolContext } from "../mcp/context.js";
+import type { ToolOutcome } from "../mcp/define-tool.js";
 import { LedgerTaskStore, type StoredTask } from "../mcp/task-store.js";
+import type { Budget } from "./budget.js";
 
 /** What the send answered, kept so a process taking the work over reads the service's task again. */
 export interface SentFacts {
@@ -27,6 +30,40 @@ export interface TaskContext {
   ended?: string;
   /** The result came through the call's presenting (not a refusal): carried to the client, it is delivered. */
   deliverable?: boolean;
+}
+
+/** Where the steps after the claim run: this call's context and budget, or a task's. */
+export interface Within {
+  ctx: ToolContext;
+  budget: Budget;
+  /** How long a wait for the service's task may last, in seconds. */
+  waitSeconds: number;
+}
+
+/**
+ * What follows the claim, for one call kind: built alike for a fresh call and for a task taken
+ * over after a restart (resume.ts), from `work` alone.
+ */
+export interface Steps<T> {
+  /** The call kind's own description of the request (JSON): all a task stores to rebuild these steps. */
+  work: Record<string, unknown>;
+  /**
+   * Step 3: claims the identity (`identity`: this one, to go on with a claimed request) and sends
+   * the bytes within `budget`; `onClaimed` once the claim is durable.
+   */
+  send(
+    ctx: ToolContext,
+    budget: Budget,
+    o?: { identity?: string; onClaimed?: (identity: string) => void },
+  ): Promise<RunResult<T>>;
+  /** What a task records once sent: the service's task ID (media) and whether it was new work. */
+  facts(result: T): Omit<SentFacts, "reused" | "joined">;
+  /** Reads the service's task again instead of sending, where it is known (media only). */
+  known?(taskId: string, sent: SentFacts | undefined, signal: AbortSignal): Promise<T>;
+  /** Steps 4 and 5's result: wait (media) and present. */
+  present(run: RunResult<T>, within: Within): Promise<ToolOutcome>;
+  /** A failure after the claim, as the call's result (with the identity). */
+  refuse(err: unknown): ToolOutcome;
 }
 
 export const contextOf = (rec: StoredTask): TaskContext => rec.context as unknown as TaskContext;
