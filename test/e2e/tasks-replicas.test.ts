@@ -5,29 +5,13 @@
  * dispatch; a replica killed while its task's send was held leaves the task to another, which
  * replays the same identity with the same bytes once the lease lapses.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runnableOrSkipped } from "../helpers/chromium.js";
+import { describe, expect, it } from "vitest";
 import { startHttpCli } from "../helpers/cli.js";
 import { callTool, pollTask, rpc, textOf } from "../helpers/tasks-wire.js";
-import { available } from "../ledger/stores.js";
-import { type Deployment, haproxyInstalled, startDeployment } from "./balancer.js";
+import { deploymentForTests } from "./replica-tests.js";
 
 const VIDEO = "POST /api/generate/video";
-const ready = runnableOrSkipped(
-  haproxyInstalled() ? undefined : "haproxy is not installed (apt-get install haproxy)",
-  "the MCP task replica tests (test/e2e/tasks-replicas.test.ts)",
-);
-
-let d: Deployment | undefined;
-let key: string;
-
-beforeAll(async () => {
-  if (!ready || !(await available("postgres"))) return;
-  d = await startDeployment();
-  key = d.sandbox.addKey({ scopes: ["read", "generate"] });
-}, 60_000);
-
-afterAll(() => d?.stop());
+const deployment = deploymentForTests("the MCP task replica tests (test/e2e/tasks-replicas.test.ts)");
 
 const clip = (prompt: string) => ({
   model: "sandbox-video-lite",
@@ -35,9 +19,11 @@ const clip = (prompt: string) => ({
   parameters: { mode: "text-to-video", duration: 5 },
 });
 
-describe.runIf(ready)("MCP tasks on three replicas behind HAProxy, one PostgreSQL ledger", () => {
+describe.runIf(deployment.ready)("MCP tasks on three replicas behind HAProxy, one PostgreSQL ledger", () => {
   it("a task created through one replica is read through every other, and through the balancer", async (ctx) => {
-    if (d === undefined) return ctx.skip();
+    const running = deployment.current();
+    if (running === undefined) return ctx.skip();
+    const { d, key } = running;
     const [one, two, three] = d.replicas.map((r) => r.url);
     if (one === undefined || two === undefined || three === undefined) throw new Error("three replicas");
     const before = d.sandbox.stats.dispatches(VIDEO);
@@ -62,7 +48,9 @@ describe.runIf(ready)("MCP tasks on three replicas behind HAProxy, one PostgreSQ
   }, 60_000);
 
   it("a replica killed while its task's send is held: another takes the task over under the same identity", async (ctx) => {
-    if (d === undefined) return ctx.skip();
+    const running = deployment.current();
+    if (running === undefined) return ctx.skip();
+    const { d, key } = running;
     const survivor = d.replicas[1]?.url ?? "";
     const victim = await startHttpCli([], d.replicaEnv());
     const before = d.sandbox.stats.dispatches(VIDEO);
