@@ -50,7 +50,8 @@ export class Job {
       canElicit: false,
       offersRoots: false,
       inputResponses: undefined,
-      progress: async (message) => this.#note({ message }),
+      // As in a call's progress (src/mcp/context.ts): a message may quote the service, so the key.
+      progress: async (message) => this.#note({ message: this.#engine.client.scrub(message) }),
       scheduled: (readAt) => this.#note({ readAt }),
       // Delivered is decided when a tasks/get carries the result (src/surface/tasks.ts).
       onDelivery: () => {},
@@ -74,6 +75,7 @@ export class Job {
   async #run<T>(createdAt: number, steps: Steps<T>, start: () => Promise<RunResult<T>>): Promise<void> {
     let outcome: ToolOutcome;
     let deliverable = false;
+    const scrub = this.#engine.client.scrub;
     try {
       const run = await start();
       const sent: SentFacts = { reused: run.reused, joined: run.joined, ...steps.facts(run.result) };
@@ -93,14 +95,14 @@ export class Job {
       outcome = steps.refuse(err);
       // Cancelled while sending: the cancelled task says how sending ended (what it means for money).
       if (this.cancel.signal.aborted && !this.stop.signal.aborted) {
-        const ended = firstLine(outcome as Record<string, unknown>) ?? "refused";
+        const ended = scrub(firstLine(outcome as Record<string, unknown>) ?? "refused");
         await this.#write((cur) => withContext(cur, { ended })).catch(() => {});
         return;
       }
     }
     // Stopped or cancelled meanwhile: what was presented is the task as it stood, not its end.
     if (this.stop.signal.aborted || this.cancel.signal.aborted) return;
-    const result = asTaskResult(scrubDeep(outcome, this.#engine.client.scrub));
+    const result = asTaskResult(scrubDeep(outcome, scrub));
     await this.#write((cur) => {
       if (cur.status !== "working") return undefined;
       const done: StoredTask = {
@@ -133,7 +135,10 @@ export class Job {
       if (this.#message !== undefined) next.statusMessage = this.#message;
       if (this.nextReadAt !== undefined) next.nextReadAt = this.nextReadAt;
       return next;
-    }).catch(() => {});
+    }).catch(() => {
+      // The store failed this one: the next note (the lease's renewal at the latest) tries again.
+      this.#dirty = false;
+    });
   }
 
   /**

@@ -143,7 +143,8 @@ describe("MCP Tasks on the 2026-07-28 wire, through the built CLI", () => {
 
   it("completes a failed generation, and a refusal after the claim, with isError (not `failed`)", async () => {
     // The send happens after the task is handed back: the fault is the next image request's.
-    service.sandbox.faults.inject(IMAGE, { status: 409, code: "REQUEST_FAILED", message: "claim released" });
+    // One that quotes the request's own key, as a careless service might: no answer carries it.
+    service.sandbox.faults.inject(IMAGE, { status: 409, code: "REQUEST_FAILED", echoKey: true });
     const refused = await callTool(url, "generate_image", image("a refused gull"), { tasks: true });
     const refusal = await pollTask(url, refused.result.taskId);
     const failing = await callTool(url, "generate_image", image("[sandbox:fail] a storm"), { tasks: true });
@@ -156,6 +157,11 @@ describe("MCP Tasks on the 2026-07-28 wire, through the built CLI", () => {
     const text = textOf(refusal.final.result.result);
     expect(text).toMatch(/^REQUEST_FAILED: /);
     expect(text).toMatch(/Identity \(idempotencyKey\): gm-\S+, now closed/);
+    const seen = JSON.stringify(refusal.seen).toLowerCase();
+    expect(seen).not.toContain(SANDBOX_API_KEY.slice(4, 20));
+    expect(JSON.stringify(refusal.seen)).not.toContain(
+      Buffer.from(SANDBOX_API_KEY).toString("base64").slice(4, 40),
+    );
   });
 
   it("cancel stops the waiting and says the truth about the money; the work stays reachable", async () => {
