@@ -56,6 +56,7 @@ export async function handBack<T>(engine: Engine, steps: Steps<T>): Promise<Tool
   } catch (err) {
     // No task to follow the work: stop it. The record stays open, so the identical call replays it.
     job.stop.abort(err);
+    void running.catch(() => {}).finally(() => job.sendBudget.release());
     throw new IdentifiedError(err, identity, "sent");
   }
   job.drive(created.taskId, Date.parse(created.createdAt), steps, () => running);
