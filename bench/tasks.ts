@@ -133,9 +133,9 @@ export async function taskDetection(): Promise<void> {
       `(i) MCP task: a finished generation seen through tasks/get at pollIntervalMs (HTTP), ${RUNS} tasks per kind after ${WARMUP} learning`,
     );
     print(
-      "| kind | duration | mean delay | p95 delay | mean delay / duration | service reads per task | fixed schedule's reads | tasks/get per task |",
+      "| kind | duration | mean delay | p95 delay | mean delay / duration | of which after the server's read | service reads per task | fixed schedule's reads | tasks/get per task |",
     );
-    print("|---|---|---|---|---|---|---|---|");
+    print("|---|---|---|---|---|---|---|---|---|");
     let met = true;
     for (const { kind, out } of results) {
       const delays = out.map((x) => x.delayMs);
