@@ -11,6 +11,8 @@
  *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
  *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
+ *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor, and how soon a
+ *      finished generation is seen through tasks/get at pollIntervalMs (bench/tasks.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -24,6 +26,7 @@ import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../te
 import { delayProxy } from "./delay-proxy.js";
 import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
+import { taskCreation, taskDetection } from "./tasks.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -35,7 +38,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefg");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefghi");
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
 const PAID_MEDIAN_TARGET = 1.3;
 const PAID_P99_TARGET = 1.5;
@@ -339,6 +342,8 @@ async function main(): Promise<void> {
       await catalogCostWithApps();
     }
     if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
+    if (PARTS.includes("h")) await taskCreation(serviceEnv);
+    if (PARTS.includes("i")) await taskDetection();
   } finally {
     await sandbox.stop();
     iso.cleanup();

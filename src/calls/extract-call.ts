@@ -1,6 +1,7 @@
 /**
  * One paid video analysis (extract_video), read top to bottom: the steps of paid-call.ts, and the
- * analysis with its suggested frames and segments as the answer.
+ * analysis with its suggested frames and segments as the answer. For a client that takes MCP
+ * tasks, what follows the claim (`extractSteps`) runs in a task's background instead.
  */
 import { endpointOf } from "../client/endpoints.js";
 import { buildExtractBody } from "../client/requests.js";
@@ -11,9 +12,18 @@ import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
+import type { Steps } from "./background.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import {
+  type Built,
+  bodyUnder,
+  checkArguments,
+  claimThen,
+  refused,
+  sending,
+  spendingNotes,
+} from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -53,24 +63,46 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     });
     if (q.pending) return await q.result();
     const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget.
-    const run = await claimAndSend(engine, ctx, {
-      tool: "extract_video",
-      endpoint: endpointOf("extraction"),
-      built,
-      idempotencyKey,
-      budget,
-      send: (identity, bytes, signal) =>
-        engine.client.extractVideo(bytes, identity, signal ? { signal } : {}),
-      ref: (r) => ({ responseId: r.id }),
-    });
-    // 4. Present the analysis; 5. deliver, and mark delivered once the transport wrote it.
-    return deliver(ctx, run, present(engine, run, ceiling));
+    // 3. Claim the identity with the bytes, then send them within the budget; 4. present the
+    // analysis; 5. deliver. A client that takes tasks gets one at the claim.
+    const steps = extractSteps(engine, { built, idempotencyKey, ceiling });
+    return await claimThen(engine, ctx, { ctx, budget, waitSeconds: 0 }, steps);
   } catch (err) {
     return refused(engine, err, ceiling);
   } finally {
     budget.release();
   }
+}
+
+/** An analysis's request as a task keeps it (JSON): enough to rebuild its steps anywhere. */
+export interface ExtractWork {
+  built: Built;
+  idempotencyKey: string | undefined;
+  ceiling: Ceiling;
+}
+
+/** What follows the claim of an analysis: send (the answer is the analysis) and present it. */
+export function extractSteps(engine: Engine, work: ExtractWork): Steps<ExtractionResponse> {
+  const { body, bytes } = work.built;
+  return {
+    work: {
+      tool: "extract_video",
+      ...work,
+      built: { body: { model: body.model, maxGems: body.maxGems }, bytes },
+    },
+    send: sending(engine, {
+      tool: "extract_video",
+      endpoint: endpointOf("extraction"),
+      built: work.built,
+      idempotencyKey: work.idempotencyKey,
+      send: (identity, bytes, signal) =>
+        engine.client.extractVideo(bytes, identity, signal ? { signal } : {}),
+      ref: (r) => ({ responseId: r.id }),
+    }),
+    facts: () => ({}),
+    present: async (run) => present(engine, run, work.ceiling),
+    refuse: (err) => refused(engine, err, work.ceiling),
+  };
 }
 
 function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ceiling): ToolOutcome {

@@ -2,7 +2,8 @@
  * One paid media call (generate_image, generate_video, generate_audio), read top to bottom: the
  * steps of paid-call.ts, then a bounded wait (waiting.ts) and the task as it stands (present.ts).
  * Once the task exists it is paid for: from then on every answer carries its ID and identity,
- * whatever else fails.
+ * whatever else fails. For a client that takes MCP tasks, what follows the claim (`mediaSteps`)
+ * runs in a task's background instead, waiting until the service's task ends.
  */
 import { endpointOf } from "../client/endpoints.js";
 import { buildMediaBody, type MediaBodyInput } from "../client/requests.js";
@@ -15,10 +16,19 @@ import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { describeError, okResult } from "../mcp/results.js";
+import type { Steps } from "./background.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "./file-areas.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, variationsNote } from "./paid-call.js";
+import {
+  type Built,
+  bodyUnder,
+  checkArguments,
+  claimThen,
+  refused,
+  sending,
+  variationsNote,
+} from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
@@ -32,7 +42,7 @@ export interface MediaArgs extends MediaBodyInput {
   save?: boolean | undefined;
 }
 
-type Run = RunResult<{ submission: Submission }>;
+type Run = RunResult<{ httpStatus: number; submission: Submission }>;
 
 export async function submitMedia(
   tool: string,
@@ -69,27 +79,66 @@ export async function submitMedia(
     // A save that cannot work is refused before the charge, never after it.
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
     const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget.
-    const run = await claimAndSend(engine, ctx, {
-      tool,
-      endpoint: endpointOf(kind),
-      built,
-      idempotencyKey,
-      budget,
-      attemptMs: SUBMIT_ATTEMPT_MS,
-      send: (identity, bytes, signal) =>
-        engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
-      ref: (r) => ({ taskId: r.submission.task.id }),
-    });
-    // 4. Wait for the task, then present it as it stands.
-    const shown = await waitAndPresent(engine, ctx, run, { tool, waitSeconds, budget, dirs, ceiling });
-    // 5. Deliver, and mark delivered once the transport wrote it.
-    return deliver(ctx, run, shown);
+    // 3. Claim the identity with the bytes, then send them within the budget; 4. wait for the task
+    // and present it as it stands; 5. deliver. A client that takes tasks gets one at the claim.
+    const work = { tool, kind, operation: request.operation, built, idempotencyKey, ceiling, dirs };
+    return await claimThen(engine, ctx, { ctx, budget, waitSeconds }, mediaSteps(engine, work));
   } catch (err) {
     return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
   } finally {
     budget.release();
   }
+}
+
+/** A media call's request as a task keeps it (JSON): enough to rebuild its steps anywhere. */
+export interface MediaWork {
+  tool: string;
+  kind: MediaKind;
+  operation: string | undefined;
+  built: Built;
+  idempotencyKey: string | undefined;
+  ceiling: Ceiling;
+  dirs: SaveTarget | undefined;
+}
+
+/** What follows the claim of a media call: send, wait for the task and present it (or refuse). */
+export function mediaSteps(engine: Engine, work: MediaWork): Steps<Run["result"]> {
+  const { kind } = work;
+  return {
+    // Only what the body needs of `built` (its bytes are the body).
+    work: {
+      ...work,
+      built: {
+        body: { model: work.built.body.model, maxGems: work.built.body.maxGems },
+        bytes: work.built.bytes,
+      },
+    },
+    send: sending(engine, {
+      tool: work.tool,
+      endpoint: endpointOf(kind),
+      built: work.built,
+      idempotencyKey: work.idempotencyKey,
+      attemptMs: SUBMIT_ATTEMPT_MS,
+      send: (identity, bytes, signal) =>
+        engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
+      ref: (r) => ({ taskId: r.submission.task.id }),
+    }),
+    facts: (r) => ({ taskId: r.submission.task.id, created: r.submission.created }),
+    known: async (taskId, sent, signal) => {
+      const task = await engine.client.getTask(taskId, { signal });
+      return { httpStatus: 200, submission: { created: sent?.created ?? false, task } };
+    },
+    present: (run, within) =>
+      waitAndPresent(engine, within.ctx, run, {
+        tool: work.tool,
+        waitSeconds: within.waitSeconds,
+        budget: within.budget,
+        dirs: work.dirs,
+        ceiling: work.ceiling,
+      }),
+    refuse: (err) =>
+      refused(engine, err, work.ceiling, (code) => nextForVoiceClone(kind, work.operation, code)),
+  };
 }
 
 interface Presenting {

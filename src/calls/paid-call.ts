@@ -11,6 +11,10 @@
  *   5. deliver          the result goes back to the transport, and the record is marked delivered
  *                       once the transport wrote it to a live client (docs/idempotency.md#delivery)
  *
+ * `claimThen` runs steps 3 to 5. For a client that takes MCP tasks it hands a task back as soon as
+ * the claim is durable, and steps 3 (the sending) to 5 go on in the task's background
+ * (background.ts); the result is delivered when `tasks/get` carries it to the client.
+ *
  * After step 3 every answer carries the identity; a failure before it sends nothing and records
  * nothing.
  */
@@ -18,6 +22,7 @@ import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { describeError, errorResult } from "../mcp/results.js";
+import { handBack, type Steps, type Within } from "./background.js";
 import type { Budget } from "./budget.js";
 import { chargedText } from "./charged.js";
 import { type Ceiling, ceilingNote, priceRefusal } from "./spending.js";
@@ -66,6 +71,8 @@ export interface Send<T> {
   send(identity: string, bytes: string, signal: AbortSignal | undefined): Promise<T>;
   /** What the record keeps of a success: the task ID (media) or response ID (text, extraction). */
   ref(result: T): { taskId?: string; responseId?: string };
+  /** Told the identity once the claim is durable (a task is handed back from there). */
+  onClaimed?: (identity: string) => void;
 }
 
 /**
@@ -88,10 +95,42 @@ export function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): P
       // Kept on the record: polling learns how long each model's tasks take.
       model: o.built.body.model,
       ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+      ...(o.onClaimed === undefined ? {} : { onClaimed: o.onClaimed }),
     },
     o.send,
     o.ref,
   );
+}
+
+/**
+ * Step 3 as a step of its own, for `Steps.send`: claims and sends `o` within whichever context and
+ * budget it runs in (this call's, or a task's); `identity` goes on with a request already claimed.
+ */
+export function sending<T>(engine: Engine, o: Omit<Send<T>, "budget">): Steps<T>["send"] {
+  return (ctx, budget, extra = {}) =>
+    claimAndSend(engine, ctx, {
+      ...o,
+      budget,
+      ...(extra.identity === undefined ? {} : { idempotencyKey: extra.identity }),
+      ...(extra.onClaimed === undefined ? {} : { onClaimed: extra.onClaimed }),
+    });
+}
+
+/**
+ * Steps 3 to 5: claim, send within the budget, wait and present, deliver. A client that takes
+ * tasks (`ctx.takesTasks`) gets one once the claim is durable; the rest runs in its background.
+ */
+export async function claimThen<T>(
+  engine: Engine,
+  ctx: ToolContext,
+  within: Within,
+  steps: Steps<T>,
+): Promise<ToolOutcome> {
+  if (ctx.takesTasks === true) return handBack(engine, steps);
+  // 3. Claim the identity with the bytes, then send them within the budget.
+  const run = await steps.send(ctx, within.budget);
+  // 4. Wait (media) and present; 5. deliver, and mark delivered once the transport wrote it.
+  return deliver(ctx, run, await steps.present(run, within));
 }
 
 /**

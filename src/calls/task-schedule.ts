@@ -73,6 +73,7 @@ export async function waitLearning(
     known: task,
     onProgress: (p) => report(p, p.polls),
     onWaiting: (p) => report(p),
+    onNextRead: ctx.scheduled,
   });
   if (origin && result.terminal && result.terminalMs !== undefined) {
     const seen = {

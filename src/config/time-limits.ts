@@ -44,3 +44,31 @@ export const DELIVERY_MARK_WAIT_MS = 2_000;
 export const SUCCESS_HOLD_MS = 1_000;
 /** One request to the service when its caller names no shorter limit. */
 export const REQUEST_TIMEOUT_MS = 120_000;
+
+/**
+ * MCP tasks (docs/tasks.md). A task stays readable through `tasks/get` for TASK_TTL_MS from its
+ * creation (its `ttlMs`); its work waits for the generation at most TASK_WAIT_MS, then completes
+ * with the task as it stands (poll_task follows it from there).
+ */
+export const TASK_TTL_MS = 24 * 60 * 60 * 1000;
+export const TASK_WAIT_MS = 60 * 60 * 1000;
+/**
+ * The process driving a task's work holds it this long, renewed every third of it; after a crash,
+ * the first `tasks/get` once it lapsed (on any replica) takes the work over.
+ */
+export const TASK_LEASE_MS = 15_000;
+/**
+ * `pollIntervalMs`, from the work's next read of the service: come back `leadMs` before it (a
+ * `tasks/get` then is held up to `holdMs` for the read's outcome), or `afterMs` after it where it
+ * is due; within [minMs, maxMs]; `unscheduledMs` while nothing is scheduled (sending, presenting);
+ * at most `staleMs` while a read is long overdue (its process may have stopped: its lease lapses).
+ */
+export const TASK_POLL = {
+  leadMs: 100,
+  afterMs: 150,
+  minMs: 100,
+  maxMs: 15_000,
+  unscheduledMs: 500,
+  staleMs: 5_000,
+  holdMs: 2_000,
+} as const;

@@ -21,16 +21,21 @@ export class Flights {
 
   /**
    * Joins the flight under `key`, or leads a new one: `lead` gets a callback to say which identity
-   * it claimed; `rerun` starts over when the leader's caller aborted.
+   * it claimed; `rerun` starts over when the leader's caller aborted. A joiner learns the leader's
+   * identity through `onClaimed` as soon as it is claimed.
    */
   fly<T>(
     key: string,
     signal: AbortSignal | undefined,
     lead: (claimed: (identity: string) => void) => Promise<RunResult<T>>,
     rerun: () => Promise<RunResult<T>>,
+    onClaimed?: (identity: string) => void,
   ): Promise<RunResult<T>> {
     const pending = this.#inflight.get(key) as Flight<T> | undefined;
-    if (pending !== undefined) return join(pending, signal, rerun);
+    if (pending !== undefined) {
+      if (onClaimed !== undefined) void pending.identity.then((id) => id !== undefined && onClaimed(id));
+      return join(pending, signal, rerun);
+    }
     let claimed: (identity: string | undefined) => void = () => {};
     const identity = new Promise<string | undefined>((resolve) => {
       claimed = resolve;

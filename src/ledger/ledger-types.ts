@@ -21,6 +21,13 @@ export interface RunRequest {
   maxAttempts?: number;
   maxElapsedMs?: number;
   onAttempt?: (n: number, err?: unknown) => void;
+  /**
+   * The identity is claimed and committed with the bytes (or, for a call that joined an identical
+   * one in flight, the leader's is): a caller may answer from here on and leave the sending to the
+   * run (a paid call handing back an MCP task). May be called again, with the same identity, if a
+   * joined leader's caller gave up and the run started over.
+   */
+  onClaimed?: (identity: string) => void;
   /** Removes the key in force from error messages before they are stored (see `summarize`). */
   scrub?: (text: string) => string;
 }

@@ -99,6 +99,7 @@ export class LedgerImpl implements Ledger {
       req.signal,
       (claimed) => this.#execute(req, hash, send, ref, claimed),
       () => this.run(req, send, ref),
+      req.onClaimed,
     );
   }
 
@@ -151,6 +152,7 @@ export class LedgerImpl implements Ledger {
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
     claimed(claim.record.identity);
+    req.onClaimed?.(claim.record.identity);
     return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
   }
 

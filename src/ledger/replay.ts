@@ -31,6 +31,9 @@ export type Verdict = "close" | "retain" | "replay";
  */
 const RETAINED_CODES = new Set(["ANALYSIS_FAILED"]);
 
+/** Whether a record closed with this code is retained by the service (replaying it answers the same). */
+export const isRetainedCode = (code: string): boolean => RETAINED_CODES.has(code);
+
 /**
  * `close`: the service (or a local check) refused for good; the record closes with the reason.
  * `retain`: final, but the service retains it: the record closes and stays replayable, so an

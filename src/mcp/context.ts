@@ -14,6 +14,7 @@ import type { EngineConfig } from "../config/settings.js";
 import type { Ledger } from "../ledger/open-ledger.js";
 import { type AskedState, askedState } from "./answers.js";
 import type { DeliveryHook } from "./delivery.js";
+import { declaresTasks } from "./task-wire.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
@@ -44,6 +45,13 @@ export interface ToolContext {
    * MAC (src/mcp/answers.ts); undefined when none came back or it did not verify.
    */
   readonly answered: AskedState | undefined;
+  /**
+   * This request declared the MCP Tasks extension (2026-07-28, src/mcp/task-wire.ts): a paid call
+   * may answer with a task once its request is claimed, and go on in the background.
+   */
+  readonly takesTasks?: boolean;
+  /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
+  scheduled?(readAt: number): void;
   /**
    * Sends a progress notification when the caller asked for progress (a progressToken);
    * values are kept strictly increasing whatever the caller passes.
@@ -91,6 +99,7 @@ export function toolContext(
     offersRoots: caps?.roots !== undefined,
     inputResponses: ctx.mcpReq.inputResponses,
     answered: askedState(ctx.mcpReq.requestState()),
+    takesTasks: declaresTasks(server, ctx),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

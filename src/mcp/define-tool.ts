@@ -22,7 +22,7 @@ import { ArgumentError } from "../client/service-errors.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import type { ChannelOf } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
-import { guard } from "./results.js";
+import { errorResult, guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
 export type Hints = Required<
@@ -87,6 +87,16 @@ function advertiseOnly(json: Record<string, unknown>): StandardSchemaWithJSON {
   };
 }
 
+/**
+ * The rule the SDK keeps for a tool with an output schema: a result that is not an error (nor a
+ * question to the user, nor a task handed back) carries structuredContent.
+ */
+function withStructure(name: string, result: ToolOutcome): ToolOutcome {
+  const r = result as CallToolResult & { resultType?: string };
+  if (r.isError === true || r.resultType !== undefined || r.structuredContent !== undefined) return result;
+  return errorResult(new Error(`${name} has an output schema but returned no structuredContent`));
+}
+
 /** Unknown arguments are named, with the ones the tool accepts, rather than dropped. */
 function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void {
   const known = Object.keys(def.inputSchema.shape);
@@ -117,7 +127,9 @@ export function registerTool(
       title: listed.title,
       description: listed.description,
       inputSchema: advertiseOnly(listed.inputSchema),
-      outputSchema: advertiseOnly(listed.outputSchema),
+      // No outputSchema here: the SDK would turn a task handed back (resultType "task",
+      // src/calls/background.ts) into an error for lacking structuredContent. tools/list shows the
+      // output schema from the catalog all the same, and `withStructure` below keeps the rule.
       annotations: listed.annotations,
       ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
     },
@@ -139,7 +151,7 @@ export function registerTool(
         return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
       });
       // The service may echo the key in any message: no text, structuredContent or _meta carries it.
-      const result = scrubDeep(answered, scrub);
+      const result = withStructure(listed.name, scrubDeep(answered, scrub));
       // A cancelled call gets no response at all, so nothing of it is ever delivered.
       if (ctx.mcpReq.signal.aborted) {
         for (const hook of hooks.pending) void hook(false);

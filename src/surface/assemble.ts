@@ -8,9 +8,11 @@ import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
 import type { ChannelOf } from "../mcp/delivery.js";
+import { TASKS_EXTENSION } from "../mcp/task-wire.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { discoverEveryRevision } from "./discover.js";
+import { registerTasks } from "./mcp-tasks.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
@@ -37,7 +39,14 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
     { name: SERVER_NAME, version: SERVER_VERSION },
     {
       instructions: instructions(engine),
-      capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
+      capabilities: {
+        tools: {},
+        resources: {},
+        prompts: {},
+        completions: {},
+        // MCP Tasks (docs/tasks.md): a client that declares it gets a task for a long paid call.
+        extensions: { [TASKS_EXTENSION]: {} },
+      },
       // A question's answer counts only with the requestState it was asked under (src/mcp/questions.ts).
       requestState: { verify: verifyAnswers(engine) },
     },
@@ -53,6 +62,7 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
   });
   registerPrompts(server, engine);
   discoverEveryRevision(server);
+  registerTasks(server, engine, channelOf);
   // tools/list answered from the precomputed listings (what the SDK would build from the tools
   // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({

@@ -134,6 +134,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       return out;
     },
     async close() {
+      // MCP tasks this process drives give up their leases first, so a restart takes them over at once.
+      await (await import("../surface/mcp-tasks.js")).stopTasks();
       await ledger.close();
       await target.close?.();
     },
