@@ -7,6 +7,9 @@
  * - `uncertain`: a submission whose result is unknown; replay the same identity with the same bytes.
  * - `retryable`: a read that failed transiently; simply try again.
  */
+import { CodedError } from "./coded-error.js";
+
+export { ArgumentError } from "./local-refusals.js";
 
 export type Outcome = "definitive" | "uncertain" | "retryable";
 
@@ -56,7 +59,6 @@ export const CLIENT_ACTIONS: Record<string, string> = {
     "The service failed. Keep the identity and retry with backoff; never resubmit under a new identity.",
   BAD_REQUEST: "The service refused the request as malformed. Fix the request before sending it again.",
   INVALID_RESPONSE: "The service answered with something this client cannot read. Retry later or report it.",
-  INVALID_ARGUMENT: "Fix the named field; nothing was sent.",
   OUTPUT_TOO_LARGE:
     "The output is larger than this client accepts here; download it from its signed URL directly.",
   OUTPUT_UNAVAILABLE:
@@ -79,7 +81,7 @@ export interface ServiceErrorInit {
   cause?: unknown;
 }
 
-export class ServiceError extends Error {
+export class ServiceError extends CodedError {
   override readonly name: string = "ServiceError";
   /** HTTP status; undefined for network failures and timeouts. */
   readonly status: number | undefined;
@@ -253,20 +255,5 @@ export class OutputUnavailableError extends ServiceError {
   override readonly name = "OutputUnavailableError";
   constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">) {
     super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_UNAVAILABLE", "definitive");
-  }
-}
-
-/** Refused locally: nothing was sent. The message names the field and the limit. */
-export class ArgumentError extends Error {
-  override readonly name = "ArgumentError";
-  readonly code = "INVALID_ARGUMENT";
-  readonly field: string;
-  /** What is wrong with the field, without its name. */
-  readonly detail: string;
-  readonly action = CLIENT_ACTIONS.INVALID_ARGUMENT as string;
-  constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
-    this.detail = message;
   }
 }

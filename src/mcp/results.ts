@@ -4,22 +4,13 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import { IdentifiedError } from "../ledger/record.js";
 import { nextStep } from "./next-steps.js";
 
-/** Refusals decided here rather than by the service (the user said no, a file is off limits). */
-export class LocalRefusal extends Error {
-  override readonly name = "LocalRefusal";
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly action: string,
-  ) {
-    super(message);
-  }
-}
+export { LocalRefusal };
 
 export const declined = (what: string): LocalRefusal =>
   new LocalRefusal(
