@@ -10,10 +10,9 @@
  */
 import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError, LocalRefusal } from "../client/local-refusals.js";
 import type { Engine } from "../mcp/context.js";
 import type { Questions } from "../mcp/questions.js";
-import { LocalRefusal } from "../mcp/results.js";
 import { allowedDirs, type FileScope, isInside, localScope, realDir } from "./files.js";
 
 /** What reads or writes the server's files: an upload by path, a voice by path, a save. */

@@ -7,8 +7,8 @@
 
 import { strict as assert } from "node:assert";
 import { AUDIO_OPERATIONS, LIMITS, MEDIA_KINDS, type MediaKind } from "../config/service-limits.js";
+import { ArgumentError } from "./local-refusals.js";
 import type { ChatRequest, ExtractRequest, MediaRequest } from "./schemas.js";
-import { ArgumentError } from "./service-errors.js";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const byteLength = (s: string) => Buffer.byteLength(s, "utf8");

@@ -9,8 +9,6 @@
  */
 import { CodedError } from "./coded-error.js";
 
-export { ArgumentError } from "./local-refusals.js";
-
 export type Outcome = "definitive" | "uncertain" | "retryable";
 
 /** Whether the failed request was a submission (carries an identity) or a read/upload. */

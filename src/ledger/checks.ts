@@ -1,6 +1,6 @@
 /** What the ledger checks of a run request before anything else, what its claim writes, and how it words a refusal. */
 import { strict as assert } from "node:assert";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { LIMITS } from "../config/service-limits.js";
 import type { RunRequest } from "./ledger-types.js";
 import { isRetained, isUnresolved, LedgerError, type StoredRecord } from "./record.js";

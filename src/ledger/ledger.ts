@@ -4,8 +4,8 @@
  */
 
 import { sleep } from "../client/backoff.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import type { DurationSample } from "../client/poll-schedule.js";
-import { ArgumentError } from "../client/service-errors.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";

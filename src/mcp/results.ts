@@ -10,8 +10,6 @@ import { ServiceError } from "../client/service-errors.js";
 import { IdentifiedError } from "../ledger/record.js";
 import { nextStep } from "./next-steps.js";
 
-export { LocalRefusal };
-
 export const declined = (what: string): LocalRefusal =>
   new LocalRefusal(
     "USER_DECLINED",

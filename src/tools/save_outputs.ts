@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { rootsFor } from "../calls/file-areas.js";
 import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/saving.js";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { count } from "../client/wording.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
 import { Questions } from "../mcp/questions.js";
-import { errorResult, LocalRefusal, okResult } from "../mcp/results.js";
+import { errorResult, okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "save_outputs",

@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  ArgumentError,
-  ConnectionError,
-  errorFromResponse,
-  TimeoutError,
-} from "../../src/client/service-errors.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
+import { ConnectionError, errorFromResponse, TimeoutError } from "../../src/client/service-errors.js";
 import { IdempotencyConflictError, IdentifiedError, LedgerError } from "../../src/ledger/open-ledger.js";
 import { declined, errorResult, okResult } from "../../src/mcp/results.js";
 
