@@ -9,9 +9,12 @@ import type { DurationSample } from "../client/poll-schedule.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { TaskHistory } from "./durations.js";
+import { summarize } from "./error-summary.js";
 import { Flights } from "./flights.js";
 import { bodyKey, Handovers, identityKey } from "./handover.js";
+import { bodyHash, newIdentity } from "./identity.js";
 import type { KeyedStore } from "./keyed-store.js";
+import { IdempotencyConflictError, IdentifiedError } from "./ledger-errors.js";
 import type {
   DeliveryMark,
   Ledger,
@@ -22,21 +25,9 @@ import type {
   RunResult,
   Send,
 } from "./ledger-types.js";
-import {
-  bodyHash,
-  IdempotencyConflictError,
-  IdentifiedError,
-  isExpired,
-  isOpen,
-  type LedgerRecord,
-  newIdentity,
-  parseListCursor,
-  type StoredRecord,
-  summarize,
-  type TaskSeen,
-  type TaskStatusSeen,
-  toListing,
-} from "./record.js";
+import { type LedgerRecord, parseListCursor, toListing } from "./listing.js";
+import type { StoredRecord, TaskSeen, TaskStatusSeen } from "./record.js";
+import { isExpired, isOpen } from "./record-rules.js";
 import {
   attemptLimit,
   backoffDelay,

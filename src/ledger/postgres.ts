@@ -11,7 +11,8 @@
 import type { Pool, PoolClient } from "pg";
 import type { Durability } from "../config/store-uri.js";
 import { type KeyedStore, postgresKeyed } from "./keyed-store.js";
-import { LedgerError, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
   type ClaimResult,

@@ -13,7 +13,8 @@ import type { RedisClientType } from "@redis/client";
 import type { Durability } from "../config/store-uri.js";
 import { redisKeyed } from "./keyed-redis.js";
 import type { KeyedStore } from "./keyed-store.js";
-import { LedgerError, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
   type ClaimResult,

@@ -6,7 +6,8 @@
  * it); only the name shown changes, to `accepted`, with the task's last status a tool read beside it.
  */
 import { isTerminal } from "../config/service-limits.js";
-import type { LedgerRecord, RecordState } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
+import type { RecordState } from "../ledger/record.js";
 
 export const SHOWN_STATES = ["prepared", "sent", "uncertain", "accepted", "closed"] as const;
 export type ShownState = (typeof SHOWN_STATES)[number];

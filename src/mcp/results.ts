@@ -7,7 +7,7 @@ import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server"
 import { LocalRefusal } from "../client/local-refusals.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
-import { IdentifiedError } from "../ledger/record.js";
+import { IdentifiedError } from "../ledger/ledger-errors.js";
 import { nextStep } from "./next-steps.js";
 
 export const declined = (what: string): LocalRefusal =>
