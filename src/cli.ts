@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { LedgerError } from "./ledger/ledger-errors.js";
 import { channelInAuth } from "./mcp/delivery.js";
 
 const EXIT_CONFIG = 2;
@@ -50,11 +51,10 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   setTimeout(() => {
     engines.warmUp().catch((error: unknown) => {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      const { code, action } = (error ?? {}) as { code?: unknown; action?: unknown };
       // A missing SQLite driver does not heal by retrying: say how to fix it instead.
       console.error(
-        code === "LEDGER_NO_SQLITE" && typeof action === "string"
-          ? `generation-mcp: ${message}. To fix: ${action}`
+        error instanceof LedgerError && error.code === "LEDGER_NO_SQLITE"
+          ? `generation-mcp: ${message}. To fix: ${error.action}`
           : `generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`,
       );
     });
