@@ -5,8 +5,9 @@
  *
  * - the service's answers and the way to it: ServiceError (service-errors.ts), chosen from a status table;
  * - refusals this server decides itself, before or instead of a request: LocalRefusal
- *   (local-refusals.ts; ArgumentError for a bad argument, the refusals of the top rooms in
- *   src/mcp/refusals.ts);
+ *   (local-refusals.ts: ArgumentError for a bad argument, whichever room finds it), and each top
+ *   room's own where it decides them (the user's no: src/mcp/questions.ts; saves:
+ *   src/calls/save-refusals.ts);
  * - the ledger's: LedgerFailure (src/ledger/ledger-errors.ts).
  *
  * Whoever turns an error into words (src/mcp/results.ts) tells them apart by these classes, never

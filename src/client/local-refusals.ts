@@ -1,8 +1,8 @@
 /**
- * Refusals this server decides itself rather than the service: a bad argument (ArgumentError,
- * thrown from the service client's own checks up to the tools), and the refusals of the top rooms
- * (src/mcp/refusals.ts: the user said no, a save that is not allowed or failed). Each has its code
- * and its next action.
+ * Refusals this server decides itself rather than the service, each with its code and next action:
+ * a bad argument (ArgumentError, thrown from the service client's own checks up to the tools), and
+ * the base of the top rooms' own (the user said no: src/mcp/questions.ts; a save not allowed or
+ * failed: src/calls/save-refusals.ts).
  */
 import { CodedError } from "./coded-error.js";
 

@@ -5,18 +5,10 @@
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
 import { CodedError } from "../client/coded-error.js";
-import { LocalRefusal } from "../client/local-refusals.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import { IdentifiedError } from "../ledger/ledger-errors.js";
 import { nextStep } from "./next-steps.js";
-
-export const declined = (what: string): LocalRefusal =>
-  new LocalRefusal(
-    "USER_DECLINED",
-    `The user declined ${what}; nothing was sent and no Gems were spent.`,
-    "Ask the user what to change before trying again.",
-  );
 
 /**
  * Defence in depth: no text we return may carry anything shaped like a key, whatever a message
