@@ -3,7 +3,7 @@
  * analysis with its suggested frames and segments as the answer.
  */
 import { endpointOf } from "../client/endpoints.js";
-import { buildExtractBody } from "../client/requests.js";
+import { buildUnder, prepareExtractBody } from "../client/requests.js";
 import type { ExtractionResponse } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import type { RunResult } from "../ledger/open-ledger.js";
@@ -13,7 +13,7 @@ import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import { checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -28,14 +28,12 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
   const { idempotencyKey, maxGems, ...rest } = args;
   const budget = defaultBudget();
   const model = rest.model ?? engine.config.extractionModel;
-  const body = (ceiling: number | undefined) =>
-    buildExtractBody({ ...rest, model, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
     // 1. Check the arguments: a catalog model that is not the analysis model, a video asset an
-    // earlier answer showed to be of another kind; then the body.
+    // earlier answer showed to be of another kind; then the body's own fields.
     const checked = await checkArguments(
-      () => body(maxGems),
+      () => prepareExtractBody({ ...rest, model }),
       () =>
         catalogCheck(engine, "extract_video", "extraction", {
           model,
@@ -52,12 +50,12 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
       limit: LIMITS.textMaxGems,
     });
     if (q.pending) return await q.result();
-    const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget.
+    // 3. Build the body once under the confirmed ceiling; claim the identity with its bytes, then
+    // send them within the budget.
     const run = await claimAndSend(engine, ctx, {
       tool: "extract_video",
       endpoint: endpointOf("extraction"),
-      built,
+      built: buildUnder(checked, ceiling.maxGems),
       idempotencyKey,
       budget,
       send: (identity, bytes, signal) =>
