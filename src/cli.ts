@@ -3,8 +3,8 @@
  * so everything past the configuration is imported on demand: the sandbox only with --sandbox or
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
-import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { packageVersion } from "./config/package-version.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
 import { channelInAuth } from "./mcp/delivery.js";
 
@@ -24,22 +24,6 @@ function failToBind(error: unknown, host: string, port: number): never {
     fail(`--host/--port: cannot bind to ${host}:${port} (${code})`, EXIT_CONFIG);
   }
   throw error;
-}
-
-function version(): string {
-  // Run from src/ (tsx) or dist/bundle/ (built): the package root is one or two levels up.
-  for (const rel of ["../package.json", "../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === "generation-mcp" && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not this level
-    }
-  }
-  return "unknown";
 }
 
 /**
@@ -171,7 +155,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
     },
   };
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     `  auth: key (each session sends its service key as Authorization: Bearer lgk_…${keyless(config, loopback)})`,
     ...filesLine(config),
@@ -198,7 +182,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
 function oauthHelp(url: string, resource: string, config: Config, serviceUrl: string): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
     `  service: ${service}`,
     "  auth: oauth (OAuth 2.1: users sign in once with their own service key)",
     ...filesLine(config),
@@ -226,7 +210,7 @@ async function main(): Promise<void> {
       process.stdout.write(usage());
       return;
     case "version":
-      process.stdout.write(`${version()}\n`);
+      process.stdout.write(`${packageVersion()}\n`);
       return;
     case "sandbox": {
       const { runSandboxServer } = await import("./sandbox/sandbox.js");
