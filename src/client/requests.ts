@@ -102,11 +102,18 @@ export function buildUnder<B extends Ceilinged>(
 }
 
 /**
- * Refuses a prepared body that, under the largest ceiling its endpoint takes (`maxGems`), would be
- * over `limit` bytes: so no ceiling confirmed later can make it too large.
+ * A text or extraction body prepared, and refused if under the largest ceiling those endpoints take
+ * (LIMITS.textMaxGems) it would be over `limit` bytes: so no ceiling confirmed later makes it too large.
  */
-function assertFits<B extends Ceilinged>(p: Prepared<B>, maxGems: number, limit: number, what: string): void {
-  assertMaxBytes(JSON.stringify(withMember(p.canonical, "maxGems", maxGems)), limit, "(request)", what);
+function preparedWithin<B extends Ceilinged>(
+  body: Omit<B, "maxGems">,
+  limit: number,
+  what: string,
+): Prepared<B> {
+  const p = prepared<B>(body);
+  const largest = JSON.stringify(withMember(p.canonical, "maxGems", LIMITS.textMaxGems));
+  assertMaxBytes(largest, limit, "(request)", what);
+  return p;
 }
 
 // ---------- media ----------
@@ -157,11 +164,9 @@ export function buildMediaBody(
 
 /** A chat body checked and in canonical form; its ceiling comes with buildUnder. */
 export function prepareChatBody(body: Omit<ChatRequest, "maxGems">): Prepared<ChatRequest> {
-  const p = prepared<ChatRequest>(body);
   // The conversation's own bound (128,000 bytes) was checked at the edge; past it, the other
   // fields are small, so this only holds the service's limit (docs/service.md#chat) as an assertion.
-  assertFits(p, LIMITS.textMaxGems, LIMITS.text.requestBytes, "the request");
-  return p;
+  return preparedWithin<ChatRequest>(body, LIMITS.text.requestBytes, "the request");
 }
 
 export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: string } {
@@ -173,10 +178,8 @@ export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: st
 
 /** An extraction body checked and in canonical form; its ceiling comes with buildUnder. */
 export function prepareExtractBody(body: Omit<ExtractRequest, "maxGems">): Prepared<ExtractRequest> {
-  const p = prepared<ExtractRequest>(body);
   // Valid fields stay well under this (prompt 2,000 characters); held all the same.
-  assertFits(p, LIMITS.textMaxGems, LIMITS.extraction.requestBytes, "the extraction request JSON");
-  return p;
+  return preparedWithin<ExtractRequest>(body, LIMITS.extraction.requestBytes, "the extraction request JSON");
 }
 
 export function buildExtractBody(body: ExtractRequest): { body: ExtractRequest; bytes: string } {
