@@ -3,8 +3,9 @@
  * so everything past the configuration is imported on demand: the sandbox only with --sandbox or
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
-import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { packageVersion } from "./config/package-version.js";
+import { LedgerError } from "./ledger/ledger-errors.js";
 import { channelInAuth } from "./mcp/delivery.js";
 
 const EXIT_CONFIG = 2;
@@ -25,22 +26,6 @@ function failToBind(error: unknown, host: string, port: number): never {
   throw error;
 }
 
-function version(): string {
-  // Run from src/ (tsx) or dist/bundle/ (built): the package root is one or two levels up.
-  for (const rel of ["../package.json", "../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === "generation-mcp" && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not this level
-    }
-  }
-  return "unknown";
-}
-
 /**
  * Once the first tools/list is likely answered, open the ledger in the background: a store that
  * cannot be opened is reported now (one line on stderr; read-only tools keep working) rather than
@@ -50,11 +35,10 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   setTimeout(() => {
     engines.warmUp().catch((error: unknown) => {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      const { code, action } = (error ?? {}) as { code?: unknown; action?: unknown };
       // A missing SQLite driver does not heal by retrying: say how to fix it instead.
       console.error(
-        code === "LEDGER_NO_SQLITE" && typeof action === "string"
-          ? `generation-mcp: ${message}. To fix: ${action}`
+        error instanceof LedgerError && error.code === "LEDGER_NO_SQLITE"
+          ? `generation-mcp: ${message}. To fix: ${error.action}`
           : `generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`,
       );
     });
@@ -171,7 +155,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
     },
   };
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     `  auth: key (each session sends its service key as Authorization: Bearer lgk_…${keyless(config, loopback)})`,
     ...filesLine(config),
@@ -198,7 +182,7 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
 function oauthHelp(url: string, resource: string, config: Config, serviceUrl: string): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
     `  service: ${service}`,
     "  auth: oauth (OAuth 2.1: users sign in once with their own service key)",
     ...filesLine(config),
@@ -226,7 +210,7 @@ async function main(): Promise<void> {
       process.stdout.write(usage());
       return;
     case "version":
-      process.stdout.write(`${version()}\n`);
+      process.stdout.write(`${packageVersion()}\n`);
       return;
     case "sandbox": {
       const { runSandboxServer } = await import("./sandbox/sandbox.js");

@@ -12,8 +12,8 @@
  * service task is read again.
  */
 import { TASK_LEASE_MS, TASK_POLL, TASK_TTL_MS } from "../config/time-limits.js";
+import { IdentifiedError } from "../ledger/ledger-errors.js";
 import type { RunResult } from "../ledger/open-ledger.js";
-import { IdentifiedError } from "../ledger/record.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import type { StoredTask } from "../mcp/task-store.js";

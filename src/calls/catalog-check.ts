@@ -16,8 +16,9 @@
  * `resolutions`, `maxOutputs`, `modes`, `operations`, `parameters`, `requiresSourceImage`,
  * `maxReferenceImages`): a list of strings or numbers, a number, or a flag.
  */
+
+import { ArgumentError } from "../client/local-refusals.js";
 import type { Model } from "../client/schemas.js";
-import { ArgumentError } from "../client/service-errors.js";
 import { withArticle } from "../client/wording.js";
 import { type MediaKind, VOICE_MODEL_ID } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";

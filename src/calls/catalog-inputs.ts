@@ -6,8 +6,9 @@
  * the value and the limit; a capability the entry leaves out judges nothing (the service will).
  * Also the readers of capabilities that catalog-check.ts shares.
  */
+
+import { ArgumentError } from "../client/local-refusals.js";
 import type { Model } from "../client/schemas.js";
-import { ArgumentError } from "../client/service-errors.js";
 import type { MediaKind } from "../config/service-limits.js";
 
 export type Scalar = string | number;

@@ -4,7 +4,7 @@
  */
 
 import { endpointOf } from "../client/endpoints.js";
-import { buildChatBody } from "../client/requests.js";
+import { buildUnder, prepareChatBody } from "../client/requests.js";
 import type { ChatRequest } from "../client/schemas.js";
 import type { ChatResult } from "../client/sse.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -15,7 +15,7 @@ import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import { checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
@@ -27,13 +27,12 @@ const PROGRESS_EVERY_MS = 250;
 export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
   const { idempotencyKey, maxGems, ...request } = args;
   const budget = defaultBudget();
-  const body = (ceiling: number | undefined) =>
-    buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments: what the model catalog rules out (a model that is not a text model), then the body.
+    // 1. Check the arguments: what the model catalog rules out (a model that is not a text model),
+    // then the body's own fields.
     const checked = await checkArguments(
-      () => body(maxGems),
+      () => prepareChatBody({ ...request, stream: true }),
       () => catalogCheck(engine, "chat", "text", { model: request.model, idempotencyKey }),
     );
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
@@ -45,13 +44,13 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
       limit: LIMITS.textMaxGems,
     });
     if (q.pending) return await q.result();
-    const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget (streamed).
+    // 3. Build the body once under the confirmed ceiling; claim the identity with its bytes, then
+    // send them within the budget (streamed).
     let lastReport = 0;
     const run = await claimAndSend(engine, ctx, {
       tool: "chat",
       endpoint: endpointOf("chat"),
-      built,
+      built: buildUnder(checked, ceiling.maxGems),
       idempotencyKey,
       budget,
       send: (identity, bytes, signal) =>

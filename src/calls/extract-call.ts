@@ -4,7 +4,7 @@
  * tasks, what follows the claim (`extractSteps`) runs in a task's background instead.
  */
 import { endpointOf } from "../client/endpoints.js";
-import { buildExtractBody } from "../client/requests.js";
+import { buildUnder, prepareExtractBody } from "../client/requests.js";
 import type { ExtractionResponse } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import type { RunResult } from "../ledger/open-ledger.js";
@@ -15,15 +15,7 @@ import { okResult } from "../mcp/results.js";
 import type { Steps } from "./background.js";
 import { defaultBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import {
-  type Built,
-  bodyUnder,
-  checkArguments,
-  claimThen,
-  refused,
-  sending,
-  spendingNotes,
-} from "./paid-call.js";
+import { type Built, checkArguments, claimThen, refused, sending, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -38,14 +30,12 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
   const { idempotencyKey, maxGems, ...rest } = args;
   const budget = defaultBudget();
   const model = rest.model ?? engine.config.extractionModel;
-  const body = (ceiling: number | undefined) =>
-    buildExtractBody({ ...rest, model, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
     // 1. Check the arguments: a catalog model that is not the analysis model, a video asset an
-    // earlier answer showed to be of another kind; then the body.
+    // earlier answer showed to be of another kind; then the body's own fields.
     const checked = await checkArguments(
-      () => body(maxGems),
+      () => prepareExtractBody({ ...rest, model }),
       () =>
         catalogCheck(engine, "extract_video", "extraction", {
           model,
@@ -62,7 +52,8 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
       limit: LIMITS.textMaxGems,
     });
     if (q.pending) return await q.result();
-    const built = bodyUnder(ceiling, checked, body);
+    // 3. Build the body once under the confirmed ceiling.
+    const built = buildUnder(checked, ceiling.maxGems);
     // 3. Claim the identity with the bytes, then send them within the budget; 4. present the
     // analysis; 5. deliver. A client that takes tasks gets one at the claim.
     const steps = extractSteps(engine, { built, idempotencyKey, ceiling });

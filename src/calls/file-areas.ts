@@ -10,11 +10,11 @@
  */
 import { lstat } from "node:fs/promises";
 import path from "node:path";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import type { Engine } from "../mcp/context.js";
 import type { Questions } from "../mcp/questions.js";
-import { LocalRefusal } from "../mcp/results.js";
 import { allowedDirs, type FileScope, isInside, localScope, realDir } from "./files.js";
+import { SaveNotAllowedError } from "./save-refusals.js";
 
 /** What reads or writes the server's files: an upload by path, a voice by path, a save. */
 export type FileUse = "asset" | "voice" | "save";
@@ -38,8 +38,7 @@ function withoutFiles(use: FileUse): Error {
       `${NO_PATHS}; send the recording itself through the media viewer's upload, which asks for the rights confirmation`,
     );
   }
-  return new LocalRefusal(
-    "SAVE_NOT_ALLOWED",
+  return new SaveNotAllowedError(
     "Outputs are not saved on this server for remote users: it keeps no files of theirs",
     "Take the outputs from their signed URLs (poll_task gives fresh ones once they expire), their resource links (generation://tasks/{taskId}/outputs/{index}), or Download in the media viewer; leave out save: true and save_outputs on this server.",
   );

@@ -10,7 +10,7 @@ import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promise
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 
 /**

@@ -6,7 +6,7 @@
  * runs in a task's background instead, waiting until the service's task ends.
  */
 import { endpointOf } from "../client/endpoints.js";
-import { buildMediaBody, type MediaBodyInput } from "../client/requests.js";
+import { buildUnder, type MediaBodyInput, prepareMediaBody } from "../client/requests.js";
 import type { Submission } from "../client/schemas.js";
 import type { MediaKind } from "../config/service-limits.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -20,15 +20,7 @@ import type { Steps } from "./background.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "./file-areas.js";
-import {
-  type Built,
-  bodyUnder,
-  checkArguments,
-  claimThen,
-  refused,
-  sending,
-  variationsNote,
-} from "./paid-call.js";
+import { type Built, checkArguments, claimThen, refused, sending, variationsNote } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
@@ -54,13 +46,11 @@ export async function submitMedia(
   const { wait, idempotencyKey, save, maxGems, ...request } = args;
   const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
-  const body = (ceiling: number | undefined) =>
-    buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments: what the model catalog rules out, then the body itself.
+    // 1. Check the arguments: what the model catalog rules out, then the body's own fields.
     const checked = await checkArguments(
-      () => body(maxGems),
+      () => prepareMediaBody(kind, request),
       () => catalogCheck(engine, tool, kind, { ...request, idempotencyKey }),
     );
     // 2. Estimate and confirm spending (and ask for roots in the same round, for a save); an
@@ -78,7 +68,8 @@ export async function submitMedia(
     if (q.pending) return await q.result();
     // A save that cannot work is refused before the charge, never after it.
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
-    const built = bodyUnder(ceiling, checked, body);
+    // 3. Build the body once under the confirmed ceiling.
+    const built = buildUnder(checked, ceiling.maxGems);
     // 3. Claim the identity with the bytes, then send them within the budget; 4. wait for the task
     // and present it as it stands; 5. deliver. A client that takes tasks gets one at the claim.
     const work = { tool, kind, operation: request.operation, built, idempotencyKey, ceiling, dirs };

@@ -2,10 +2,12 @@
  * The steps every paid call takes, in order, each named once here; one function per call kind
  * reads as these steps (media-call.ts, chat-call.ts, extract-call.ts):
  *
- *   1. checkArguments   build the exact body and refuse bad input before anything leaves (no record)
+ *   1. checkArguments   refuse bad input before anything leaves (no record): what the catalog rules
+ *                       out, then the body's own fields, prepared without its ceiling
  *   2. confirmSpending  the ceiling to send, asking the user only when an estimate exceeds the
  *                       threshold (spending.ts)
- *   3. claimAndSend     the ledger records the identity and bytes durably, then sends them within
+ *   3. claimAndSend     the body built once under that ceiling (buildUnder, src/client/requests.ts);
+ *                       the ledger records the identity and bytes durably, then sends them within
  *                       the call's budget, replaying an uncertain outcome under the same identity
  *   4. (media) wait for the task within the budget (waiting.ts), then present it (present.ts)
  *   5. deliver          the result goes back to the transport, and the record is marked delivered
@@ -18,6 +20,7 @@
  * After step 3 every answer carries the identity; a failure before it sends nothing and records
  * nothing.
  */
+import type { Prepared } from "../client/requests.js";
 import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
@@ -36,25 +39,17 @@ export interface Built {
 
 /**
  * Step 1: refuses what the model catalog rules out (`catalog`, where the kind has such a check:
- * src/calls/catalog-check.ts), then builds the body to send (the arguments' own bounds were
- * checked at the edge, src/mcp/define-tool.ts). Before any question, claim or request, so a
- * refusal leaves no record and spends nothing.
+ * src/calls/catalog-check.ts), then what the body's own fields would make unsendable (`prepare`:
+ * src/client/requests.ts; the arguments' own bounds were checked at the edge,
+ * src/mcp/define-tool.ts). Before any question, claim or request, so a refusal leaves no record
+ * and spends nothing. The body is built once its ceiling is confirmed, in step 3.
  */
-export async function checkArguments(build: () => Built, catalog?: () => Promise<void>): Promise<Built> {
+export async function checkArguments<B extends Built["body"]>(
+  prepare: () => Prepared<B>,
+  catalog?: () => Promise<void>,
+): Promise<Prepared<B>> {
   await catalog?.();
-  return build();
-}
-
-/**
- * Step 2 applied: the body to claim and send under the confirmed ceiling. The checked body when
- * the ceiling is the maxGems it was built with; otherwise the same arguments rebuilt with it.
- */
-export function bodyUnder(
-  ceiling: Ceiling,
-  checked: Built,
-  build: (maxGems: number | undefined) => Built,
-): Built {
-  return ceiling.maxGems === checked.body.maxGems ? checked : build(ceiling.maxGems);
+  return prepare();
 }
 
 export interface Send<T> {

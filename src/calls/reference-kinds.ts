@@ -5,7 +5,7 @@
  * no answer named passes, for the service to judge.
  */
 import type { AssetKinds, KnownAsset } from "../client/asset-kinds.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { withArticle } from "../client/wording.js";
 import type { MediaKind } from "../config/service-limits.js";
 

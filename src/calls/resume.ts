@@ -12,8 +12,8 @@
  *   again (docs/idempotency.md, rules 2 and 3).
  */
 import { errorFromResponse } from "../client/service-errors.js";
+import { IdentifiedError } from "../ledger/ledger-errors.js";
 import type { LedgerRecord, RunResult } from "../ledger/open-ledger.js";
-import { IdentifiedError } from "../ledger/record.js";
 import { isRetainedCode } from "../ledger/replay.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { StoredTask } from "../mcp/task-store.js";

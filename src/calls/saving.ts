@@ -11,10 +11,11 @@ import { limitSignal } from "../client/deadline.js";
 import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
-import { describeError, LocalRefusal } from "../mcp/results.js";
+import { describeError } from "../mcp/results.js";
 import { fileScope } from "./file-areas.js";
 import { type FileScope, isInside, resolveDir, validRoots } from "./files.js";
 import { saveInside } from "./save-file.js";
+import { SaveNotAllowedError } from "./save-refusals.js";
 import { outputName } from "./task-view.js";
 
 /** Largest single output saved to disk (it is held in memory while written). */
@@ -29,8 +30,8 @@ export interface SaveTarget {
   where?: string;
 }
 
-const refuse = (why: string, remedy: string): LocalRefusal =>
-  new LocalRefusal("SAVE_NOT_ALLOWED", `Outputs cannot be saved: ${why}`, remedy);
+const refuse = (why: string, remedy: string): SaveNotAllowedError =>
+  new SaveNotAllowedError(`Outputs cannot be saved: ${why}`, remedy);
 
 /**
  * Where a save may go: the output directory inside the directories in force (GENERATION_FILES,

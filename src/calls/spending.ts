@@ -12,8 +12,7 @@
 
 import { gems } from "../client/wording.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
-import type { Questions } from "../mcp/questions.js";
-import { declined } from "../mcp/results.js";
+import { declined, type Questions } from "../mcp/questions.js";
 import type { Estimate } from "./estimate.js";
 
 export { type Estimate, estimateGems } from "./estimate.js";

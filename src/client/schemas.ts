@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { AUDIO_OPERATIONS, LIMITS, MODEL_KINDS, TASK_STATUSES } from "../config/service-limits.js";
-import { ArgumentError } from "./service-errors.js";
+import { ArgumentError } from "./local-refusals.js";
 
 // ---------- responses ----------
 

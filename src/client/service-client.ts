@@ -10,6 +10,7 @@ import { AssetKinds } from "./asset-kinds.js";
 import { sendChat } from "./chat-completion.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
+import { ArgumentError } from "./local-refusals.js";
 import { downloadOutput } from "./output.js";
 import {
   ApiKeySchema,
@@ -32,7 +33,6 @@ import {
   VoiceListSchema,
 } from "./schemas.js";
 import { keyScrubber, type Scrub } from "./scrub.js";
-import { ArgumentError } from "./service-errors.js";
 import type { ChatResult } from "./sse.js";
 import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
 

@@ -9,6 +9,7 @@
  * - `unsent`: a submission or upload that never left (the connection was refused, the name did not
  *   resolve): nothing reached the service, so nothing is to replay and nothing was charged.
  */
+import { CodedError } from "./coded-error.js";
 
 export type Outcome = "definitive" | "uncertain" | "retryable" | "unsent";
 
@@ -60,7 +61,6 @@ export const CLIENT_ACTIONS: Record<string, string> = {
     "The service failed. Keep the identity and retry with backoff; never resubmit under a new identity.",
   BAD_REQUEST: "The service refused the request as malformed. Fix the request before sending it again.",
   INVALID_RESPONSE: "The service answered with something this client cannot read. Retry later or report it.",
-  INVALID_ARGUMENT: "Fix the named field; nothing was sent.",
   OUTPUT_TOO_LARGE:
     "The output is larger than this client accepts here; download it from its signed URL directly.",
   OUTPUT_UNAVAILABLE:
@@ -83,7 +83,7 @@ export interface ServiceErrorInit {
   cause?: unknown;
 }
 
-export class ServiceError extends Error {
+export class ServiceError extends CodedError {
   override readonly name: string = "ServiceError";
   /** HTTP status; undefined for network failures and timeouts. */
   readonly status: number | undefined;
@@ -268,20 +268,5 @@ export class OutputUnavailableError extends ServiceError {
   override readonly name = "OutputUnavailableError";
   constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">) {
     super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_UNAVAILABLE", "definitive");
-  }
-}
-
-/** Refused locally: nothing was sent. The message names the field and the limit. */
-export class ArgumentError extends Error {
-  override readonly name = "ArgumentError";
-  readonly code = "INVALID_ARGUMENT";
-  readonly field: string;
-  /** What is wrong with the field, without its name. */
-  readonly detail: string;
-  readonly action = CLIENT_ACTIONS.INVALID_ARGUMENT as string;
-  constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
-    this.detail = message;
   }
 }

@@ -4,8 +4,9 @@
  * its answer then carries the leader's identity, which replays the same request; if the leader's
  * caller aborted, the joiner resumes the same record itself rather than inherit that abort.
  */
+
+import { IdentifiedError } from "./ledger-errors.js";
 import type { RunResult } from "./ledger-types.js";
-import { IdentifiedError } from "./record.js";
 
 interface Flight<T> {
   promise: Promise<RunResult<T>>;

@@ -15,7 +15,9 @@ import { dirname } from "node:path";
 import { TERMINAL_STATUSES } from "../config/service-limits.js";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
-import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
+import { parseRecord } from "./record-rules.js";
 import {
   ensureDir,
   errText,

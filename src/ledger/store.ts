@@ -7,7 +7,9 @@
  * process changed since it was read.
  */
 import type { KeyedStore } from "./keyed-store.js";
-import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
+import { isExpired, matchesState, parseRecord } from "./record-rules.js";
 
 export const NAMESPACE = "ledger";
 

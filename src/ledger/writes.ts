@@ -3,8 +3,11 @@
  * from, forward only, in the order this process made them.
  */
 
+import type { ErrorSummary } from "./error-summary.js";
+import { LedgerError } from "./ledger-errors.js";
 import type { LedgerSettings } from "./ledger-types.js";
-import { checkAdvance, type ErrorSummary, isFinal, LedgerError, type StoredRecord } from "./record.js";
+import type { StoredRecord } from "./record.js";
+import { checkAdvance, isFinal } from "./record-rules.js";
 import type { LedgerStore } from "./store.js";
 
 /** What one write changes, computed from the record as it is in the store when the write lands. */

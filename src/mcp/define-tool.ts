@@ -16,9 +16,9 @@ import type {
   ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { ArgumentError } from "../client/local-refusals.js";
 import { parseOrThrow } from "../client/schemas.js";
 import { scrubDeep } from "../client/scrub.js";
-import { ArgumentError } from "../client/service-errors.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import type { ChannelOf } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";

@@ -17,10 +17,26 @@ import {
   inputRequired,
   inputResponse,
 } from "@modelcontextprotocol/server";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { answerCodec, argumentsDigest, honourOnce, newNonce } from "./answers.js";
 import type { Engine, ToolContext } from "./context.js";
 
 export type Answer = "yes" | "no" | "pending";
+
+/** The user answered no (to spending, to a voice's rights): nothing was sent. */
+export class UserDeclinedError extends LocalRefusal {
+  override readonly name = "UserDeclinedError";
+  constructor(what: string) {
+    super(
+      "USER_DECLINED",
+      `The user declined ${what}; nothing was sent and no Gems were spent.`,
+      "Ask the user what to change before trying again.",
+    );
+  }
+}
+
+/** The refusal to throw when the answer to a confirmation of `what` is no. */
+export const declined = (what: string): UserDeclinedError => new UserDeclinedError(what);
 
 /** What confirmations are bound to: the engine (its key seals the state), the tool, its arguments. */
 export interface Binding {

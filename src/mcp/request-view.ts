@@ -5,7 +5,8 @@
  * failed. The stored value stays (ledgers persist across versions, and every store filters on
  * it); only the name shown changes, to `accepted`, with the task's last status a tool read beside it.
  */
-import type { LedgerRecord, RecordState } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
+import type { RecordState } from "../ledger/record.js";
 
 export const SHOWN_STATES = ["prepared", "sent", "uncertain", "accepted", "closed"] as const;
 export type ShownState = (typeof SHOWN_STATES)[number];

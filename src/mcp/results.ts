@@ -4,29 +4,11 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
+import { CodedError } from "../client/coded-error.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
-import { IdentifiedError } from "../ledger/record.js";
+import { IdentifiedError } from "../ledger/ledger-errors.js";
 import { nextStep } from "./next-steps.js";
-
-/** Refusals decided here rather than by the service (the user said no, a file is off limits). */
-export class LocalRefusal extends Error {
-  override readonly name = "LocalRefusal";
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly action: string,
-  ) {
-    super(message);
-  }
-}
-
-export const declined = (what: string): LocalRefusal =>
-  new LocalRefusal(
-    "USER_DECLINED",
-    `The user declined ${what}; nothing was sent and no Gems were spent.`,
-    "Ask the user what to change before trying again.",
-  );
 
 /**
  * Defence in depth: no text we return may carry anything shaped like a key, whatever a message
@@ -93,12 +75,10 @@ export function describeError(err: unknown, next?: string): DescribedError {
     parts.push(`Next: ${step}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
-  // Local refusals of every layer (arguments, the ledger's IDEMPOTENCY_CONFLICT and LEDGER_*,
-  // this layer's LocalRefusal) carry a code and an action.
-  const local = err as { code?: unknown; action?: unknown } | null;
-  if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    const step = next ?? nextStep({ code: local.code, action: local.action, message: err.message });
-    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${step}` };
+  // Every other error of ours (src/client/coded-error.ts): local refusals, the ledger's.
+  if (err instanceof CodedError) {
+    const step = next ?? nextStep({ code: err.code, action: err.action, message: err.message });
+    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${step}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

@@ -4,6 +4,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { filesRule } from "../calls/file-areas.js";
+import { packageVersion } from "../config/package-version.js";
 import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { registerTool } from "../mcp/define-tool.js";
@@ -18,7 +19,6 @@ import { registerResources } from "./resources.js";
 import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
-export const SERVER_VERSION = "0.1.0";
 
 /**
  * Rules every tool shares, said once here rather than in each description (every assistant reads
@@ -36,7 +36,7 @@ An error starts with its code and says what to do next. list_requests shows this
 /** `channelOf`: where this transport puts each call's delivery channel (see src/mcp/delivery.ts). */
 export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServer {
   const server = new McpServer(
-    { name: SERVER_NAME, version: SERVER_VERSION },
+    { name: SERVER_NAME, version: packageVersion() },
     {
       instructions: instructions(engine),
       capabilities: {

@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { Model } from "../client/schemas.js";
 import { count as countOf, gems, withArticle } from "../client/wording.js";
 import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
-import type { LedgerRecord } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords, storedFilter } from "../mcp/request-view.js";
 import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./completions.js";

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { SAVE_MAX_BYTES } from "../calls/saving.js";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { byteSize, statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
@@ -63,12 +64,10 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
   const task = await engine.client.getTask(id, { signal });
   const asset = task.outputs.find((o) => o.index === index)?.asset;
   if (!asset) {
-    throw Object.assign(
-      new Error(`task ${id} has no downloadable output #${index} (status ${task.status})`),
-      {
-        code: "NOT_FOUND",
-        action: "refresh the task; only outputs with an asset can be read.",
-      },
+    throw new LocalRefusal(
+      "NOT_FOUND",
+      `task ${id} has no downloadable output #${index} (status ${task.status})`,
+      "refresh the task; only outputs with an asset can be read.",
     );
   }
   const { bytes, mimeType } = await engine.client.fetchOutput(asset.url, {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listCursor } from "../ledger/record.js";
+import { listCursor } from "../ledger/listing.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField } from "../mcp/fields.js";
 import { requestLine, SHOWN_STATES, shownState, storedFilter } from "../mcp/request-view.js";

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { rootsFor } from "../calls/file-areas.js";
+import { SaveFailedError } from "../calls/save-refusals.js";
 import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/saving.js";
 import { assetLine } from "../calls/task-view.js";
 import { count } from "../client/wording.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
 import { Questions } from "../mcp/questions.js";
-import { errorResult, LocalRefusal, okResult } from "../mcp/results.js";
+import { errorResult, okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "save_outputs",
@@ -35,11 +36,7 @@ export default defineTool({
     const missing = task.outputs.filter((o) => o.asset).length - saved.length;
     if (missing > 0) {
       // The outputs exist and are paid for: a failed write is an error, never "nothing to download".
-      const failed = new LocalRefusal(
-        "SAVE_FAILED",
-        `${count(missing, "output")} of task ${task.id} could not be written to disk (the reasons follow)`,
-        "Fix what the reasons name and call save_outputs again (it charges nothing), or use the signed URLs below.",
-      );
+      const failed = new SaveFailedError(`${count(missing, "output")} of task ${task.id}`);
       return errorResult(failed, { notes: [...notes, await downloadableNote(engine, task.id, ctx.signal)] });
     }
     const head = saved.length

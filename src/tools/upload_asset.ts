@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
 import { type MediaType, openMedia, sniff } from "../calls/files.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";

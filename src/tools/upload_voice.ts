@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
 import { type MediaType, openMedia } from "../calls/files.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { Questions } from "../mcp/questions.js";
-import { declined, okResult } from "../mcp/results.js";
+import { declined, Questions } from "../mcp/questions.js";
+import { okResult } from "../mcp/results.js";
 
 const { min, max } = LIMITS.voice.duration;
 // MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio, as file-type names them.

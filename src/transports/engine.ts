@@ -72,10 +72,10 @@ async function serviceTarget(config: Config): Promise<ServiceTarget> {
 export const MAX_CACHED_ENGINES = 256;
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from record.js, not the ledger's index: the index pulls the store modules in.
+  // hashKey from identity.js, not the ledger's index: the index pulls the store modules in.
   const [{ ServiceClient }, { hashKey }] = await Promise.all([
     import("../client/service-client.js"),
-    import("../ledger/record.js"),
+    import("../ledger/identity.js"),
   ]);
   const target = await serviceTarget(config);
   const serviceUrl = target.baseUrl;

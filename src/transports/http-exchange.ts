@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
 import type { AuthInfo } from "@modelcontextprotocol/server";
+import { waitAtMost } from "../client/deadline.js";
 import { Channel, withChannel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
@@ -34,12 +35,7 @@ export class Exchanges {
   async settle(ms: number): Promise<void> {
     const open = [...this.#open];
     for (const e of open) e.channel.hasten();
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    });
-    await Promise.race([Promise.all(open.map((e) => e.done)), limit]);
-    clearTimeout(timer);
+    await waitAtMost(Promise.all(open.map((e) => e.done)), ms);
   }
 }
 

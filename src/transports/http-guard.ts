@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
 import { byteSize } from "../client/wording.js";
+import { LIMITS } from "../config/service-limits.js";
 
 /**
  * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the
@@ -19,7 +20,8 @@ export const MAX_BODY_BYTES = 48 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
-const BEARER = /^Bearer\s+(lgk_[0-9a-f]{64})\s*$/;
+/** A bearer credential; a service key only when it also has the key's form (LIMITS.apiKeyPattern). */
+const BEARER = /^Bearer\s+(\S+)\s*$/;
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 
 // Decided with the configuration (remote users are judged by it too): one rule for both.
@@ -88,7 +90,7 @@ export type KeyChoice = { ok: true; apiKey: string } | { ok: false; message: str
 export function chooseKey(authorization: string | undefined, fallback: string | undefined): KeyChoice {
   if (authorization !== undefined) {
     const apiKey = BEARER.exec(authorization)?.[1];
-    if (apiKey !== undefined) return { ok: true, apiKey };
+    if (apiKey !== undefined && LIMITS.apiKeyPattern.test(apiKey)) return { ok: true, apiKey };
     return {
       ok: false,
       message: "Unauthorized: the Authorization header must be 'Bearer lgk_' followed by 64 lowercase hex",

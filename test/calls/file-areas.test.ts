@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { areaName, fileScope } from "../../src/calls/file-areas.js";
 import { openMedia } from "../../src/calls/files.js";
 import { saveTarget } from "../../src/calls/saving.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
 import type { EngineConfig } from "../../src/config/settings.js";
 import type { Engine } from "../../src/mcp/context.js";
 import { renderImage } from "../../src/sandbox/media/png.js";

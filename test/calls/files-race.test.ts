@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isInside, localScope, type MediaType, openMedia } from "../../src/calls/files.js";
 import { saveInside } from "../../src/calls/save-file.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { swapDirectory } from "../helpers/swapper.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";

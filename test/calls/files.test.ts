@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allowedDirs, isInside, localScope, type MediaType, openMedia } from "../../src/calls/files.js";
 import { safeName, saveInside } from "../../src/calls/save-file.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";
 

@@ -72,7 +72,9 @@ describe("README: OAuth on one machine", () => {
       GENERATION_STORE: iso.env.GENERATION_STORE ?? "",
     });
     try {
-      await expect.poll(run.out, { timeout: 20_000 }).toContain(`Streamable HTTP, listening on 127.0.0.1:3333 for ${url}/mcp`);
+      await expect
+        .poll(run.out, { timeout: 20_000 })
+        .toContain(`Streamable HTTP, listening on 127.0.0.1:3333 for ${url}/mcp`);
       expect(run.out()).toContain("auth: oauth");
       const metadata = await fetch(`${url}/.well-known/oauth-authorization-server`);
       expect(metadata.status).toBe(200);

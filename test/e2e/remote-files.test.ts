@@ -11,7 +11,7 @@ import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashKey } from "../../src/ledger/record.js";
+import { hashKey } from "../../src/ledger/identity.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";

@@ -48,6 +48,19 @@ export interface ProviderOptions {
   allowLoopbackClients: boolean;
 }
 
+/** Where each endpoint is served; the ones turned off (logout, userinfo, PAR) answer nothing. */
+const ROUTES: Configuration["routes"] = {
+  authorization: "/oauth/authorize",
+  token: "/oauth/token",
+  registration: "/oauth/register",
+  revocation: "/oauth/revoke",
+  jwks: "/oauth/jwks",
+  end_session: "/oauth/logout",
+  userinfo: "/oauth/userinfo",
+  introspection: "/oauth/introspect",
+  pushed_authorization_request: "/oauth/par",
+};
+
 export async function createProvider(o: ProviderOptions): Promise<Provider> {
   const { lifetimes: t } = o;
   const adapterOptions: AdapterOptions = {
@@ -63,17 +76,7 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
       long: { httpOnly: true, sameSite: "lax", signed: true },
       short: { httpOnly: true, sameSite: "lax", signed: true },
     },
-    routes: {
-      authorization: "/oauth/authorize",
-      token: "/oauth/token",
-      registration: "/oauth/register",
-      revocation: "/oauth/revoke",
-      jwks: "/oauth/jwks",
-      end_session: "/oauth/logout",
-      userinfo: "/oauth/userinfo",
-      introspection: "/oauth/introspect",
-      pushed_authorization_request: "/oauth/par",
-    },
+    routes: ROUTES,
     // `openid` is oidc-provider's own and always listed by it; oauth-guards.ts drops it from the metadata.
     scopes: ["offline_access", MCP_SCOPE],
     claims: { openid: ["sub"] },
@@ -102,49 +105,39 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
         params.scope = [...new Set([...asked.filter((s) => KNOWN_SCOPES.has(s)), MCP_SCOPE])].join(" ");
       },
     },
-    features: {
-      devInteractions: { enabled: false },
-      dPoP: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
-      registration: { enabled: true, issueRegistrationAccessToken: false },
-      revocation: {
-        enabled: true,
-        // A client revokes only its own tokens. An access token ends alone: oidc-provider would
-        // end its whole grant, so it is destroyed here and its grant left alone.
-        allowedPolicy: async (_ctx, client, token) => {
-          if (token.clientId !== client.clientId) return false;
-          if (token.kind !== "AccessToken") return true;
-          await token.destroy();
-          o.log.revoked(`an access token of client ${client.clientId}`, "revoked by the client (RFC 7009)");
-          return false;
-        },
-      },
-      userinfo: { enabled: false },
-      clientIdMetadataDocument: {
-        enabled: true,
-        ack: "draft-02",
-        allowFetch: (_ctx, clientId) => cimdGuard(clientId, o.allowLoopbackClients),
-        cacheDuration: { min: 60, max: 3_600 },
-      },
-      resourceIndicators: {
-        enabled: true,
-        // A request naming no resource still gets a token for this one, never an unbound one.
-        defaultResource: () => o.resource,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
-          if (indicator !== o.resource) {
-            throw new errors.InvalidTarget(`this server issues tokens only for the resource ${o.resource}`);
-          }
-          return {
-            scope: MCP_SCOPE,
-            audience: o.resource,
-            accessTokenTTL: t.accessToken,
-            accessTokenFormat: "opaque",
-          };
-        },
-      },
+    features: features(o),
+    ...tokenPolicy(t),
+    findAccount: async (_ctx, sub) =>
+      (await o.accounts.exists(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined,
+    interactions: { url: (_ctx, interaction) => `${SIGN_IN_PATH}${interaction.uid}` },
+    renderError: async (ctx, out) => {
+      for (const [name, value] of Object.entries(pageHeaders())) ctx.set(name, value);
+      ctx.body = errorPage(out.error ?? "error", out.error_description ?? "The request was refused.");
     },
+    // Browser-based public clients may call the token endpoints from their redirect's origin.
+    clientBasedCORS: (_ctx, origin, client) =>
+      origin !== "null" && client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) === true,
+    fetch: cimdFetch(o.allowLoopbackClients),
+  };
+  const provider = new Provider(o.issuer, configuration);
+  // Requests reach it through oauth-gate.ts, which sets X-Forwarded-Proto/Host from the public URL
+  // (never from the client), so the URLs it writes are the ones users reach.
+  provider.proxy = true;
+  guardProvider(provider, o.log);
+  return provider;
+}
+
+/**
+ * How long what it issues lives, and when a refresh token is issued and rotated: tokens live by
+ * their grant, and every authorization goes through the sign-in page.
+ */
+function tokenPolicy(
+  t: Lifetimes,
+): Pick<
+  Configuration,
+  "ttl" | "rotateRefreshToken" | "expiresWithSession" | "issueRefreshToken" | "loadExistingGrant"
+> {
+  return {
     ttl: {
       AccessToken: t.accessToken,
       AuthorizationCode: 60,
@@ -164,24 +157,58 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
       const grantId = ctx.oidc.result?.consent?.grantId;
       return typeof grantId === "string" ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
-    findAccount: async (_ctx, sub) =>
-      (await o.accounts.exists(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined,
-    interactions: { url: (_ctx, interaction) => `${SIGN_IN_PATH}${interaction.uid}` },
-    renderError: async (ctx, out) => {
-      for (const [name, value] of Object.entries(pageHeaders())) ctx.set(name, value);
-      ctx.body = errorPage(out.error ?? "error", out.error_description ?? "The request was refused.");
-    },
-    // Browser-based public clients may call the token endpoints from their redirect's origin.
-    clientBasedCORS: (_ctx, origin, client) =>
-      origin !== "null" && client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) === true,
-    fetch: cimdFetch(o.allowLoopbackClients),
   };
-  const provider = new Provider(o.issuer, configuration);
-  // Requests reach it through oauth-gate.ts, which sets X-Forwarded-Proto/Host from the public URL
-  // (never from the client), so the URLs it writes are the ones users reach.
-  provider.proxy = true;
-  guardProvider(provider, o.log);
-  return provider;
+}
+
+/**
+ * What is on: registration, revocation (a client's own tokens; an access token ends alone), CIMD
+ * behind its guard, tokens bound to this one resource. What is off, because nothing here would
+ * enforce or use it: DPoP, logout, pushed requests, userinfo, the development interactions.
+ */
+function features(o: ProviderOptions): Configuration["features"] {
+  return {
+    devInteractions: { enabled: false },
+    dPoP: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+    pushedAuthorizationRequests: { enabled: false },
+    registration: { enabled: true, issueRegistrationAccessToken: false },
+    revocation: {
+      enabled: true,
+      // A client revokes only its own tokens. An access token ends alone: oidc-provider would
+      // end its whole grant, so it is destroyed here and its grant left alone.
+      allowedPolicy: async (_ctx, client, token) => {
+        if (token.clientId !== client.clientId) return false;
+        if (token.kind !== "AccessToken") return true;
+        await token.destroy();
+        o.log.revoked(`an access token of client ${client.clientId}`, "revoked by the client (RFC 7009)");
+        return false;
+      },
+    },
+    userinfo: { enabled: false },
+    clientIdMetadataDocument: {
+      enabled: true,
+      ack: "draft-02",
+      allowFetch: (_ctx, clientId) => cimdGuard(clientId, o.allowLoopbackClients),
+      cacheDuration: { min: 60, max: 3_600 },
+    },
+    resourceIndicators: {
+      enabled: true,
+      // A request naming no resource still gets a token for this one, never an unbound one.
+      defaultResource: () => o.resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, indicator) => {
+        if (indicator !== o.resource) {
+          throw new errors.InvalidTarget(`this server issues tokens only for the resource ${o.resource}`);
+        }
+        return {
+          scope: MCP_SCOPE,
+          audience: o.resource,
+          accessTokenTTL: o.lifetimes.accessToken,
+          accessTokenFormat: "opaque",
+        };
+      },
+    },
+  };
 }
 
 /** A second use of a code, or of a refresh token after its grace, ended a grant: say which. */

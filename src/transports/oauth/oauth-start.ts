@@ -7,7 +7,7 @@
 import { ServiceError } from "../../client/service-errors.js";
 import type { Config } from "../../config/index.js";
 import { trustedProxyList } from "../../config/oauth-settings.js";
-import { hashKey } from "../../ledger/record.js";
+import { hashKey } from "../../ledger/identity.js";
 import type { Engines } from "../engine.js";
 import { createOAuth, type OAuthGate } from "./oauth-gate.js";
 

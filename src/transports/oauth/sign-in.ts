@@ -15,6 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
+import { LIMITS } from "../../config/service-limits.js";
 import { readBody } from "../http-guard.js";
 import type { Accounts } from "./oauth-accounts.js";
 import type { OAuthLog } from "./oauth-log.js";
@@ -39,7 +40,6 @@ export interface SignInDeps {
   sandboxKey?: string;
 }
 
-const KEY = /^lgk_[0-9a-f]{64}$/;
 /**
  * The scopes a request carries by now (oauth-provider.ts's `extraParams` leaves only these, and
  * always `mcp`): consent covers them; `mcp` is also granted on the resource below.
@@ -132,7 +132,7 @@ export async function serveSignIn(
   }
   const apiKey =
     action === "sandbox" && d.sandboxKey !== undefined ? d.sandboxKey : (form.get("key") ?? "").trim();
-  if (!KEY.test(apiKey)) return show(400, refusal("FORMAT"));
+  if (!LIMITS.apiKeyPattern.test(apiKey)) return show(400, refusal("FORMAT"));
   const check = await d.checkKey(apiKey).catch(() => ({ ok: false, code: "UNREACHABLE" }) as const);
   if (!check.ok) {
     d.log.keyRefused(clientId, check.code);

@@ -10,6 +10,9 @@ import { Host, type HostContext, type ToolResult } from "./protocol.js";
 import { renderStatus, renderTask, type Shown } from "./render.js";
 import { type Asset, type CallResult, type Task, TERMINAL, textOf } from "./types.js";
 
+/** package.json's version, inlined by scripts/build-viewer.mjs. */
+declare const GENERATION_MCP_VERSION: string;
+
 const root = document.getElementById("app") as HTMLElement;
 let prompt: string | undefined;
 let shown: Shown | undefined;
@@ -126,6 +129,6 @@ new ResizeObserver(() => {
   host.reportSize(Math.ceil(rect.width), Math.ceil(rect.height));
 }).observe(document.documentElement);
 
-host.connect({ name: "generation-mcp viewer", version: "0.1.0" }).catch((err: Error) => {
+host.connect({ name: "generation-mcp viewer", version: GENERATION_MCP_VERSION }).catch((err: Error) => {
   showError(`The host did not connect the viewer: ${err.message}`);
 });
