@@ -26,8 +26,8 @@ const video = (prompt: string) => ({
   model: "sandbox-video-lite",
   prompt,
   parameters: { mode: "text-to-video", duration: 5 },
-  // Video has no estimate: without a ceiling of its own, the confirmation threshold would be sent.
-  maxGems: 200,
+  // Video has no estimate, and this client cannot ask: the confirmation threshold (50) is sent as
+  // maxGems, above this video's quote.
 });
 
 const iso = isolatedEnv();
@@ -41,8 +41,9 @@ beforeAll(async () => {
     ...iso.env,
     GENERATION_BASE_URL: service.url,
     GENERATION_API_KEY: SANDBOX_API_KEY,
-    // Above 5 Gems the user is asked first (an estimate: baseGems x outputCount).
-    GENERATION_CONFIRM_ABOVE_GEMS: "5",
+    // Above 50 Gems a client that can ask asks the user first (an estimate from the catalog); a
+    // client that cannot is capped at 50, which the video and the analysis here stay under.
+    GENERATION_CONFIRM_ABOVE_GEMS: "50",
   });
   url = cli.url;
 }, 30_000);
@@ -109,7 +110,7 @@ describe("MCP Tasks on the 2026-07-28 wire, through the built CLI", () => {
     expect(text).toContain(`Task ${s.task.id} has succeeded`);
     expect(text).toContain(`Identity (idempotencyKey): ${s.idempotencyKey}`);
     expect(text).toMatch(/Gems: quoted \d+, charged \d+/);
-    expect(text).toMatch(/- #0 succeeded image\/\w+: http/);
+    expect(text).toMatch(/- #0 succeeded image\/\w+, asset ID \S+ \(use it as sourceImage[^)]*\): http/);
     expect(result.content).toContainEqual(
       expect.objectContaining({ type: "resource_link", uri: `generation://tasks/${s.task.id}/outputs/0` }),
     );
@@ -221,7 +222,10 @@ describe("MCP Tasks on the 2026-07-28 wire, through the built CLI", () => {
     const asked = await callTool(
       url,
       "generate_image",
-      image("four costly cranes", { parameters: { outputCount: 4 } }),
+      image("four costly cranes", {
+        model: "sandbox-image-pro",
+        parameters: { resolution: "4K", outputCount: 4 },
+      }),
       {
         tasks: true,
         capabilities: { elicitation: { form: {} } },
