@@ -39,3 +39,8 @@ export const DELIVERY_MARK_WAIT_MS = 2_000;
 export const SUCCESS_HOLD_MS = 1_000;
 /** One request to the service when its caller names no shorter limit. */
 export const REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * The media viewer's last upload chunk waits this long for the service to take the file; past it
+ * the view is told the upload is still being sent and asks again (hosts cut calls at about 60 s).
+ */
+export const VIEWER_UPLOAD_ANSWER_MS = 40_000;
