@@ -1,10 +1,11 @@
 /**
  * The user's own media through the media viewer (docs/viewer.md#uploads). The model asks with
  * upload_asset (or upload_voice) and no path or data: where the client renders MCP Apps, the result
- * opens the viewer's upload form. The view then sends the file in chunks through the app-only tool
- * viewer_upload; each is checked (the first one's bytes must be media of the right kind; the
- * declared size within the service's limit; the rights confirmed for a voice; every chunk in order
- * and of its length) and written to the bounded store (src/calls/upload-store.ts). Only once the
+ * opens the viewer's upload form. The view then opens an upload through the app-only tool
+ * viewer_upload (the declared size within the service's limit, the rights confirmed for a voice)
+ * and sends the file in chunks, each checked (the first one's bytes must be media of the right
+ * kind; every chunk in order and of its length) and written to the bounded store
+ * (src/calls/upload-store.ts). Only once the
  * last chunk is in do the bytes go to the service, streamed from disk, once: an upload is never
  * sent twice (the service does not make uploads idempotent). Asking again about a finished upload
  * answers with what happened to it.
@@ -30,8 +31,8 @@ export interface ChunkArgs {
   size?: number | undefined;
   name?: string | undefined;
   rightsConfirmed?: boolean | undefined;
-  seq: number;
-  data: string;
+  seq?: number | undefined;
+  data?: string | undefined;
 }
 
 /** Where an upload stands: still arriving, being sent to the service, or done with its result. */
@@ -61,23 +62,22 @@ function decode(data: string): Uint8Array {
   return new Uint8Array(Buffer.from(data, "base64"));
 }
 
-/** The first chunk's checks, all before a byte is stored: what, how big, the rights, the bytes. */
+/** Opens an upload after the checks that need no byte: what it is for, how big, the rights. */
 async function begin(
   engine: Engine,
   store: UploadStore<UploadKind>,
   args: ChunkArgs,
-  bytes: Uint8Array,
 ): Promise<Upload<UploadKind>> {
-  if (args.seq !== 0)
+  if (args.seq !== undefined || args.data !== undefined)
     throw new ArgumentError(
       "upload",
-      `chunk ${args.seq} names no upload; the first chunk is 0, and later ones name the upload its answer gave`,
+      "a chunk names the upload it belongs to; open one first (kind and size, no data)",
     );
   const kind = args.kind;
   if (kind === undefined)
-    throw new ArgumentError("kind", "the first chunk says what the file is for: asset or voice");
+    throw new ArgumentError("kind", "an upload says what the file is for: asset or voice");
   const size = args.size;
-  if (size === undefined) throw new ArgumentError("size", "the first chunk gives the file's size in bytes");
+  if (size === undefined) throw new ArgumentError("size", "an upload gives the file's size in bytes");
   if (size > MAX_BYTES[kind])
     throw new ArgumentError(
       "size",
@@ -89,10 +89,19 @@ async function begin(
       "must be true: the user ticks that they have the speaker's permission to clone this voice before it is uploaded",
     );
   }
-  const why = (kind === "asset" ? notMedia : notVoice)(await sniff(bytes.subarray(0, 4100)));
-  if (why !== undefined)
-    throw new ArgumentError("data", `${args.name ?? "the file"} ${why} (judged by its bytes)`);
   return store.open(engine.keyHash, size, args.name, kind);
+}
+
+/** The first chunk's bytes must be media of the upload's kind: judged before they are stored. */
+async function checkBytes(
+  store: UploadStore<UploadKind>,
+  u: Upload<UploadKind>,
+  bytes: Uint8Array,
+): Promise<void> {
+  const why = (u.purpose === "asset" ? notMedia : notVoice)(await sniff(bytes.subarray(0, 4100)));
+  if (why === undefined) return;
+  await store.drop(u);
+  throw new ArgumentError("data", `${u.name ?? "the file"} ${why} (judged by its bytes); nothing was sent`);
 }
 
 /** Sends the stored file to the service, once; the outcome is kept, never thrown at no one. */
@@ -141,8 +150,9 @@ async function answer(u: Upload<UploadKind>, withinMs: number): Promise<ChunkAns
 }
 
 /**
- * One chunk from the view. The same chunk again (its answer was lost on the way) is answered as
- * it stands and not stored twice; the last chunk again answers with the upload's outcome.
+ * One call from the view: without an upload ID it opens one (no bytes yet); with one, it brings
+ * chunk `seq`. The same chunk again (its answer was lost on the way) is answered as it stands and
+ * not stored twice; the last chunk again answers with the upload's outcome.
  */
 export async function receiveChunk(
   engine: Engine,
@@ -150,14 +160,17 @@ export async function receiveChunk(
   o: { store?: UploadStore<UploadKind>; answerWithinMs?: number } = {},
 ): Promise<ChunkAnswer> {
   const store = o.store ?? uploadStore();
-  const within = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
+  if (args.upload === undefined) return progress(await begin(engine, store, args), "receiving");
+  const u = store.get(engine.keyHash, args.upload);
+  if (args.seq === undefined || args.data === undefined)
+    throw new ArgumentError(
+      args.seq === undefined ? "seq" : "data",
+      "a chunk gives its number (seq) and its bytes (data, base64)",
+    );
   const bytes = decode(args.data);
-  let u: Upload<UploadKind>;
-  if (args.upload === undefined) u = await begin(engine, store, args, bytes);
-  else {
-    u = store.get(engine.keyHash, args.upload);
-    if (args.seq === u.next - 1 && !u.busy) return answer(u, within);
-  }
+  const within = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
+  if (args.seq === u.next - 1 && !u.busy) return answer(u, within);
+  if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes);
   await store.append(u, args.seq, bytes);
   if (u.state !== "receiving" && u.sent === undefined) u.sent = send(engine, store, u);
   return answer(u, within);

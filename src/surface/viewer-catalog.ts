@@ -43,7 +43,8 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_upload",
     title: "Viewer: upload",
-    description: "Media viewer only: the user's file in base64 chunks, in order. Free.",
+    description:
+      "Media viewer only: opens an upload, then takes the user's file in base64 chunks, in order. Free.",
     inputSchema: {
       type: "object",
     },

@@ -17,19 +17,25 @@ const MAX_BYTES = Math.max(LIMITS.asset.maxBytes, LIMITS.voice.maxBytes);
 export const viewerUpload = defineTool({
   name: "viewer_upload",
   title: "Viewer: upload",
-  description: "Media viewer only: the user's file in base64 chunks, in order. Free.",
+  description:
+    "Media viewer only: opens an upload, then takes the user's file in base64 chunks, in order. Free.",
   inputSchema: z.strictObject({
     upload: z.string().max(64).optional(),
     kind: z.enum(["asset", "voice"]).optional(),
-    size: z.number().int().min(1).max(MAX_BYTES).optional(),
+    // Its limit depends on the kind: src/calls/chunked-upload.ts says which.
+    size: z.number().int().min(1).optional(),
     name: z.string().min(1).max(LIMITS.asset.filename).optional(),
     rightsConfirmed: z.boolean().optional(),
     seq: z
       .number()
       .int()
       .min(0)
-      .max(chunkCount(MAX_BYTES) - 1),
-    data: z.string().max(Math.ceil(UPLOAD_CHUNK_BYTES / 3) * 4),
+      .max(chunkCount(MAX_BYTES) - 1)
+      .optional(),
+    data: z
+      .string()
+      .max(Math.ceil(UPLOAD_CHUNK_BYTES / 3) * 4)
+      .optional(),
   }),
   // The upload's ID and state (receiving, sending, finished), bytes received of its size, and once
   // finished the service's asset or voice.

@@ -1,6 +1,7 @@
 /**
- * Sends the file the user chose through the app-only tool viewer_upload: 512 KiB chunks (base64
- * grows each to 683 KiB, within every host's message limits), one at a time, in order; the server
+ * Sends the file the user chose through the app-only tool viewer_upload: an upload opened with the
+ * file's kind and size, then 512 KiB chunks (base64 grows each to 683 KiB, within every host's
+ * message limits), one at a time, in order; the server
  * sends the file to the service only after the last one (src/calls/chunked-upload.ts). A chunk
  * whose answer the host lost is sent again, which the server answers without storing it twice;
  * the last chunk sent again only asks how the upload ended. The upload itself is never repeated:
@@ -101,25 +102,21 @@ export async function sendFile(
   onProgress: (share: number, sending: boolean) => void,
 ): Promise<Uploaded> {
   const count = Math.max(1, Math.ceil(file.size / CHUNK_BYTES));
-  let upload: string | undefined;
+  // Opening carries no bytes, so asking again after a lost answer costs at most an idle upload.
+  const opened = {
+    kind,
+    size: file.size,
+    name: file.name,
+    ...(kind === "voice" ? { rightsConfirmed: true } : {}),
+  };
+  const { upload } = await sendChunk(host, opened, "store");
   let answer: Answer | undefined;
   let lastArgs: Record<string, unknown> = {};
   for (let seq = 0; seq < count; seq++) {
     const start = seq * CHUNK_BYTES;
     const data = await toBase64(file.slice(start, Math.min(file.size, start + CHUNK_BYTES)));
-    lastArgs =
-      upload === undefined
-        ? {
-            kind,
-            size: file.size,
-            name: file.name,
-            seq,
-            data,
-            ...(kind === "voice" ? { rightsConfirmed: true } : {}),
-          }
-        : { upload, seq, data };
+    lastArgs = { upload, seq, data };
     answer = await sendChunk(host, lastArgs, seq === count - 1 ? "last" : "store");
-    upload = answer.upload;
     onProgress((answer.received ?? file.size) / file.size, seq === count - 1);
   }
   // All bytes are in; the server answers once the service took them, or says it is still sending:
