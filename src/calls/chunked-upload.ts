@@ -101,7 +101,7 @@ async function checkBytes(
   const why = (u.purpose === "asset" ? notMedia : notVoice)(await sniff(bytes.subarray(0, 4100)));
   if (why === undefined) return;
   await store.drop(u);
-  throw new ArgumentError("data", `${u.name ?? "the file"} ${why} (judged by its bytes); nothing was sent`);
+  throw new ArgumentError("data", `${u.name ?? "the file"} ${why} (judged by its bytes)`);
 }
 
 /** Sends the stored file to the service, once; the outcome is kept, never thrown at no one. */

@@ -37,10 +37,17 @@ interface Answer {
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** The first sentence of a tool's refusal, without its code: what the user needs to read. */
+/**
+ * A tool's refusal as the user needs to read it: without its code, the argument's name and the
+ * next step meant for a model ("CODE: field: what is wrong. Next: …").
+ */
 const said = (r: CallResult) => {
-  const text = textOf(r).replace(/^[A-Z_]+: /, "");
-  return text.split("\n")[0] ?? text;
+  const line = (textOf(r).split("\n")[0] ?? "")
+    .replace(/^[A-Z_]+: /, "")
+    .replace(/^(data|size|seq|upload|kind|name|rightsConfirmed|duration): /, "")
+    .replace(/ Next: .*$/, "")
+    .trim();
+  return /[.!?]$/.test(line) ? line : `${line}.`;
 };
 
 async function call(host: Host, args: Record<string, unknown>): Promise<CallResult> {
@@ -58,7 +65,10 @@ function refusal(r: CallResult, phase: Phase): UploadFailed {
   const text = textOf(r);
   const local = text.startsWith("INVALID_ARGUMENT") || text.startsWith("UPLOADS_BUSY");
   if (phase === "store" || (phase === "last" && local))
-    return new UploadFailed(`${said(r)} Nothing reached the service.`, "no");
+    return new UploadFailed(
+      /nothing was sent/i.test(said(r)) ? said(r) : `${said(r)} Nothing reached the service.`,
+      "no",
+    );
   if (local || /may or may not have arrived/.test(text))
     return new UploadFailed(
       `The upload broke off on its way to the service: ${said(r)} Nothing was repeated.`,

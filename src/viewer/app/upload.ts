@@ -154,10 +154,12 @@ export function showUpload(root: HTMLElement, host: Host, req: UploadRequest): v
       send.disabled = true;
       status.className = "upload-status";
       if (file.size === 0) return refuse(`${file.name} is empty. Nothing was sent.`);
-      if (file.size > req.maxBytes)
+      if (file.size > req.maxBytes) {
+        const exact = (n: number) => `${size(n)}, ${n.toLocaleString("en-US")} bytes`;
         return refuse(
-          `${file.name} is ${size(file.size)}; the limit is ${size(req.maxBytes)}. Nothing was sent.`,
+          `${file.name} is too large (${exact(file.size)}); the limit is ${exact(req.maxBytes)}. Nothing was sent.`,
         );
+      }
       chosen = file;
       send.disabled = false;
       status.textContent = `Ready: ${file.name} (${size(file.size)}${file.type ? `, ${file.type}` : ""}).`;
@@ -196,7 +198,7 @@ export function showUpload(root: HTMLElement, host: Host, req: UploadRequest): v
           send.disabled = pick.disabled = false;
           const what =
             err instanceof UploadFailed ? err.message : `The upload failed: ${(err as Error).message}.`;
-          refuse(`${what} Choose the file again to retry.`);
+          refuse(/choose the file again/i.test(what) ? what : `${what} Choose the file again to retry.`);
         },
       );
     });
