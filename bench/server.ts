@@ -11,6 +11,8 @@
  *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
  *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
+ *  (h) a 30 MiB file through the media viewer's upload chunks against upload_asset by path: time
+ *      and the server's RSS rise (bench/viewer-upload.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -30,6 +32,7 @@ import {
 import { delayProxy } from "./delay-proxy.js";
 import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
+import { viewerUploadCost } from "./viewer-upload.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -41,7 +44,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefg");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefgh");
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
 const PAID_MEDIAN_TARGET = 1.3;
 const PAID_P99_TARGET = 1.5;
@@ -348,6 +351,7 @@ async function main(): Promise<void> {
       await catalogCostWithApps(iso.env);
     }
     if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
+    if (PARTS.includes("h")) await viewerUploadCost(serviceEnv, iso.dir, print);
   } finally {
     await sandbox.stop();
     iso.cleanup();

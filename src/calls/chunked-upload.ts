@@ -19,7 +19,7 @@ import { VIEWER_UPLOAD_ANSWER_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import { okResult } from "../mcp/results.js";
 import { sniff } from "./files.js";
-import { checkVoiceDuration, notMedia, notVoice, readDuration } from "./media-rules.js";
+import { checkVoiceDuration, decodeBase64, notMedia, notVoice, readDuration } from "./media-rules.js";
 import { type Upload, UploadStore } from "./upload-store.js";
 
 export type UploadKind = "asset" | "voice";
@@ -54,13 +54,6 @@ export const uploadStore = (): UploadStore<UploadKind> => {
   shared ??= new UploadStore<UploadKind>();
   return shared;
 };
-
-function decode(data: string): Uint8Array {
-  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
-    throw new ArgumentError("data", "is not valid base64 (A-Z, a-z, 0-9, +, / with = padding)");
-  }
-  return new Uint8Array(Buffer.from(data, "base64"));
-}
 
 /** Opens an upload after the checks that need no byte: what it is for, how big, the rights. */
 async function begin(
@@ -167,7 +160,7 @@ export async function receiveChunk(
       args.seq === undefined ? "seq" : "data",
       "a chunk gives its number (seq) and its bytes (data, base64)",
     );
-  const bytes = decode(args.data);
+  const bytes = decodeBase64("data", args.data);
   const within = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
   if (args.seq === u.next - 1 && !u.busy) return answer(u, within);
   if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes);

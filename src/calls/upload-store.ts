@@ -14,9 +14,12 @@ import path from "node:path";
 import { ArgumentError } from "../client/service-errors.js";
 import { byteSize } from "../client/wording.js";
 import { LocalRefusal } from "../mcp/results.js";
+import { collectGarbage } from "./collect-garbage.js";
 
 /** Every chunk but the last holds exactly this many bytes (base64: 699,052 characters). */
 export const UPLOAD_CHUNK_BYTES = 512 * 1024;
+/** After this many bytes received, a full collection frees the chunks' strings (collect-garbage.ts). */
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 
 export interface UploadLimits {
   /** Uploads one user may have open (receiving or being sent) at once. */
@@ -82,6 +85,7 @@ const full = (what: string, limit: string): LocalRefusal =>
 export class UploadStore<T = unknown> {
   private readonly uploads = new Map<string, Upload<T>>();
   private dir: string | undefined;
+  private sinceCollected = 0;
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -189,6 +193,11 @@ export class UploadStore<T = unknown> {
     }
     u.received += bytes.byteLength;
     u.next++;
+    this.sinceCollected += bytes.byteLength;
+    if (this.sinceCollected >= COLLECT_EVERY_BYTES) {
+      this.sinceCollected = 0;
+      collectGarbage();
+    }
     u.lastAt = this.now();
     if (u.received === u.size) {
       await u.handle?.close();

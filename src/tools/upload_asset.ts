@@ -2,7 +2,7 @@ import { z } from "zod";
 import { askForUpload } from "../calls/chunked-upload.js";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
 import { openMedia, sniff } from "../calls/files.js";
-import { notMedia } from "../calls/media-rules.js";
+import { decodeBase64, notMedia } from "../calls/media-rules.js";
 import { ArgumentError } from "../client/service-errors.js";
 import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -110,11 +110,7 @@ export default defineTool({
         await file.close();
       }
     } else {
-      const data = args.data as string;
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
-        throw new ArgumentError("data", "is not valid base64 (A-Z, a-z, 0-9, +, / with = padding)");
-      }
-      const bytes = new Uint8Array(Buffer.from(data, "base64"));
+      const bytes = decodeBase64("data", args.data as string);
       if (bytes.byteLength > MAX)
         throw new ArgumentError(
           "data",
