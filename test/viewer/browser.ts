@@ -13,6 +13,7 @@ import type { McpUiHostCapabilities, McpUiResourceCsp } from "@modelcontextproto
 import { build } from "esbuild";
 import type { BrowserContext, Frame, Page } from "playwright-core";
 import { launchChromiumContext } from "../helpers/chromium.js";
+import type { HostLog } from "./host/host-log.js";
 
 const VIEWER = "ui://generation/viewer";
 
@@ -20,14 +21,7 @@ const VIEWER = "ui://generation/viewer";
 export interface HostWindow {
   showView(o: unknown): Promise<void>;
   setTheme(theme: "light" | "dark"): void;
-  hostLog: {
-    downloads: unknown[];
-    resultSentAt: number;
-    sizes: unknown[];
-    context: unknown[];
-    messages: unknown[];
-    opened: string[];
-  };
+  hostLog: HostLog;
 }
 
 /**

@@ -19,11 +19,12 @@ import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { isolatedEnv, ROOT, type Started, startHttpCli } from "../helpers/cli.js";
 import {
+  connectInspector,
   type InspectorInstall,
-  inspectorInstall,
+  inspectorOrMissing,
   type RunningInspector,
   startInspector,
 } from "../helpers/inspector.js";
@@ -34,16 +35,7 @@ const ASSETS = "POST /api/generate/assets";
 const VOICES = "POST /api/generate/voices";
 type Picked = { name: string; mimeType: string; buffer: Buffer };
 
-function setUp(): InspectorInstall | string {
-  const missing = chromiumMissing();
-  if (missing !== undefined) return missing;
-  try {
-    return inspectorInstall();
-  } catch (error) {
-    return `the MCP Inspector could not be installed into .tmp/inspector: ${(error as Error).message.split("\n")[0]}`;
-  }
-}
-const install = setUp();
+const install = inspectorOrMissing();
 const ready = runnableOrSkipped(
   typeof install === "string" ? install : undefined,
   "test/viewer/inspector-upload.test.ts",
@@ -90,17 +82,7 @@ async function startAll(oauth: boolean): Promise<{
 
 /** Connects to the one server listed (signing in on the server's page in OAuth mode); opens the Apps tab. */
 async function connect(page: Page, url: string, oauth: boolean): Promise<void> {
-  await page.route(/fonts\.(googleapis|gstatic)\.com/, (r) => r.abort());
-  await page.goto(url);
-  await page.getByText("Disconnected", { exact: true }).waitFor({ timeout: 20_000 });
-  await page.getByRole("switch", { name: /Connect or disconnect/ }).click({ force: true });
-  if (oauth) {
-    // The Inspector registers, then sends the browser to the server's sign-in page.
-    await page.locator("#key").waitFor({ timeout: 20_000 });
-    await page.fill("#key", SANDBOX_API_KEY);
-    await page.click('button[value="allow"]');
-  }
-  await page.getByText("Connected", { exact: true }).waitFor({ timeout: 20_000 });
+  await connectInspector(page, url, { shots: SHOTS, ...(oauth ? { key: SANDBOX_API_KEY } : {}) });
   await page.getByText("Apps", { exact: true }).first().click();
 }
 
@@ -151,11 +133,16 @@ async function choose(page: Page, view: Frame, file: Picked): Promise<void> {
   await chooser.setFiles(file);
 }
 
-/** Chooses and uploads `file`; the new asset's or voice's ID, once the view shows it. */
-async function upload(page: Page, view: Frame, file: Picked, rights = false): Promise<string> {
+/** Chooses `file`, ticks the rights box when asked to, and presses Upload. */
+async function send(page: Page, view: Frame, file: Picked, rights = false): Promise<void> {
   await choose(page, view, file);
   if (rights) await view.getByLabel(/I have the speaker's permission/).check();
   await view.getByRole("button", { name: "Upload", exact: true }).click();
+}
+
+/** Chooses and uploads `file`; the new asset's or voice's ID, once the view shows it. */
+async function upload(page: Page, view: Frame, file: Picked, rights = false): Promise<string> {
+  await send(page, view, file, rights);
   const done = view.locator(".status.uploaded");
   await done.waitFor({ timeout: 30_000 });
   return (await done.getAttribute("data-id")) ?? "";
@@ -276,12 +263,11 @@ describe.skipIf(!ready)("a remote user's own media in the MCP Inspector's web UI
       const reached = () => sandbox.stats.requests(ASSETS) + sandbox.stats.requests(VOICES);
       const status = (view: Frame) => view.locator(".upload-status");
       let view = await openApp(page, "Upload a media file", {}, ".upload");
-      await choose(page, view, {
+      await send(page, view, {
         name: "notes.png",
         mimeType: "image/png",
         buffer: Buffer.from("words, not a picture"),
       });
-      await view.getByRole("button", { name: "Upload", exact: true }).click();
       await expect
         .poll(() => status(view).textContent(), { timeout: 15_000 })
         .toMatch(
@@ -311,23 +297,13 @@ describe.skipIf(!ready)("a remote user's own media in the MCP Inspector's web UI
           await route.continue({ postData: body.replace('"seq":1,', `"seq":${seq},`) });
         });
         view = await openApp(page, "Upload a media file", {}, ".upload");
-        await choose(page, view, {
-          name: "tune.wav",
-          mimeType: "audio/wav",
-          buffer: renderAudio("tune", 80),
-        });
-        await view.getByRole("button", { name: "Upload", exact: true }).click();
+        await send(page, view, { name: "tune.wav", mimeType: "audio/wav", buffer: renderAudio("tune", 80) });
         await expect.poll(() => status(view).textContent(), { timeout: 15_000 }).toMatch(said);
         await page.unroute(relay);
       }
 
       view = await openApp(page, "Upload a reference voice", {}, ".upload");
-      await choose(page, view, {
-        name: "voice.wav",
-        mimeType: "audio/wav",
-        buffer: renderAudio("voice", 20),
-      });
-      await view.getByRole("button", { name: "Upload", exact: true }).click();
+      await send(page, view, { name: "voice.wav", mimeType: "audio/wav", buffer: renderAudio("voice", 20) });
       await expect(status(view).textContent()).resolves.toMatch(
         /^Not uploaded: tick the box to confirm you have the speaker's permission/,
       );

@@ -12,6 +12,7 @@ import {
   type McpUiResourceCsp,
   PostMessageTransport,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { HostLog } from "./host-log.js";
 
 declare global {
   interface Window {
@@ -20,19 +21,6 @@ declare global {
     setTheme(theme: "light" | "dark"): void;
     hostLog: HostLog;
   }
-}
-
-/** What the host page saw the view do, for the tests to read. */
-interface HostLog {
-  downloads: unknown[];
-  resultSentAt: number;
-  sizes: unknown[];
-  /** ui/update-model-context requests (the last one is what the model would get). */
-  context: unknown[];
-  /** ui/message requests. */
-  messages: unknown[];
-  /** ui/open-link requests. */
-  opened: string[];
 }
 
 interface ShowOptions {
