@@ -210,7 +210,8 @@ export class UploadStore<T = unknown> {
   async finish(u: Upload<T>): Promise<void> {
     u.state = "finished";
     u.lastAt = this.now();
-    await rm(u.file, { force: true });
+    // A file that cannot be removed now goes with the directory when the process exits.
+    await rm(u.file, { force: true }).catch(() => {});
   }
 
   /** Forgets an upload and deletes its bytes. */
@@ -219,7 +220,7 @@ export class UploadStore<T = unknown> {
     const handle = u.handle;
     u.handle = undefined;
     await handle?.close().catch(() => {});
-    await rm(u.file, { force: true });
+    await rm(u.file, { force: true }).catch(() => {});
   }
 
   /** Drops uploads idle past their limit and outcomes kept past theirs. Never one being sent. */

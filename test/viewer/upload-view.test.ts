@@ -167,6 +167,22 @@ describe.skipIf(!available)("the viewer's upload form in Chromium", () => {
     expect(uploads()).toBe(before);
   });
 
+  it("says so when the connection breaks while the file is on its way to the service, and never sends it again", async () => {
+    s.sandbox.faults.inject(ASSETS, { kind: "reset-after-commit" });
+    const dispatched = s.sandbox.stats.dispatches(ASSETS);
+    const { frame } = await b.show("upload_asset", {});
+    await choose(frame, { name: "cut.png", mimeType: "image/png", buffer: renderImage("cut off", "1:1") });
+    await frame.getByRole("button", { name: "Upload", exact: true }).click();
+    await expect
+      .poll(() => status(frame).textContent(), { timeout: 15_000 })
+      .toMatch(
+        /^Not uploaded: The upload broke off on its way to the service \(NETWORK_ERROR\): the service may or may not have it, and uploading it again could make a second copy\. Nothing was repeated\. Choose the file again to retry\.$/,
+      );
+    // The service took it once (its outcome unknown to the server); nothing was sent a second time.
+    expect(s.sandbox.stats.dispatches(ASSETS)).toBe(dispatched + 1);
+    await b.page.screenshot({ path: join(SHOTS, "upload-broke-off.png") });
+  });
+
   it("gives Download in a host without a download of its own: the host opens a fresh signed link", async () => {
     const { frame, result } = await b.show(
       "generate_image",

@@ -69,11 +69,13 @@ function refusal(r: CallResult, phase: Phase): UploadFailed {
       /nothing was sent/i.test(said(r)) ? said(r) : `${said(r)} Nothing reached the service.`,
       "no",
     );
-  if (local || /may or may not have arrived/.test(text))
+  if (local || /may or may not have arrived/.test(text)) {
+    const code = /^[A-Z_]+/.exec(text)?.[0] ?? "no answer";
     return new UploadFailed(
-      `The upload broke off on its way to the service: ${said(r)} Nothing was repeated.`,
+      `The upload broke off on its way to the service (${code}): the service may or may not have it, and uploading it again could make a second copy. Nothing was repeated.`,
       "unknown",
     );
+  }
   return new UploadFailed(`The service refused the file: ${said(r)}`, "refused");
 }
 
@@ -163,7 +165,7 @@ function handOffText(up: Uploaded, name: string, asUser: boolean): string {
 /**
  * Hands the new ID to the model: as context for its next turn (ui/update-model-context) where the
  * host takes it, else as the user's message (ui/message). A host that declares neither (the MCP
- * Inspector 2.12 answers ui/message all the same) is tried with both, in that order.
+ * Inspector 2.12 answers ui/message all the same) is tried with both, context first.
  * Says which way it went, or undefined when the host took neither.
  */
 export async function handOff(
@@ -172,12 +174,11 @@ export async function handOff(
   name: string,
 ): Promise<"context" | "message" | undefined> {
   const caps = host.capabilities;
+  // What the host declares first; the other way too, should that fail or nothing be declared.
   const tries: Array<"context" | "message"> =
-    caps.updateModelContext !== undefined
-      ? ["context"]
-      : caps.message !== undefined
-        ? ["message"]
-        : ["context", "message"];
+    caps.message !== undefined && caps.updateModelContext === undefined
+      ? ["message", "context"]
+      : ["context", "message"];
   for (const way of tries) {
     try {
       const r =

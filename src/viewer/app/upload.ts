@@ -130,97 +130,110 @@ async function showDone(
     : `This host took no message from the view: copy the ID (${id}) into your message.`;
 }
 
-/** Shows the upload form for `req` in `root`. */
-export function showUpload(root: HTMLElement, host: Host, req: UploadRequest): void {
+/** What the view refuses on its own, before anything is sent; undefined when the file may go. */
+function refusedHere(file: File, req: UploadRequest): string | undefined {
+  if (file.size === 0) return `${file.name} is empty. Nothing was sent.`;
+  if (file.size <= req.maxBytes) return undefined;
+  const exact = (n: number) => `${size(n)}, ${n.toLocaleString("en-US")} bytes`;
+  return `${file.name} is too large (${exact(file.size)}); the limit is ${exact(req.maxBytes)}. Nothing was sent.`;
+}
+
+/** A drop zone with the file picker's button: `choose` gets the file dropped or picked. */
+function dropZone(accept: string, choose: (file: File | undefined) => void): HTMLElement[] {
+  const input = h("input", { type: "file", accept, hidden: true });
+  const pick = h("button", { type: "button", class: "pick" }, "Choose a file");
+  pick.addEventListener("click", () => input.click());
+  input.addEventListener("change", () => choose(input.files?.[0]));
+  const drop = h("div", { class: "drop" }, "Drop a file here, or ", pick);
+  drop.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    choose(e.dataTransfer?.files[0]);
+  });
+  return [drop, input];
+}
+
+const RIGHTS = "I have the speaker's permission to clone this voice (the service requires it)";
+
+/** The form in `box`; `done` shows the result once the service has the file. */
+function uploadForm(
+  box: HTMLElement,
+  host: Host,
+  req: UploadRequest,
+  done: (up: Uploaded, file: File) => void,
+): void {
   const w = words(req);
-  const box = h("section", { class: "upload", "aria-label": w.title });
-  const form = () => {
-    let chosen: File | undefined;
-    const input = h("input", { type: "file", accept: w.accept, hidden: true });
-    const pick = h("button", { type: "button", class: "pick" }, "Choose a file");
-    pick.addEventListener("click", () => input.click());
-    const drop = h("div", { class: "drop" }, "Drop a file here, or ", pick);
-    const rights = h("input", { type: "checkbox", id: "rights" });
-    const send = h("button", { type: "button", class: "send", disabled: true }, "Upload");
-    const bar = h("progress", { max: 100, value: 0, hidden: true });
-    const status = h("p", { class: "upload-status", role: "status" });
-    const refuse = (text: string) => {
-      status.textContent = `Not uploaded: ${text}`;
-      status.className = "upload-status error";
-    };
-    const choose = (file: File | undefined) => {
-      if (!file) return;
-      chosen = undefined;
-      send.disabled = true;
-      status.className = "upload-status";
-      if (file.size === 0) return refuse(`${file.name} is empty. Nothing was sent.`);
-      if (file.size > req.maxBytes) {
-        const exact = (n: number) => `${size(n)}, ${n.toLocaleString("en-US")} bytes`;
-        return refuse(
-          `${file.name} is too large (${exact(file.size)}); the limit is ${exact(req.maxBytes)}. Nothing was sent.`,
-        );
-      }
-      chosen = file;
-      send.disabled = false;
-      status.textContent = `Ready: ${file.name} (${size(file.size)}${file.type ? `, ${file.type}` : ""}).`;
-    };
-    input.addEventListener("change", () => choose(input.files?.[0]));
-    drop.addEventListener("dragover", (e) => {
-      e.preventDefault();
-      drop.classList.add("over");
-    });
-    drop.addEventListener("dragleave", () => drop.classList.remove("over"));
-    drop.addEventListener("drop", (e) => {
-      e.preventDefault();
-      drop.classList.remove("over");
-      choose(e.dataTransfer?.files[0]);
-    });
-    send.addEventListener("click", () => {
-      const file = chosen;
-      if (!file) return;
-      if (req.kind === "voice" && !rights.checked)
-        return refuse(
-          "tick the box to confirm you have the speaker's permission to clone this voice; the service requires it. Nothing was sent.",
-        );
-      send.disabled = pick.disabled = true;
-      bar.hidden = false;
-      status.className = "upload-status";
-      status.textContent = `Uploading ${file.name}…`;
-      sendFile(host, file, req.kind, (share, sending) => {
-        bar.value = Math.round(share * 100);
-        status.textContent = sending
-          ? `Sending ${file.name} to the service…`
-          : `Uploading ${file.name}: ${Math.round(share * 100)}%`;
-      }).then(
-        (up) => showDone(box, host, up, file, form),
-        (err: unknown) => {
-          bar.hidden = true;
-          send.disabled = pick.disabled = false;
-          const what =
-            err instanceof UploadFailed ? err.message : `The upload failed: ${(err as Error).message}.`;
-          refuse(/choose the file again/i.test(what) ? what : `${what} Choose the file again to retry.`);
-        },
-      );
-    });
-    box.replaceChildren(
-      h("h2", {}, w.title),
-      h("p", { class: "limits" }, w.limits),
-      drop,
-      input,
-      ...(req.kind === "voice"
-        ? [
-            h(
-              "label",
-              { class: "rights" },
-              rights,
-              " I have the speaker's permission to clone this voice (the service requires it)",
-            ),
-          ]
-        : []),
-      h("div", { class: "actions" }, send, bar),
-      status,
-    );
+  let chosen: File | undefined;
+  let sending = false;
+  const rights = h("input", { type: "checkbox", id: "rights" });
+  const send = h("button", { type: "button", class: "send", disabled: true }, "Upload");
+  const bar = h("progress", { max: 100, value: 0, hidden: true });
+  const status = h("p", { class: "upload-status", role: "status" });
+  const say = (text: string, refused = false) => {
+    status.textContent = refused ? `Not uploaded: ${text}` : text;
+    status.className = refused ? "upload-status error" : "upload-status";
   };
+  const choose = (file: File | undefined) => {
+    // One upload at a time: a file dropped meanwhile waits for the user to choose again.
+    if (!file || sending) return;
+    const refusal = refusedHere(file, req);
+    chosen = refusal === undefined ? file : undefined;
+    send.disabled = chosen === undefined;
+    if (refusal !== undefined) say(refusal, true);
+    else say(`Ready: ${file.name} (${size(file.size)}${file.type ? `, ${file.type}` : ""}).`);
+  };
+  send.addEventListener("click", () => {
+    const file = chosen;
+    if (!file || sending) return;
+    if (req.kind === "voice" && !rights.checked) {
+      return say(
+        "tick the box to confirm you have the speaker's permission to clone this voice; the service requires it. Nothing was sent.",
+        true,
+      );
+    }
+    bar.hidden = false;
+    sending = send.disabled = true;
+    say(`Uploading ${file.name}…`);
+    sendFile(host, file, req.kind, (share, toService) => {
+      bar.value = Math.round(share * 100);
+      say(
+        toService
+          ? `Sending ${file.name} to the service…`
+          : `Uploading ${file.name}: ${Math.round(share * 100)}%`,
+      );
+    }).then(
+      (up) => done(up, file),
+      (err: unknown) => {
+        bar.hidden = true;
+        sending = send.disabled = false;
+        const what =
+          err instanceof UploadFailed ? err.message : `The upload failed: ${(err as Error).message}.`;
+        say(/choose the file again/i.test(what) ? what : `${what} Choose the file again to retry.`, true);
+      },
+    );
+  });
+  box.replaceChildren(
+    h("h2", {}, w.title),
+    h("p", { class: "limits" }, w.limits),
+    ...dropZone(w.accept, choose),
+    ...(req.kind === "voice" ? [h("label", { class: "rights" }, rights, ` ${RIGHTS}`)] : []),
+    h("div", { class: "actions" }, send, bar),
+    status,
+  );
+}
+
+/** Shows the upload form for `req` in `root`, and, once uploaded, the asset or voice. */
+export function showUpload(root: HTMLElement, host: Host, req: UploadRequest): void {
+  const box = h("section", { class: "upload", "aria-label": words(req).title });
+  const form = () =>
+    uploadForm(box, host, req, (up, file) => {
+      void showDone(box, host, up, file, form);
+    });
   form();
   root.replaceChildren(box);
 }
