@@ -124,9 +124,17 @@ export async function sendFile(
   const { upload } = await sendChunk(host, opened, "store");
   let answer: Answer | undefined;
   let lastArgs: Record<string, unknown> = {};
-  for (let seq = 0; seq < count; seq++) {
+  const encoded = (seq: number) => {
     const start = seq * CHUNK_BYTES;
-    const data = await toBase64(file.slice(start, Math.min(file.size, start + CHUNK_BYTES)));
+    const data = toBase64(file.slice(start, Math.min(file.size, start + CHUNK_BYTES)));
+    data.catch(() => {}); // awaited below; a failure is reported there, not as unhandled
+    return data;
+  };
+  // Each chunk is encoded while the one before is on its way.
+  let next = encoded(0);
+  for (let seq = 0; seq < count; seq++) {
+    const data = await next;
+    if (seq + 1 < count) next = encoded(seq + 1);
     lastArgs = { upload, seq, data };
     answer = await sendChunk(host, lastArgs, seq === count - 1 ? "last" : "store");
     onProgress((answer.received ?? file.size) / file.size, seq === count - 1);
