@@ -13,6 +13,8 @@
  *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
  *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor, and how soon a
  *      finished generation is seen through tasks/get at pollIntervalMs (bench/tasks.ts).
+ *  (j) a 30 MiB file through the media viewer's upload chunks against upload_asset by path: time
+ *      and the server's RSS rise (bench/viewer-upload.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -27,6 +29,7 @@ import { delayProxy } from "./delay-proxy.js";
 import { oauthCosts } from "./oauth.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
 import { taskCreation, taskDetection } from "./tasks.js";
+import { viewerUploadCost } from "./viewer-upload.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -38,7 +41,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefghi");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefghij");
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
 const PAID_MEDIAN_TARGET = 1.3;
 const PAID_P99_TARGET = 1.5;

@@ -143,7 +143,7 @@ function filesLine(config: Config): string[] {
   return [
     config.files.length > 0
       ? "  files: each user (key) has a private folder under each GENERATION_FILES directory"
-      : "  files: none for remote users (GENERATION_FILES unset): media come as base64 data, results as downloads",
+      : "  files: none for remote users (GENERATION_FILES unset): media come as base64 data or through the media viewer's upload, results as downloads",
   ];
 }
 

@@ -29,13 +29,13 @@ function withoutFiles(use: FileUse): Error {
   if (use === "asset") {
     return new ArgumentError(
       "path",
-      `${NO_PATHS}; send the file itself: base64 \`data\` in upload_asset (its type is read from the bytes), or the media viewer's upload`,
+      `${NO_PATHS}; send the file itself: base64 \`data\` in upload_asset (its type is read from the bytes), or the media viewer's upload (upload_asset with neither path nor data lets the user choose the file there)`,
     );
   }
   if (use === "voice") {
     return new ArgumentError(
       "path",
-      `${NO_PATHS}; send the recording itself through the media viewer's upload, which asks for the rights confirmation`,
+      `${NO_PATHS}; send the recording itself through the media viewer's upload: upload_voice without path lets the user choose it there and confirm the rights`,
     );
   }
   return new SaveNotAllowedError(
@@ -55,7 +55,7 @@ export function filesRule(engine: Engine): string {
   }
   return savesOnDisk(engine)
     ? "save_outputs (or save: true) writes outputs to disk. Files are read from and saved into your own folder on this server; a path is relative to it (such as photo.png or generated/…)."
-    : "This server keeps no files for you: upload media as base64 data (upload_asset) or through the media viewer, and take results from their signed URLs or the viewer's Download; paths and saves are refused.";
+    : "This server keeps no files for you: upload media as base64 data (upload_asset), or let the user choose a file in the media viewer (upload_asset or upload_voice with no path or data), and take results from their signed URLs or the viewer's Download; paths and saves are refused.";
 }
 
 /** Refuses at once, touching nothing, a remote user's use of files where the operator allowed none. */

@@ -52,6 +52,7 @@ export class Job {
       inputResponses: undefined,
       // A task's background steps ask nothing: its spending was confirmed before it was created.
       answered: undefined,
+      rendersApps: false,
       // As in a call's progress (src/mcp/context.ts): a message may quote the service, so the key.
       progress: async (message) => this.#note({ message: this.#engine.client.scrub(message) }),
       scheduled: (readAt) => this.#note({ readAt }),

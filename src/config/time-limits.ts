@@ -72,3 +72,8 @@ export const TASK_POLL = {
   staleMs: 5_000,
   holdMs: 2_000,
 } as const;
+/**
+ * The media viewer's last upload chunk waits this long for the service to take the file; past it
+ * the view is told the upload is still being sent and asks again (hosts cut calls at about 60 s).
+ */
+export const VIEWER_UPLOAD_ANSWER_MS = 40_000;

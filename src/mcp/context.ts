@@ -3,6 +3,7 @@
  * ToolContext (one call's cancellation, progress and questions to the user), so tools
  * stay thin and never touch the SDK's request context directly.
  */
+import { getUiCapability, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -38,6 +39,8 @@ export interface ToolContext {
   readonly canElicit: boolean;
   /** The client offers MCP roots, which narrow the allowed directories. */
   readonly offersRoots: boolean;
+  /** The client renders MCP Apps views (the media viewer), so a result can open one for the user. */
+  readonly rendersApps: boolean;
   /** Answers the client returned to an earlier input-required result of this call. */
   readonly inputResponses: Record<string, unknown> | undefined;
   /**
@@ -82,6 +85,11 @@ export function clientCapabilities(server: McpServer, ctx: ServerContext): Clien
   );
 }
 
+/** True when the client declared it renders MCP Apps views (the `io.modelcontextprotocol/ui` extension). */
+export function rendersApps(caps: ClientCapabilities | undefined): boolean {
+  return getUiCapability(caps)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+}
+
 /** Builds a ToolContext over one SDK request context. */
 export function toolContext(
   server: McpServer,
@@ -97,6 +105,7 @@ export function toolContext(
     signal: hooks.signal ?? ctx.mcpReq.signal,
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
+    rendersApps: rendersApps(caps),
     inputResponses: ctx.mcpReq.inputResponses,
     answered: askedState(ctx.mcpReq.requestState()),
     takesTasks: declaresTasks(server, ctx),

@@ -55,18 +55,32 @@ export interface ListedTool {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
+  /** Left out for an app-only tool (see `listing`). */
+  outputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
   _meta?: Record<string, unknown>;
 }
 
+/** A tool only an MCP Apps view calls (`_meta.ui.visibility` without "model"): hosts hide it from the model. */
+export function appOnly(meta: Record<string, unknown> | undefined): boolean {
+  const visibility = (meta?.ui as { visibility?: unknown } | undefined)?.visibility;
+  return Array.isArray(visibility) && !visibility.includes("model");
+}
+
+/**
+ * An app-only tool is listed with an open object for its input and no output schema: its one
+ * caller is the media viewer, built with it, and every client that declares MCP Apps pays for each
+ * listed byte of a tools/list held to 20,000 (docs/architecture.md#the-tool-catalog). Its arguments
+ * are checked against its zod schema as strictly as any tool's, with the same refusals.
+ */
 export function listing(def: ToolDefinition): ListedTool {
+  const lean = appOnly(def.meta);
   return {
     name: def.name,
     title: def.title,
     description: def.description,
-    inputSchema: advertisedSchema(def.inputSchema, "input"),
-    outputSchema: advertisedSchema(def.outputSchema, "output"),
+    inputSchema: lean ? { type: "object" } : advertisedSchema(def.inputSchema, "input"),
+    ...(lean ? {} : { outputSchema: advertisedSchema(def.outputSchema, "output") }),
     annotations: def.annotations,
     ...(def.meta === undefined ? {} : { _meta: def.meta }),
   };

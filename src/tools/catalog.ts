@@ -535,7 +535,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -552,7 +552,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 41943040,
         },
         mimeType: {
-          description: "Optional: the type data should be; refused if the bytes are another.",
+          description: "The type data should be; refused if the bytes differ.",
           type: "string",
           pattern: "^(image|video|audio)\\/[\\w.+-]+$",
         },
@@ -569,6 +569,7 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         asset: {
+          description: "id (use it, not the URL), kind, state (usable when ready), url.",
           type: "object",
           properties: {
             id: {
@@ -591,7 +592,9 @@ export const CATALOG: readonly ListedTool[] = [
               ],
             },
           },
-          description: "id (use it, not the URL), kind, state (usable when ready), url.",
+        },
+        upload: {
+          type: "object",
         },
       },
     },
@@ -665,15 +668,15 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
         path: {
+          description: "The audio file to upload.",
           type: "string",
           minLength: 1,
           maxLength: 4096,
-          description: "The audio file to upload.",
         },
         duration: {
           description: "Length in seconds; read from the audio when left out.",
@@ -687,7 +690,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "boolean",
         },
       },
-      required: ["path"],
       additionalProperties: false,
     },
     outputSchema: {
@@ -704,6 +706,9 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
         },
+        upload: {
+          type: "object",
+        },
       },
     },
     annotations: {
@@ -711,6 +716,11 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
     },
   },
   {

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { askForUpload } from "../calls/chunked-upload.js";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
-import { type MediaType, openMedia, sniff } from "../calls/files.js";
+import { openMedia, sniff } from "../calls/files.js";
+import { decodeBase64, notMedia } from "../calls/media-rules.js";
 import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -10,11 +12,6 @@ import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 const MAX = LIMITS.asset.maxBytes;
-const MEDIA = /^(image|video|audio)\//;
-const notMedia = (t: MediaType | undefined): string | undefined =>
-  t && MEDIA.test(t.mime)
-    ? undefined
-    : `is ${t ? t.mime : "not a recognizable media file"}; uploads must be image, video or audio`;
 
 /** Other names of one format, as file-type does not use them (it says image/jpeg, audio/mpeg…). */
 const ALIASES: Readonly<Record<string, string>> = {
@@ -55,7 +52,7 @@ export default defineTool({
   name: "upload_asset",
   title: "Upload a media file",
   description:
-    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The file to upload (or give data)."),
     data: z
@@ -71,7 +68,7 @@ export default defineTool({
       .string()
       .regex(/^(image|video|audio)\/[\w.+-]+$/, "must be an image/*, video/* or audio/* type")
       .optional()
-      .describe("Optional: the type data should be; refused if the bytes are another."),
+      .describe("The type data should be; refused if the bytes differ."),
     filename: z
       .string()
       .min(1)
@@ -82,12 +79,16 @@ export default defineTool({
   outputSchema: z.object({
     asset: z
       .looseObject({ id: z.string(), kind: z.string(), state: z.string(), url: z.string().nullable() })
+      .optional()
       .describe("id (use it, not the URL), kind, state (usable when ready), url."),
+    // Set when the user was asked: the viewer's upload form reads its kind and limits.
+    upload: z.looseObject({}).optional(),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
-    if ((args.path === undefined) === (args.data === undefined)) {
+    if (args.path === undefined && args.data === undefined) return askForUpload("asset", ctx, "path, data");
+    if (args.path !== undefined && args.data !== undefined) {
       throw new ArgumentError(
         "path, data",
         "give exactly one: a file path, or the file's bytes as base64 data",
@@ -112,11 +113,7 @@ export default defineTool({
         await file.close();
       }
     } else {
-      const data = args.data as string;
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
-        throw new ArgumentError("data", "is not valid base64 (A-Z, a-z, 0-9, +, / with = padding)");
-      }
-      const bytes = new Uint8Array(Buffer.from(data, "base64"));
+      const bytes = decodeBase64("data", args.data as string);
       if (bytes.byteLength > MAX)
         throw new ArgumentError(
           "data",

@@ -27,6 +27,7 @@ const quiet: ToolContext = {
   offersRoots: false,
   inputResponses: undefined,
   answered: undefined,
+  rendersApps: false,
   progress: async () => {},
   onDelivery: () => {},
 };

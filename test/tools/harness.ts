@@ -38,6 +38,8 @@ export interface HarnessOptions {
   apiKey?: string;
   /** Speak protocol revision 2026-07-28 (no sessions; questions as input_required rounds). */
   modern?: boolean;
+  /** Declare that the client renders MCP Apps views (the media viewer). */
+  apps?: boolean;
 }
 
 export interface Harness {
@@ -112,6 +114,8 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const capabilities: Record<string, unknown> = {};
   if (o.elicit) capabilities.elicitation = { form: {} };
   if (o.roots) capabilities.roots = {};
+  if (o.apps)
+    capabilities.extensions = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
   const mcp = new Client(
     { name: "tools-test", version: "1.0.0" },
     { capabilities, ...(o.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
