@@ -347,6 +347,7 @@ async function main(): Promise<void> {
     if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
     if (PARTS.includes("h")) await taskCreation(serviceEnv);
     if (PARTS.includes("i")) await taskDetection();
+    if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);
   } finally {
     await sandbox.stop();
     iso.cleanup();
