@@ -1,11 +1,30 @@
-/** A service some distance away, for `npm run bench`: a loopback proxy that delays each request. */
+/**
+ * A service some distance away, for `npm run bench`: a loopback proxy that delays each request and
+ * may carry request bodies no faster than a given rate (an uplink).
+ */
 import { Agent, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Transform } from "node:stream";
 
-/** Forwards every request to `target` after holding it `delayMs`. */
+/** Passes bytes on no faster than `bytesPerSecond`, measured from the first byte. */
+function throttle(bytesPerSecond: number): Transform {
+  let started = 0;
+  let sent = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      started ||= performance.now();
+      sent += chunk.byteLength;
+      const due = started + (sent / bytesPerSecond) * 1000 - performance.now();
+      setTimeout(() => done(null, chunk), Math.max(0, due));
+    },
+  });
+}
+
+/** Forwards every request to `target` after holding it `delayMs`; its body at `bytesPerSecond` at most. */
 export async function delayProxy(
   target: string,
   delayMs: number,
+  o: { bytesPerSecond?: number } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
@@ -26,7 +45,8 @@ export async function delayProxy(
         },
       );
       out.on("error", () => res.destroy());
-      req.pipe(out);
+      if (o.bytesPerSecond === undefined) req.pipe(out);
+      else req.pipe(throttle(o.bytesPerSecond)).pipe(out);
     }, delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -20,8 +20,9 @@ import { node24, ROOT } from "../scripts/packaged.js";
 import { buildMediaBody } from "../src/client/requests.js";
 import { ServiceClient } from "../src/client/service-client.js";
 import { loadNodeSqlite } from "../src/ledger/drivers.js";
+import { bodyHash, newIdentity } from "../src/ledger/identity.js";
 import { hashKey, openLedger } from "../src/ledger/open-ledger.js";
-import { bodyHash, newIdentity, type StoredRecord } from "../src/ledger/record.js";
+import type { StoredRecord } from "../src/ledger/record.js";
 import { SqliteStore } from "../src/ledger/sqlite.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 

@@ -1,5 +1,5 @@
 /**
- * (h) of `npm run bench`: resident memory per idle signed-in user. IDLE_USERS users sign in (each a
+ * (k) of `npm run bench`: resident memory per idle signed-in user. IDLE_USERS users sign in (each a
  * key of their own), each opens a session and calls list_models, then idles; the server's RSS after
  * a full collection (forced through its inspector, bench/memory-probe.ts) against before them, per
  * user, and without forcing one; key mode (each user's key as Bearer) alongside, and what stays per
@@ -58,7 +58,7 @@ interface IdleCost {
   heap: number;
 }
 
-/** (h) for one mode: `bearerOf(i)` gives user i's bearer (signing them in, for OAuth). */
+/** (k) for one mode: `bearerOf(i)` gives user i's bearer (signing them in, for OAuth). */
 async function idleCost(
   url: string,
   cli: Started,
@@ -106,7 +106,7 @@ async function idleCost(
   }
 }
 
-/** (h): every user of `keys` signed in and idle, against the same users with their keys as Bearer. */
+/** (k): every user of `keys` signed in and idle, against the same users with their keys as Bearer. */
 export async function idleMemory(
   env: Record<string, string>,
   keys: string[],
@@ -151,7 +151,7 @@ export async function idleMemory(
       await keyCli.stop();
     }
     print(
-      `(h) resident memory per idle user, ${users} users, each a session opened and list_models called, then idle`,
+      `(k) resident memory per idle user, ${users} users, each a session opened and list_models called, then idle`,
     );
     const line = (label: string, c: IdleCost) =>
       `    ${label} ${kib(c.idle)} RSS (${kib(c.heap)} of it JS heap) after a full collection; ${kib(c.raw)} RSS without one; ${kib(c.closed)} once their sessions are closed`;

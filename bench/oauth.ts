@@ -1,5 +1,5 @@
 /**
- * (e), (f) and (h) of `npm run bench`: what `--auth oauth` costs the server, against key mode in the
+ * (e), (f) and (k) of `npm run bench`: what `--auth oauth` costs the server, against key mode in the
  * same run, on a sandbox of its own (bench/keyed-sandbox.ts, in its own process) holding one key per
  * user, so every signed-in user is a key of their own, as on a real deployment:
  *  (e) the sign-in flow's server time, step by step, over raw HTTP as a browser drives it
@@ -8,7 +8,7 @@
  *      throughput and p50/p99, signed in (access tokens) against key mode (each user's key as
  *      Bearer), alternated ROUNDS times, and the server's CPU time per call (which the machine's
  *      other load does not change); then one session alone, the check's own cost;
- *  (h) resident memory per idle signed-in user at IDLE_USERS users (bench/oauth-idle.ts).
+ *  (k) resident memory per idle signed-in user at IDLE_USERS users (bench/oauth-idle.ts).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -186,7 +186,7 @@ export async function oauthCosts(
   try {
     if (parts.includes("e") || parts.includes("f"))
       await signedInLoad(withService, keys.keys, sessions, calls);
-    if (parts.includes("h")) await idleMemory(withService, keys.keys.slice(0, IDLE_USERS), oauthServer);
+    if (parts.includes("k")) await idleMemory(withService, keys.keys.slice(0, IDLE_USERS), oauthServer);
   } finally {
     keys.stop();
   }

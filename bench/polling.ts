@@ -16,80 +16,18 @@
 import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
-import { listenHttp } from "../src/sandbox/sandbox-http.js";
+import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv } from "../test/helpers/cli.js";
+import { KINDS, type Kind, type Recorder, recordedSandbox } from "./recorded-sandbox.js";
 
 const RUNS = Number(process.env.BENCH_POLL_RUNS ?? 10);
 const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 10);
 const TARGET = 0.1;
 
-interface Kind {
-  name: string;
-  tool: string;
-  durationMs: number;
-  args: (i: number) => Record<string, unknown>;
-}
-
-const KINDS: Kind[] = [
-  {
-    name: "image",
-    tool: "generate_image",
-    durationMs: 3000,
-    args: (i) => ({ model: "sandbox-image-fast", prompt: `bench image ${i} ${Math.random()}` }),
-  },
-  {
-    name: "audio",
-    tool: "generate_audio",
-    durationMs: 4000,
-    args: (i) => ({
-      model: "service-voice",
-      operation: "speech",
-      prompt: `Bench line ${i} ${Math.random()}`,
-      parameters: { voiceProfileId: "voice_en_01" },
-    }),
-  },
-  {
-    name: "video",
-    tool: "generate_video",
-    durationMs: 10_000,
-    args: (i) => ({
-      model: "sandbox-video-lite",
-      prompt: `bench clip ${i} ${Math.random()}`,
-      parameters: { mode: "text-to-video", duration: 5 },
-    }),
-  },
-];
-
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const p95 = (xs: number[]) =>
   [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)] ?? 0;
-
-/** The sandbox behind a recorder: when each task was created, and how often it was read. */
-async function recordedSandbox() {
-  const sandbox = createSandbox({});
-  const created = new Map<string, number>();
-  const reads = new Map<string, number>();
-  const server = await listenHttp(async (request) => {
-    const path = new URL(request.url).pathname;
-    const at = Date.now();
-    const read = /^\/api\/generate\/tasks\/([^/]+)$/.exec(path);
-    if (read?.[1] && request.method === "GET") {
-      const id = decodeURIComponent(read[1]);
-      reads.set(id, (reads.get(id) ?? 0) + 1);
-    }
-    const response = await sandbox.fetch(request);
-    if (request.method === "POST" && /^\/api\/generate\/(image|video|audio)$/.test(path)) {
-      const body = (await response.clone().json()) as { task?: { id?: string } };
-      if (body.task?.id && !created.has(body.task.id)) created.set(body.task.id, at);
-    }
-    return response;
-  });
-  return { url: server.url, created, reads, close: () => server.close().then(() => sandbox.close()) };
-}
-
-type Recorder = Awaited<ReturnType<typeof recordedSandbox>>;
 
 async function connect(serviceUrl: string): Promise<{ client: Client; close(): Promise<void> }> {
   const iso = isolatedEnv({ GENERATION_BASE_URL: serviceUrl, GENERATION_API_KEY: SANDBOX_API_KEY });

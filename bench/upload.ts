@@ -17,6 +17,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceClient } from "../src/client/service-client.js";
+import { writePngFile } from "./media-files.js";
 
 const SIZE = 31_457_280;
 /** Voices may be up to 50 MiB; 45 MiB shows a large multipart body is streamed too. */
@@ -27,15 +28,6 @@ const MiB = 1024 * 1024;
 const KEY = `lgk_${"be".repeat(32)}`;
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const mib = (n: number) => (n / MiB).toFixed(1);
-
-/** PNG signature, an IHDR chunk, then an IDAT chunk header: sniffs as image/png. */
-const PNG_HEAD = Buffer.concat([
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
-  Buffer.from("IHDR"),
-  Buffer.from([0, 0, 4, 0, 0, 0, 4, 0, 8, 2, 0, 0, 0, 0, 0, 0, 0]),
-  Buffer.from([0, 0x10, 0, 0]),
-  Buffer.from("IDAT"),
-]);
 
 // The receiver hashes what arrives and answers with an Asset carrying its count and digest.
 const RECEIVER = `
@@ -63,19 +55,6 @@ function startReceiver(): Promise<{ port: number; stop(): void }> {
     child.once("message", (port) => resolve({ port: Number(port), stop: () => child.kill() }));
     child.once("error", reject);
   });
-}
-
-/** Writes `size` random bytes after a PNG head, 1 MiB at a time. */
-function writeFile(path: string, size: number): void {
-  const fd = openSync(path, "w");
-  const chunk = randomBytes(Math.min(MiB, size));
-  PNG_HEAD.copy(chunk);
-  let written = 0;
-  while (written < size) {
-    written += writeSync(fd, chunk, 0, Math.min(chunk.length, size - written));
-    randomBytes(chunk.length).copy(chunk);
-  }
-  closeSync(fd);
 }
 
 /** A 16-bit PCM WAV header (sniffs as audio/wav) followed by random samples, `size` bytes in all. */
@@ -149,8 +128,8 @@ async function main(): Promise<void> {
   try {
     const file = join(dir, "upload.png");
     const small = join(dir, "small.png");
-    writeFile(file, SIZE);
-    writeFile(small, 64 * 1024);
+    writePngFile(file, SIZE);
+    writePngFile(small, 64 * 1024);
     const expected = await sha256Of(file);
     const whole = (r: Received) => r.bytes === SIZE && r.sha256 === expected;
     const client = new ServiceClient({ baseUrl: `http://127.0.0.1:${receiver.port}`, apiKey: KEY });

@@ -8,6 +8,16 @@ import { build } from "esbuild";
 
 const APP = fileURLToPath(new URL("../src/viewer/app/", import.meta.url));
 
+/**
+ * package.json's version, inlined wherever the code names it (src/config/package-version.ts, the
+ * viewer's appInfo): one source.
+ */
+export const VERSION_DEFINE = {
+  GENERATION_MCP_VERSION: JSON.stringify(
+    JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version,
+  ),
+};
+
 export async function buildViewerHtml() {
   const result = await build({
     entryPoints: [`${APP}main.ts`],
@@ -18,6 +28,7 @@ export async function buildViewerHtml() {
     target: ["chrome111", "firefox111", "safari16.4"],
     write: false,
     legalComments: "none",
+    define: VERSION_DEFINE,
     logLevel: "warning",
   });
   const js = result.outputFiles[0]?.text ?? "";

@@ -7,7 +7,7 @@
 // keeps each module's source path in a comment, which is what a reader of a trace needs.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
-import { buildViewerHtml } from "./build-viewer.mjs";
+import { buildViewerHtml, VERSION_DEFINE } from "./build-viewer.mjs";
 
 // Chunk names carry content hashes: start clean so stale chunks do not pile up.
 rmSync("dist", { recursive: true, force: true });
@@ -44,6 +44,7 @@ await build({
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
   },
   plugins: [inlineViewer],
+  define: VERSION_DEFINE,
   logLevel: "warning",
 });
 

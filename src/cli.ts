@@ -3,9 +3,10 @@
  * so everything past the configuration is imported on demand: the sandbox only with --sandbox or
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
-import { readFileSync } from "node:fs";
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { packageVersion } from "./config/package-version.js";
 import type { LazyLedger } from "./ledger/lazy-ledger.js";
+import { LedgerError } from "./ledger/ledger-errors.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -25,22 +26,6 @@ function failToBind(error: unknown, host: string, port: number): never {
   throw error;
 }
 
-function version(): string {
-  // Run from src/ (tsx) or dist/bundle/ (built): the package root is one or two levels up.
-  for (const rel of ["../package.json", "../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === "generation-mcp" && pkg.version !== undefined) return pkg.version;
-    } catch {
-      // not this level
-    }
-  }
-  return "unknown";
-}
-
 /**
  * Once the first tools/list is likely answered, open the ledger in the background: a store that
  * cannot be opened is reported now (one line on stderr; read-only tools keep working) rather than
@@ -50,11 +35,10 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   setTimeout(() => {
     engines.warmUp().catch((error: unknown) => {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      const { code, action } = (error ?? {}) as { code?: unknown; action?: unknown };
       // A missing SQLite driver does not heal by retrying: say how to fix it instead.
       console.error(
-        code === "LEDGER_NO_SQLITE" && typeof action === "string"
-          ? `generation-mcp: ${message}. To fix: ${action}`
+        error instanceof LedgerError && error.code === "LEDGER_NO_SQLITE"
+          ? `generation-mcp: ${message}. To fix: ${error.action}`
           : `generation-mcp: the ledger is not usable yet (${message}); paid tools will retry it`,
       );
     });
@@ -180,6 +164,16 @@ function keyless(config: Config, loopback: boolean): string {
   return config.apiKey === undefined ? "" : "; without one, GENERATION_API_KEY";
 }
 
+/** What remote users may do with the server's files, naming no directory (remoteUsers in the config). */
+function filesLine(config: Config): string[] {
+  if (!config.remoteUsers) return [];
+  return [
+    config.files.length > 0
+      ? "  files: each user (key) has a private folder under each GENERATION_FILES directory"
+      : "  files: none for remote users (GENERATION_FILES unset): media come as base64 data or through the media viewer's upload, results as downloads",
+  ];
+}
+
 function connectionHelp(url: string, config: Config, serviceUrl: string, loopback: boolean): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   const desktop = {
@@ -188,9 +182,10 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
     },
   };
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP at ${url}`,
     `  service: ${service}`,
     `  auth: key (each session sends its service key as Authorization: Bearer lgk_…${keyless(config, loopback)})`,
+    ...filesLine(config),
     "",
     "MCP Inspector (Node 22+; its Apps tab shows the media viewer):",
     `  npx @modelcontextprotocol/inspector --transport http --server-url ${url}`,
@@ -207,15 +202,19 @@ function connectionHelp(url: string, config: Config, serviceUrl: string, loopbac
   ].join("\n");
 }
 
-/** What `--auth oauth` prints: the mode, and the URL to add as a connector in each host. */
+/**
+ * What `--auth oauth` prints: the public URL users add, and where this process listens (for the
+ * TLS front, not for hosts: only the public URL is offered to claude.ai and ChatGPT).
+ */
 function oauthHelp(url: string, resource: string, config: Config, serviceUrl: string): string {
   const service = config.sandbox ? `the embedded sandbox at ${serviceUrl}` : serviceUrl;
   return [
-    `generation-mcp ${version()}: MCP over Streamable HTTP at ${url}`,
+    `generation-mcp ${packageVersion()}: MCP over Streamable HTTP, listening on ${new URL(url).host} for ${resource}`,
     `  service: ${service}`,
-    `  auth: oauth (OAuth 2.1: users sign in once with their own service key; connector URL ${resource})`,
+    "  auth: oauth (OAuth 2.1: users sign in once with their own service key)",
+    ...filesLine(config),
     "",
-    `claude.ai, Claude Desktop (Settings → Connectors → Add custom connector) and ChatGPT: add ${resource}`,
+    `Connector URL, for claude.ai, Claude Desktop (Settings → Connectors → Add custom connector), ChatGPT and every other host: ${resource}`,
     "Press Ctrl+C to stop.",
     "",
   ].join("\n");
@@ -238,7 +237,7 @@ async function main(): Promise<void> {
       process.stdout.write(usage());
       return;
     case "version":
-      process.stdout.write(`${version()}\n`);
+      process.stdout.write(`${packageVersion()}\n`);
       return;
     case "sandbox": {
       const { runSandboxServer } = await import("./sandbox/sandbox.js");

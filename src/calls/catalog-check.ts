@@ -1,44 +1,41 @@
 /**
  * What the model catalog rules out, refused before anything is spent or claimed: a model that is
- * not in the catalog, of another kind or `available: false`; a ratio, resolution, duration, audio
- * setting or mode the model's capabilities do not list; more outputs than its maximum; an audio
- * operation the model does not offer. A catalog entry does not promise that every other
- * configuration works (the service judges those), and a capability the catalog leaves out or
- * words in a shape not read here is left to the service too.
+ * not in the catalog, of another kind or `available: false` (for chat too: a text model; for
+ * extract_video, a generation model of the catalog instead of the analysis model); a ratio,
+ * resolution, duration, audio setting or mode the model's capabilities do not list; more outputs
+ * than its maximum; an audio operation the model does not offer; and what the model takes
+ * (catalog-inputs.ts: its parameters, a required source image, reference counts). Besides the
+ * catalog, a reference of the wrong kind where an earlier answer named the asset
+ * (reference-kinds.ts). A catalog entry does not promise that every other configuration works (the
+ * service judges those), and a capability the catalog leaves out or words in a shape not read
+ * here is left to the service too.
  *
  * Capabilities are free-form (docs/service.md#responses). The shapes read are the ones named there for
- * video (`inputs`, `aspectRatios`, `durations`, `resolutions`, `audio`) and, for image and audio
- * models, those of the sandbox's catalog (src/sandbox/model-catalog.ts: `ratios`, `resolutions`,
- * `maxOutputs`, `modes`, `operations`): a list of strings or numbers, or a number.
+ * video (`inputs`, `aspectRatios`, `durations`, `resolutions`, `audio`, reference counts) and, for
+ * image and audio models, those of the sandbox's catalog (src/sandbox/model-catalog.ts: `ratios`,
+ * `resolutions`, `maxOutputs`, `modes`, `operations`, `parameters`, `requiresSourceImage`,
+ * `maxReferenceImages`): a list of strings or numbers, a number, or a flag.
  */
+
+import { ArgumentError } from "../client/local-refusals.js";
 import type { Model } from "../client/schemas.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { withArticle } from "../client/wording.js";
 import { type MediaKind, VOICE_MODEL_ID } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
+import { capList, capNumber, checkInputs, listed, show } from "./catalog-inputs.js";
 import { modelCatalog } from "./models.js";
+import { checkReferenceKinds, referencesOf } from "./reference-kinds.js";
 
-/** The fields of a media request the catalog can judge. */
+/** What a paid call is judged on: media, a chat (`text`) or a video analysis (`extraction`). */
+export type CheckedKind = MediaKind | "text" | "extraction";
+
+/** The fields of a request the catalog and earlier answers can judge. */
 export interface CatalogChecked {
   model: string;
   parameters?: Record<string, unknown> | undefined;
   operation?: string | undefined;
-}
-
-type Scalar = string | number;
-
-const show = (v: unknown): string => JSON.stringify(v);
-const listed = (values: readonly unknown[]): string => values.map((v) => String(v)).join(", ");
-
-/** A capability that is a list of strings or numbers; anything else is not read. */
-function capList(m: Model, name: string): Scalar[] | undefined {
-  const v = m.capabilities[name];
-  if (!Array.isArray(v) || v.length === 0) return undefined;
-  return v.every((x) => typeof x === "string" || typeof x === "number") ? (v as Scalar[]) : undefined;
-}
-
-function capNumber(m: Model, name: string): number | undefined {
-  const v = m.capabilities[name];
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+  referenceAssetIds?: readonly string[] | undefined;
+  videoAssetId?: string | undefined;
 }
 
 /** Refuses `value` when the capability lists the values and it is not one of them (5 and "5" match). */
@@ -55,17 +52,15 @@ function oneOf(m: Model, field: string, value: unknown, names: readonly string[]
   }
 }
 
-const article = (kind: string): string => `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
-
 /** The usable models of `kind`, named in a refusal so the caller can pick one. */
-function alternatives(models: readonly Model[], kind: MediaKind): string {
+function alternatives(models: readonly Model[], kind: Model["kind"]): string {
   const ids = models.filter((m) => m.kind === kind && m.available !== false).map((m) => m.id);
   return ids.length > 0
     ? `${kind} models in the catalog: ${ids.join(", ")}`
     : `the catalog lists no ${kind} model`;
 }
 
-function checkModel(models: readonly Model[], kind: MediaKind, id: string): Model {
+function checkModel(models: readonly Model[], kind: Model["kind"], id: string): Model {
   const m = models.find((x) => x.id === id);
   if (m === undefined) {
     throw new ArgumentError(
@@ -76,7 +71,7 @@ function checkModel(models: readonly Model[], kind: MediaKind, id: string): Mode
   if (m.kind !== kind) {
     throw new ArgumentError(
       "model",
-      `${id} is ${article(m.kind)} model, not ${article(kind)} one (${alternatives(models, kind)})`,
+      `${id} is ${withArticle(m.kind)} model, not ${withArticle(kind)} one (${alternatives(models, kind)})`,
     );
   }
   if (m.available === false) {
@@ -136,17 +131,42 @@ function checkAudio(m: Model, operation: string | undefined): void {
   throw new ArgumentError("operation", `${operation} is not offered by model ${m.id} (${its}); ${instead}`);
 }
 
-/** Throws an ArgumentError naming the field, the value and what the catalog allows. */
+/**
+ * extract_video's model is the one analysis model (GENERATION_EXTRACTION_MODEL), which the catalog
+ * of generation models need not list: a model the catalog lists as something else is the wrong one.
+ */
+function checkExtractionModel(models: readonly Model[], id: string, analysisModel: string | undefined): void {
+  if (analysisModel === undefined || id === analysisModel) return;
+  const m = models.find((x) => x.id === id);
+  if (m === undefined) return;
+  const what = m.kind === "video" ? "a video generation" : withArticle(m.kind);
+  throw new ArgumentError(
+    "model",
+    `${id} is ${what} model of the catalog, not the video analysis model: extract_video takes ${analysisModel} (GENERATION_EXTRACTION_MODEL); leave model out to use it`,
+  );
+}
+
+/**
+ * Throws an ArgumentError naming the field, the value and what the catalog allows. `analysisModel`:
+ * the extraction model in force, for kind `extraction`.
+ */
 export function checkAgainstCatalog(
   models: readonly Model[],
-  kind: MediaKind,
+  kind: CheckedKind,
   request: CatalogChecked,
+  analysisModel?: string,
 ): void {
+  if (kind === "extraction") {
+    checkExtractionModel(models, request.model, analysisModel);
+    return;
+  }
   const m = checkModel(models, kind, request.model);
+  if (kind === "text") return;
   const p = request.parameters ?? {};
   if (kind === "image") checkImage(m, p);
   else if (kind === "video") checkVideo(m, p);
   else checkAudio(m, request.operation);
+  checkInputs(m, kind, request);
 }
 
 /**
@@ -171,24 +191,31 @@ async function mayReplay(
   }
 }
 
+/** This key's cached catalog, or undefined when it cannot be read (which blocks nothing). */
+async function catalogOrNothing(engine: Engine): Promise<Model[] | undefined> {
+  try {
+    return await modelCatalog(engine);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The check a paid media call makes before spending is confirmed and before the ledger's claim.
- * A catalog that cannot be read blocks nothing: the service will judge.
+ * The check a paid call makes before spending is confirmed and before the ledger's claim: what
+ * earlier answers know of its references, then what the catalog rules out. A catalog that cannot
+ * be read blocks nothing (the service will judge), and a replay of a request the ledger holds is
+ * never refused.
  */
 export async function catalogCheck(
   engine: Engine,
   tool: string,
-  kind: MediaKind,
+  kind: CheckedKind,
   request: CatalogChecked & { idempotencyKey?: string | undefined },
 ): Promise<void> {
-  let models: Model[];
   try {
-    models = await modelCatalog(engine);
-  } catch {
-    return;
-  }
-  try {
-    checkAgainstCatalog(models, kind, request);
+    if (kind !== "text") checkReferenceKinds(engine.client.assets, referencesOf({ ...request, kind }));
+    const models = await catalogOrNothing(engine);
+    if (models !== undefined) checkAgainstCatalog(models, kind, request, engine.config.extractionModel);
   } catch (err) {
     if (await mayReplay(engine, tool, request.model, request.idempotencyKey)) return;
     throw err;

@@ -4,7 +4,7 @@
  */
 
 import { endpointOf } from "../client/endpoints.js";
-import { buildChatBody } from "../client/requests.js";
+import { buildUnder, prepareChatBody } from "../client/requests.js";
 import type { ChatRequest } from "../client/schemas.js";
 import type { ChatResult } from "../client/sse.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -14,7 +14,8 @@ import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { defaultBudget } from "./budget.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
+import { catalogCheck } from "./catalog-check.js";
+import { checkArguments, claimAndSend, deliver, refused, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
@@ -26,28 +27,30 @@ const PROGRESS_EVERY_MS = 250;
 export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
   const { idempotencyKey, maxGems, ...request } = args;
   const budget = defaultBudget();
-  const body = (ceiling: number | undefined) =>
-    buildChatBody({ ...request, stream: true, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments.
-    const checked = await checkArguments(() => body(maxGems));
+    // 1. Check the arguments: what the model catalog rules out (a model that is not a text model),
+    // then the body's own fields.
+    const checked = await checkArguments(
+      () => prepareChatBody({ ...request, stream: true }),
+      () => catalogCheck(engine, "chat", "text", { model: request.model, idempotencyKey }),
+    );
     // 2. Confirm spending: text has no estimate, so the threshold (if any) travels as the ceiling.
-    const q = new Questions(ctx);
+    const q = new Questions(ctx, { engine, tool: "chat", args });
     ceiling = await confirmSpending(engine, ctx, q, {
       tool: "chat",
       model: checked.body.model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
     });
-    if (q.pending) return q.result();
-    const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget (streamed).
+    if (q.pending) return await q.result();
+    // 3. Build the body once under the confirmed ceiling; claim the identity with its bytes, then
+    // send them within the budget (streamed).
     let lastReport = 0;
     const run = await claimAndSend(engine, ctx, {
       tool: "chat",
       endpoint: endpointOf("chat"),
-      built,
+      built: buildUnder(checked, ceiling.maxGems),
       idempotencyKey,
       budget,
       send: (identity, bytes, signal) =>
@@ -82,7 +85,7 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
     : "not reported";
   const footer = [
     `(model ${r.model}; finish reason ${r.finishReason ?? "none"}; usage: ${usage}; identity ${run.identity})`,
-    ...spendingNotes(engine, run, ceiling),
+    ...spendingNotes(engine, run, ceiling, "messages"),
     r.finishReason === "length"
       ? "The answer hit max_tokens: raise max_tokens or ask to continue."
       : undefined,

@@ -1,25 +1,48 @@
 /**
- * The only way tools touch the filesystem. Reads: regular files inside the allowed
- * directories after resolving every link, checked again on the opened descriptor, typed
- * by their bytes. Writes: safe names inside the output directory, never through a link.
- * Allowed directories are GENERATION_FILES narrowed by the client's MCP roots.
+ * The only way tools read the filesystem. Reads: regular files inside the allowed directories
+ * after resolving every link, checked again on the opened descriptor, typed by their bytes.
+ * Allowed directories are GENERATION_FILES narrowed by the client's MCP roots (for remote users,
+ * their own folders: src/calls/file-areas.ts); writes are src/calls/save-file.ts.
  */
 
-import { randomUUID } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { type FileHandle, link, mkdir, open, readlink, realpath, stat, unlink } from "node:fs/promises";
+import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 
-// Every refusal here is local, so it is an INVALID_ARGUMENT naming the argument.
-const outside = (field: string, what: string, dirs: string[]): ArgumentError =>
-  new ArgumentError(
-    field,
-    `${what} is outside the allowed directories (in force: ${dirs.join(", ") || "none"}); only files inside GENERATION_FILES, narrowed by the client's MCP roots when it gives any, can be used`,
-  );
+/**
+ * The directories a caller may use, and how paths look to them: as they are for someone on this
+ * machine; relative to their own folder, never naming the server's, for a remote user.
+ */
+export interface FileScope {
+  /** Real directories in force (a remote user's folders may not exist yet). */
+  readonly dirs: string[];
+  readonly remote: boolean;
+  /** The caller's path as an absolute one, or an ArgumentError naming `field`. */
+  locate(p: string, field: string): Promise<string>;
+  /** A server path as this caller may read it. */
+  show(p: string): string;
+  /** The refusal of something outside the directories in force (every refusal here is local). */
+  outside(field: string, what: string): ArgumentError;
+}
+
+/** The scope of someone on this machine: `dirs` as they are, paths shown whole. */
+export function localScope(dirs: string[]): FileScope {
+  return {
+    dirs,
+    remote: false,
+    locate: async (p) => expand(p, dirs),
+    show: (p) => p,
+    outside: (field, what) =>
+      new ArgumentError(
+        field,
+        `${what} is outside the allowed directories (in force: ${dirs.join(", ") || "none"}); only files inside GENERATION_FILES, narrowed by the client's MCP roots when it gives any, can be used`,
+      ),
+  };
+}
 
 /** `dir` contains `p` (or is it), judged by path segments, never by string prefix. */
 export function isInside(dir: string, p: string): boolean {
@@ -27,7 +50,7 @@ export function isInside(dir: string, p: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
-async function realDir(p: string): Promise<string | undefined> {
+export async function realDir(p: string): Promise<string | undefined> {
   try {
     const real = await realpath(p);
     return (await stat(real)).isDirectory() ? real : undefined;
@@ -41,15 +64,16 @@ async function realDir(p: string): Promise<string | undefined> {
  * is a valid directory, only the parts inside both survive. Roots that are absent, empty or all
  * invalid keep the configured directories, as the reference filesystem server does
  * (modelcontextprotocol/servers, src/filesystem): the MCP Inspector declares roots and answers an
- * empty list, which must not shut every file tool.
+ * empty list, which must not shut every file tool. With roots, the order is theirs: the first
+ * directory in force is the client's first root (relative paths and the default output start there).
  */
 export async function allowedDirs(configured: string[], roots?: string[]): Promise<string[]> {
   const base = (await Promise.all(configured.map(realDir))).filter((d): d is string => d !== undefined);
   const rootDirs = await validRoots(roots ?? []);
   if (rootDirs.length === 0) return base;
   const out = new Set<string>();
-  for (const c of base) {
-    for (const r of rootDirs) {
+  for (const r of rootDirs) {
+    for (const c of base) {
       if (isInside(c, r)) out.add(r);
       else if (isInside(r, c)) out.add(c);
     }
@@ -106,7 +130,7 @@ export interface ReadRules {
   accept(type: MediaType | undefined): string | undefined;
 }
 
-const sameFile = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino;
+export const sameFile = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino;
 
 /** Sniffs a media type from the first bytes (file-type is loaded on first use). */
 export async function sniff(bytes: Uint8Array): Promise<MediaType | undefined> {
@@ -116,13 +140,12 @@ export async function sniff(bytes: Uint8Array): Promise<MediaType | undefined> {
 
 // O_NOFOLLOW and O_NONBLOCK are absent on Windows; O_NONBLOCK keeps a FIFO from stalling the open.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /** Errors of a walk that met a path being changed (removed, swapped for a link, not a directory). */
 const CHANGED = new Set(["ENOENT", "ELOOP", "ENOTDIR", "EISDIR"]);
 
 /** A file system error during a check, as the caller's argument error (never an internal fault). */
-function refusal(field: string, p: string, err: unknown, doing = "opened"): unknown {
+export function refusal(field: string, p: string, err: unknown, doing = "opened"): unknown {
   if (err instanceof ArgumentError) return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (typeof code !== "string") return err;
@@ -155,16 +178,19 @@ async function openedAt(handle: FileHandle, again: () => Promise<string>): Promi
 }
 
 /** Opens a file for upload after every check; the caller must `close()` it. */
-export async function openMedia(p: string, dirs: string[], rules: ReadRules): Promise<OpenedFile> {
-  const wanted = expand(p, dirs);
+export async function openMedia(p: string, scope: FileScope, rules: ReadRules): Promise<OpenedFile> {
+  const { dirs } = scope;
+  const wanted = await scope.locate(p, rules.field);
   let real: string;
   try {
     real = await realpath(wanted);
   } catch {
-    if (!dirs.some((d) => isInside(d, wanted))) throw outside(rules.field, p, dirs);
+    if (!dirs.some((d) => isInside(d, wanted))) throw scope.outside(rules.field, p);
     throw new ArgumentError(rules.field, `${p} does not exist`);
   }
-  if (!dirs.some((d) => isInside(d, real))) throw outside(rules.field, `${p} (resolved to ${real})`, dirs);
+  if (!dirs.some((d) => isInside(d, real))) {
+    throw scope.outside(rules.field, `${p} (resolved to ${scope.show(real)})`);
+  }
   let handle: FileHandle;
   try {
     // Cheap refusal of a directory or device before opening it; the handle is what is trusted.
@@ -174,7 +200,7 @@ export async function openMedia(p: string, dirs: string[], rules: ReadRules): Pr
     throw refusal(rules.field, p, err);
   }
   try {
-    return await checkOpened(handle, p, wanted, dirs, rules);
+    return await checkOpened(handle, p, wanted, scope, rules);
   } catch (err) {
     await handle.close();
     throw refusal(rules.field, p, err);
@@ -186,12 +212,15 @@ async function checkOpened(
   handle: FileHandle,
   p: string,
   wanted: string,
-  dirs: string[],
+  scope: FileScope,
   rules: ReadRules,
 ): Promise<OpenedFile> {
   const where = await openedAt(handle, () => realpath(wanted));
-  if (!dirs.some((d) => isInside(d, where))) {
-    throw outside(rules.field, `${p} (opened ${where}; the path changed while it was being opened)`, dirs);
+  if (!scope.dirs.some((d) => isInside(d, where))) {
+    throw scope.outside(
+      rules.field,
+      `${p} (opened ${scope.show(where)}; the path changed while it was being opened)`,
+    );
   }
   const held = await handle.stat();
   if (!held.isFile()) throw new ArgumentError(rules.field, `${p} is not a regular file`);
@@ -246,86 +275,4 @@ export async function resolveDir(p: string): Promise<{ resolved: string; existin
       if (path.dirname(at) === at) return { resolved: p, existing: at };
     }
   }
-}
-
-/** A file name with nothing but letters, digits, `-`, `_` and `.`; no leading dot. */
-export function safeName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "");
-  return (cleaned || "output").slice(0, 200);
-}
-
-/**
- * Writes `bytes` as `dir/name` (or `name-1`, `name-2`… when taken), creating `dir`, which
- * must lie inside the allowed directories. A temporary file is created (never through a link),
- * judged by where it was really created, and only then written and linked into place: link()
- * neither follows nor replaces what is at the target, so nothing is ever overwritten.
- */
-export async function saveInside(
-  dir: string,
-  name: string,
-  bytes: Uint8Array,
-  dirs: string[],
-): Promise<string> {
-  const wanted = path.resolve(dir);
-  const what = `The output directory ${dir}`;
-  if (!dirs.some((d) => isInside(d, wanted))) throw outside("save", what, dirs);
-  let real: string;
-  try {
-    // mkdir -p follows links: a link planted on the way would have it make directories outside.
-    const ahead = (await resolveDir(wanted)).resolved;
-    if (!dirs.some((d) => isInside(d, ahead))) throw outside("save", `${what} (resolved to ${ahead})`, dirs);
-    await mkdir(wanted, { recursive: true });
-    real = await realpath(wanted);
-  } catch (err) {
-    throw refusal("save", what, err, "written");
-  }
-  if (!dirs.some((d) => isInside(d, real))) throw outside("save", `${what} (resolved to ${real})`, dirs);
-  const safe = safeName(name);
-  const part = `.${safe}.${process.pid}.${randomUUID()}.part`;
-  const temp = path.join(real, part);
-  let handle: FileHandle;
-  try {
-    handle = await open(temp, WRITE_FLAGS, 0o644);
-  } catch (err) {
-    throw refusal("save", what, err, "written");
-  }
-  // Where the temporary file was really created; removed there whatever happens.
-  let landed = temp;
-  try {
-    try {
-      // A directory on the way may have become a link since realpath: nothing is written
-      // until the created file is known to sit in the checked directory.
-      landed = await openedAt(handle, async () => path.join(await realpath(wanted), part));
-      if (path.dirname(landed) !== real) {
-        throw outside("save", `${what} (it changed while saving and led to ${path.dirname(landed)})`, dirs);
-      }
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return await linkFree(temp, real, safe);
-  } catch (err) {
-    throw refusal("save", what, err, "written");
-  } finally {
-    // The random name exists nowhere else, so this removes only the temporary file.
-    await unlink(temp).catch(() => undefined);
-    if (landed !== temp) await unlink(landed).catch(() => undefined);
-  }
-}
-
-/** Links `temp` as `dir/name`, or the first free `name-N`, and returns the name used. */
-async function linkFree(temp: string, dir: string, name: string): Promise<string> {
-  const ext = path.extname(name);
-  const stem = name.slice(0, name.length - ext.length);
-  for (let n = 0; n < 1000; n++) {
-    const target = path.join(dir, n === 0 ? name : `${stem}-${n}${ext}`);
-    try {
-      await link(temp, target);
-      return target;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-  }
-  throw new Error(`too many files named like ${name} in ${dir}`);
 }

@@ -2,10 +2,11 @@
  * One paid media call (generate_image, generate_video, generate_audio), read top to bottom: the
  * steps of paid-call.ts, then a bounded wait (waiting.ts) and the task as it stands (present.ts).
  * Once the task exists it is paid for: from then on every answer carries its ID and identity,
- * whatever else fails.
+ * whatever else fails. For a client that takes MCP tasks, what follows the claim (`mediaSteps`)
+ * runs in a task's background instead, waiting until the service's task ends.
  */
 import { endpointOf } from "../client/endpoints.js";
-import { buildMediaBody, type MediaBodyInput } from "../client/requests.js";
+import { buildUnder, type MediaBodyInput, prepareMediaBody } from "../client/requests.js";
 import type { Submission } from "../client/schemas.js";
 import type { MediaKind } from "../config/service-limits.js";
 import { LIMITS } from "../config/service-limits.js";
@@ -15,11 +16,13 @@ import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { describeError, okResult } from "../mcp/results.js";
+import type { Steps } from "./background.js";
 import { callBudget } from "./budget.js";
 import { catalogCheck } from "./catalog-check.js";
-import { bodyUnder, checkArguments, claimAndSend, deliver, refused } from "./paid-call.js";
+import { refuseWithoutFiles, rootsFor } from "./file-areas.js";
+import { type Built, checkArguments, claimThen, refused, sending, variationsNote } from "./paid-call.js";
 import { presentTask } from "./present.js";
-import { saveTarget } from "./saving.js";
+import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
 import { taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
@@ -31,7 +34,7 @@ export interface MediaArgs extends MediaBodyInput {
   save?: boolean | undefined;
 }
 
-type Run = RunResult<{ submission: Submission }>;
+type Run = RunResult<{ httpStatus: number; submission: Submission }>;
 
 export async function submitMedia(
   tool: string,
@@ -43,18 +46,18 @@ export async function submitMedia(
   const { wait, idempotencyKey, save, maxGems, ...request } = args;
   const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
-  const body = (ceiling: number | undefined) =>
-    buildMediaBody(kind, { ...request, ...(ceiling === undefined ? {} : { maxGems: ceiling }) });
   let ceiling: Ceiling | undefined;
   try {
-    // 1. Check the arguments: what the model catalog rules out, then the body itself.
+    // 1. Check the arguments: what the model catalog rules out, then the body's own fields.
     const checked = await checkArguments(
-      () => body(maxGems),
+      () => prepareMediaBody(kind, request),
       () => catalogCheck(engine, tool, kind, { ...request, idempotencyKey }),
     );
-    // 2. Estimate and confirm spending (and ask for roots in the same round, for a save).
-    const q = new Questions(ctx);
-    const roots = save ? q.roots() : undefined;
+    // 2. Estimate and confirm spending (and ask for roots in the same round, for a save); an
+    // answer counts only for these exact arguments and the amount asked about.
+    const q = new Questions(ctx, { engine, tool, args });
+    if (save) refuseWithoutFiles(engine, "save");
+    const roots = save ? rootsFor(engine, q) : undefined;
     ceiling = await confirmSpending(engine, ctx, q, {
       tool,
       model: checked.body.model,
@@ -62,26 +65,15 @@ export async function submitMedia(
       limit: LIMITS.mediaMaxGems,
       estimate: () => estimateGems(engine, checked.body.model, request.parameters ?? {}),
     });
-    if (q.pending) return q.result();
+    if (q.pending) return await q.result();
     // A save that cannot work is refused before the charge, never after it.
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
-    const built = bodyUnder(ceiling, checked, body);
-    // 3. Claim the identity with the bytes, then send them within the budget.
-    const run = await claimAndSend(engine, ctx, {
-      tool,
-      endpoint: endpointOf(kind),
-      built,
-      idempotencyKey,
-      budget,
-      attemptMs: SUBMIT_ATTEMPT_MS,
-      send: (identity, bytes, signal) =>
-        engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
-      ref: (r) => ({ taskId: r.submission.task.id }),
-    });
-    // 4. Wait for the task, then present it as it stands.
-    const shown = await waitAndPresent(engine, ctx, run, { waitSeconds, budget, dirs, ceiling });
-    // 5. Deliver, and mark delivered once the transport wrote it.
-    return deliver(ctx, run, shown);
+    // 3. Build the body once under the confirmed ceiling.
+    const built = buildUnder(checked, ceiling.maxGems);
+    // 3. Claim the identity with the bytes, then send them within the budget; 4. wait for the task
+    // and present it as it stands; 5. deliver. A client that takes tasks gets one at the claim.
+    const work = { tool, kind, operation: request.operation, built, idempotencyKey, ceiling, dirs };
+    return await claimThen(engine, ctx, { ctx, budget, waitSeconds }, mediaSteps(engine, work));
   } catch (err) {
     return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
   } finally {
@@ -89,10 +81,62 @@ export async function submitMedia(
   }
 }
 
+/** A media call's request as a task keeps it (JSON): enough to rebuild its steps anywhere. */
+export interface MediaWork {
+  tool: string;
+  kind: MediaKind;
+  operation: string | undefined;
+  built: Built;
+  idempotencyKey: string | undefined;
+  ceiling: Ceiling;
+  dirs: SaveTarget | undefined;
+}
+
+/** What follows the claim of a media call: send, wait for the task and present it (or refuse). */
+export function mediaSteps(engine: Engine, work: MediaWork): Steps<Run["result"]> {
+  const { kind } = work;
+  return {
+    // Only what the body needs of `built` (its bytes are the body).
+    work: {
+      ...work,
+      built: {
+        body: { model: work.built.body.model, maxGems: work.built.body.maxGems },
+        bytes: work.built.bytes,
+      },
+    },
+    send: sending(engine, {
+      tool: work.tool,
+      endpoint: endpointOf(kind),
+      built: work.built,
+      idempotencyKey: work.idempotencyKey,
+      attemptMs: SUBMIT_ATTEMPT_MS,
+      send: (identity, bytes, signal) =>
+        engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
+      ref: (r) => ({ taskId: r.submission.task.id }),
+    }),
+    facts: (r) => ({ taskId: r.submission.task.id, created: r.submission.created }),
+    known: async (taskId, sent, signal) => {
+      const task = await engine.client.getTask(taskId, { signal });
+      return { httpStatus: 200, submission: { created: sent?.created ?? false, task } };
+    },
+    present: (run, within) =>
+      waitAndPresent(engine, within.ctx, run, {
+        tool: work.tool,
+        waitSeconds: within.waitSeconds,
+        budget: within.budget,
+        dirs: work.dirs,
+        ceiling: work.ceiling,
+      }),
+    refuse: (err) =>
+      refused(engine, err, work.ceiling, (code) => nextForVoiceClone(kind, work.operation, code)),
+  };
+}
+
 interface Presenting {
+  tool: string;
   waitSeconds: number;
   budget: ReturnType<typeof callBudget>;
-  dirs: string[] | undefined;
+  dirs: SaveTarget | undefined;
   ceiling: Ceiling;
 }
 
@@ -106,7 +150,10 @@ async function waitAndPresent(
   const { submission } = run.result;
   // A call that joined or replayed an earlier one created nothing, whatever the service said then.
   const created = submission.created && !run.reused;
-  const notes = [ceilingNote(engine, o.ceiling)].filter((n): n is string => n !== undefined);
+  const notes = [
+    ceilingNote(engine, o.ceiling),
+    variationsNote(run, { varied: "prompt", outputs: o.tool === "generate_image" }),
+  ].filter((n): n is string => n !== undefined);
   const facts = { identity: run.identity, reused: run.reused, joined: run.joined, created };
   // The first progress names the task, so a host that cuts the call still showed its ID.
   await ctx.progress(

@@ -9,7 +9,8 @@ import { isTerminal } from "../config/service-limits.js";
 import { ANSWER_MS, PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Budget } from "./budget.js";
-import { afterChargeSaveNote, saveOutputs } from "./saving.js";
+import { savesOnDisk } from "./file-areas.js";
+import { afterChargeSaveNote, type SaveTarget, saveOutputs } from "./saving.js";
 import { imagePreviews, resourceLinks, taskText } from "./task-view.js";
 
 export interface Presentation {
@@ -17,8 +18,8 @@ export interface Presentation {
   reused?: boolean;
   joined?: boolean;
   created?: boolean;
-  /** Save the outputs into these directories (checked before the submission). */
-  dirs?: string[] | undefined;
+  /** Save the outputs there (checked before the submission). */
+  dirs?: SaveTarget | undefined;
   notes?: string[];
   budget: Budget;
 }
@@ -53,6 +54,7 @@ export async function presentTask(
   const text = taskText(task, {
     ...o,
     wait: engine.config.defaultWaitSeconds,
+    saves: savesOnDisk(engine),
     notes,
     ...(saved ? { saved } : {}),
   });

@@ -5,46 +5,117 @@
  */
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
+import { homedir } from "node:os";
 import path from "node:path";
 import { limitSignal } from "../client/deadline.js";
+import { statusPredicate } from "../client/wording.js";
+import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
-import { describeError, LocalRefusal } from "../mcp/results.js";
-import { allowedDirs, isInside, resolveDir, saveInside, validRoots } from "./files.js";
+import { describeError } from "../mcp/results.js";
+import { fileScope } from "./file-areas.js";
+import { type FileScope, isInside, resolveDir, validRoots } from "./files.js";
+import { saveInside } from "./save-file.js";
+import { SaveNotAllowedError } from "./save-refusals.js";
 import { outputName } from "./task-view.js";
 
 /** Largest single output saved to disk (it is held in memory while written). */
 export const SAVE_MAX_BYTES = 256 * 1024 * 1024;
 
-const HOW_TO_ALLOW =
-  "Allow a directory: list it in GENERATION_FILES (and GENERATION_OUTPUT_DIR inside it) where the server is configured, or add it to the host's MCP roots when the host offers roots.";
+/** Where a save goes, checked before a paid submission. */
+export interface SaveTarget {
+  scope: FileScope;
+  /** The output directory, absolute, inside the scope's directories. */
+  outputDir: string;
+  /** Said beside the saved files when they went somewhere other than the configured default. */
+  where?: string;
+}
+
+const refuse = (why: string, remedy: string): SaveNotAllowedError =>
+  new SaveNotAllowedError(`Outputs cannot be saved: ${why}`, remedy);
 
 /**
- * The directories a save may write into: GENERATION_FILES, narrowed by the client's roots
- * (`undefined` when it offers none). Refuses, naming what is allowed and how to allow more, when
- * the output directory lies outside them or cannot be written.
+ * Where a save may go: the output directory inside the directories in force (GENERATION_FILES,
+ * narrowed by the client's roots, `undefined` when it offers none; a remote user's own folders).
+ * GENERATION_OUTPUT_DIR unset is `generated/` under the first of GENERATION_FILES, or, when the
+ * client's roots leave that out (Claude Code and VS Code give the project folder), under the
+ * first directory in force, the client's first root. Refuses, with the remedy that works first,
+ * when the output directory lies outside or cannot be written.
  */
-export async function saveTarget(engine: Engine, roots: string[] | undefined): Promise<string[]> {
-  const { files, outputDir } = engine.config;
-  const dirs = await allowedDirs(files, roots);
-  const refuse = (why: string): LocalRefusal =>
-    new LocalRefusal("SAVE_NOT_ALLOWED", `Outputs cannot be saved: ${why}`, HOW_TO_ALLOW);
-  if (dirs.length === 0) {
-    throw refuse(`no directory is allowed. ${await inForce(files, roots)}`);
-  }
-  const { resolved, existing } = await resolveDir(path.resolve(outputDir));
-  if (!dirs.some((d) => isInside(d, resolved))) {
-    throw refuse(
-      `the output directory ${outputDir} is outside the allowed directories (in force: ${dirs.join(", ")}). ${await inForce(files, roots)}`,
-    );
-  }
+export async function saveTarget(engine: Engine, roots: string[] | undefined): Promise<SaveTarget> {
+  const scope = await fileScope(engine, roots, "save");
+  const target = scope.remote ? await remoteTarget(engine, scope) : await localTarget(engine, roots, scope);
+  const { existing } = await resolveDir(target.outputDir);
   try {
     await access(existing, constants.W_OK);
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     throw refuse(
-      `the output directory ${outputDir} cannot be written (${(err as NodeJS.ErrnoException).code}).`,
+      `the output directory ${scope.show(target.outputDir)} cannot be written (${code}).`,
+      scope.remote
+        ? "Tell the operator of this server: its directory for users' files cannot be written. Meanwhile take the outputs from their signed URLs or the media viewer's Download."
+        : `Make ${existing} writable, or set GENERATION_OUTPUT_DIR to a writable directory inside ${scope.dirs.join(", ")}.`,
     );
   }
-  return dirs;
+  return target;
+}
+
+async function localTarget(
+  engine: Engine,
+  roots: string[] | undefined,
+  scope: FileScope,
+): Promise<SaveTarget> {
+  const { files, outputDir } = engine.config;
+  const { dirs } = scope;
+  const narrowed = roots !== undefined && (await validRoots(roots)).length > 0;
+  if (dirs.length === 0) {
+    throw refuse(
+      `no directory is allowed. ${await inForce(files, roots)}`,
+      narrowed
+        ? `The client's MCP roots lie outside GENERATION_FILES: add the folder the host works in (or a parent of it) to GENERATION_FILES where the server is configured, or open the host on a folder inside ${files.join(", ") || "GENERATION_FILES"}.`
+        : "Set GENERATION_FILES to existing directories where the server is configured.",
+    );
+  }
+  const fallback = path.join(files[0] ?? homedir(), "generated");
+  const wanted = path.resolve(outputDir ?? fallback);
+  const inside = async (p: string) => {
+    const { resolved } = await resolveDir(p);
+    return dirs.some((d) => isInside(d, resolved));
+  };
+  if (await inside(wanted)) return { scope, outputDir: wanted };
+  const first = dirs[0] as string;
+  if (outputDir === undefined) {
+    const moved = path.join(first, "generated");
+    const why = narrowed
+      ? "the client's first MCP root, whose roots leave out the default output directory"
+      : "the first directory of GENERATION_FILES that exists";
+    return { scope, outputDir: moved, where: `Saved into ${moved}: generated/ under ${why}.` };
+  }
+  throw refuse(
+    `the output directory ${outputDir} is outside the allowed directories (in force: ${dirs.join(", ")}). ${await inForce(files, roots)}`,
+    narrowed
+      ? `Leave GENERATION_OUTPUT_DIR unset (saves then go to generated/ under the client's first root, ${path.join(first, "generated")}) or set it inside ${dirs.join(", ")}; or add ${outputDir} to the host's MCP roots.`
+      : `Set GENERATION_OUTPUT_DIR inside ${dirs.join(", ")}, or add it (or a parent) to GENERATION_FILES where the server is configured.`,
+  );
+}
+
+/**
+ * A remote user's output directory: where GENERATION_OUTPUT_DIR sits in its directory of
+ * GENERATION_FILES, inside the user's own folder there (unset: `generated/` in the first).
+ */
+async function remoteTarget(engine: Engine, scope: FileScope): Promise<SaveTarget> {
+  const first = scope.dirs[0] as string;
+  const { outputDir } = engine.config;
+  if (outputDir === undefined) return { scope, outputDir: path.join(first, "generated") };
+  const { resolved } = await resolveDir(path.resolve(outputDir));
+  // Each folder is <directory>/<the user's own>: its parent is the operator's directory.
+  const area = scope.dirs.find((d) => isInside(path.dirname(d), resolved));
+  if (area === undefined) {
+    throw refuse(
+      "this server's output directory lies outside its directories for users' files.",
+      "Tell the operator of this server (GENERATION_OUTPUT_DIR must lie inside GENERATION_FILES). Meanwhile take the outputs from their signed URLs or the media viewer's Download.",
+    );
+  }
+  return { scope, outputDir: path.join(area, path.relative(path.dirname(area), resolved)) };
 }
 
 /** Where the directories in force come from: GENERATION_FILES, and what the client's roots did to it. */
@@ -70,7 +141,7 @@ export interface SaveResult {
 export async function saveOutputs(
   engine: Engine,
   taskId: string,
-  dirs: string[],
+  target: SaveTarget,
   caller: AbortSignal,
   timeMs = Number.POSITIVE_INFINITY,
 ): Promise<SaveResult> {
@@ -88,7 +159,7 @@ export async function saveOutputs(
           maxBytes: SAVE_MAX_BYTES,
         });
         const name = outputName(task.id, out.index, out.asset.mimeType);
-        saved.push(await saveInside(engine.config.outputDir, name, bytes, dirs));
+        saved.push(await saveInside(target.outputDir, name, bytes, target.scope));
       } catch (err) {
         notes.push(`Output #${out.index} not saved: ${why(err)}.`);
       }
@@ -97,7 +168,7 @@ export async function saveOutputs(
     notes.push(`Outputs not saved: the task could not be read (${why(err)}).`);
   }
   cap.release();
-  if (saved.length > 0) notes.push(`Saved: ${saved.join(", ")}`);
+  if (saved.length > 0) notes.push(`Saved: ${saved.join(", ")}`, ...(target.where ? [target.where] : []));
   return { saved, notes };
 }
 
@@ -114,3 +185,22 @@ function failure(err: unknown): string {
 /** What follows save failures after a charge: the work is done; this is how to get the files. */
 export const afterChargeSaveNote = (taskId: string): string =>
   `The task ${taskId} is done and its Gems are charged; do not submit again. Its outputs stay on the service: call save_outputs with {"taskId": ${JSON.stringify(taskId)}} once saving is possible, or use the URLs above.`;
+
+/**
+ * After a save failed or was refused: the task as it stands and how its outputs are reached, for
+ * the outputs are on the service whatever happened on this disk.
+ */
+export async function downloadableNote(engine: Engine, taskId: string, signal: AbortSignal): Promise<string> {
+  const poll = `poll_task with {"taskId": ${JSON.stringify(taskId)}}`;
+  let task: Awaited<ReturnType<Engine["client"]["getTask"]>>;
+  try {
+    task = await engine.client.getTask(taskId, { signal });
+  } catch {
+    return `Whatever was generated stays on the service: ${poll} gives its outputs' signed URLs.`;
+  }
+  const urls = task.outputs.flatMap((o) => (o.asset ? [`#${o.index} ${o.asset.url}`] : []));
+  const state = `Task ${task.id} ${statusPredicate(task.status)}`;
+  if (!isTerminal(task.status)) return `${state}; once it finishes, ${poll} gives its outputs' signed URLs.`;
+  if (urls.length === 0) return `${state}; it has no output with a file to download.`;
+  return `${state}: its outputs were generated and its Gems charged (${task.chargedGems}); they remain downloadable, so do not submit again: ${urls.join(", ")} (signed URLs that expire; ${poll} gives fresh ones, or Download in the media viewer).`;
+}

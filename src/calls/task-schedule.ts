@@ -5,15 +5,40 @@
  * it saw is written back, so the next task of that model is read closer to its finish.
  */
 import { type WaitProgress, type WaitResult, waitForTask } from "../client/poll.js";
-import { expectation, learnedSchedule, type PollSchedule, plan } from "../client/poll-schedule.js";
+import { learnedSchedule, type PollSchedule, plan } from "../client/poll-schedule.js";
 import type { Task } from "../client/schemas.js";
-import { statusPredicate } from "../client/wording.js";
+import { count as countOf, statusPredicate } from "../client/wording.js";
+import { isTerminal } from "../config/service-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 
-/** "Task … is processing after 12 s; about 40 s left, from the last 12 runs". */
-export function progressLine(p: WaitProgress): string {
-  const expected = expectation(p.schedule, p.elapsedMs);
-  return `Task ${p.task.id} ${statusPredicate(p.task.status)} after ${Math.round(p.elapsedMs / 1000)} s${expected ? `; ${expected}` : ""}`;
+/**
+ * The progress messages of one wait, each saying something new. The task's age counts from its
+ * submission when the ledger knows it (a poll_task of a task submitted a minute ago says so), else
+ * from the start of this wait; what the model's recent runs lead to expect is said while it is
+ * ahead, "expected about now" once, then once that it takes longer, then nothing more about it
+ * until the task ends. A message that would repeat the last one is not sent (undefined).
+ */
+export function progressReporter(sinceSubmitMs: number | undefined): (p: WaitProgress) => string | undefined {
+  let overdue = 0;
+  let last: string | undefined;
+  return (p) => {
+    const age = Math.round(((sinceSubmitMs ?? 0) + p.elapsedMs) / 1000);
+    const when = sinceSubmitMs === undefined ? `after ${age} s of this wait` : `${age} s after submission`;
+    let line = `Task ${p.task.id} ${statusPredicate(p.task.status)}, ${when}`;
+    const e = p.schedule.expected;
+    if (e !== undefined) {
+      const runs = `the last ${countOf(e.runs, "run")}`;
+      const left = Math.round((e.durationMs - e.sinceSubmitMs - p.elapsedMs) / 1000);
+      if (isTerminal(p.task.status)) line += `; ${runs} took about ${Math.round(e.durationMs / 1000)} s`;
+      else if (left > 0) line += `; about ${left} s left, from ${runs}`;
+      else if (overdue++ === 0) line += `; expected about now, from ${runs}`;
+      else if (overdue === 2)
+        line += `; longer than ${runs} took (about ${Math.round(e.durationMs / 1000)} s)`;
+    }
+    if (line === last) return undefined;
+    last = line;
+    return line;
+  };
 }
 
 /**
@@ -36,13 +61,19 @@ export async function waitLearning(
   const learned = plan(samples);
   const schedule: PollSchedule | undefined =
     learned && origin ? learnedSchedule(learned, Math.max(0, started - origin.createdAt)) : undefined;
+  const line = progressReporter(origin === undefined ? undefined : Math.max(0, started - origin.createdAt));
+  const report = (p: WaitProgress, value?: number) => {
+    const text = line(p);
+    if (text !== undefined) void ctx.progress(text, value);
+  };
   const result = await waitForTask((signal) => engine.client.getTask(task.id, signal ? { signal } : {}), {
     waitSeconds: wait,
     signal,
     schedule,
     known: task,
-    onProgress: (p) => void ctx.progress(progressLine(p), p.polls),
-    onWaiting: (p) => void ctx.progress(progressLine(p)),
+    onProgress: (p) => report(p, p.polls),
+    onWaiting: (p) => report(p),
+    onNextRead: ctx.scheduled,
   });
   if (origin && result.terminal && result.terminalMs !== undefined) {
     const seen = {

@@ -8,7 +8,7 @@ import { limitSignal } from "../client/deadline.js";
 import type { Task } from "../client/schemas.js";
 import { statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
-import { PREVIEW_CAP_MS } from "../config/time-limits.js";
+import { DEFAULT_WAIT_CAP_SECONDS, PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { describeError } from "../mcp/results.js";
 
@@ -37,6 +37,26 @@ export function extensionFor(mimeType: string): string {
 export const outputName = (taskId: string, index: number, mimeType: string): string =>
   `${taskId}-${index}.${extensionFor(mimeType)}`;
 
+/**
+ * What an output's asset ID can be passed as, by its MIME type (the service's parameters,
+ * docs/service.md): an ID, not the URL or the resource URI, is what generation takes.
+ */
+export function assetUses(mimeType: string): string {
+  if (mimeType.startsWith("image/")) return "as sourceImage or endFrame, or in referenceAssetIds";
+  if (mimeType.startsWith("video/")) return "as videoAssetId for extract_video, or referenceVideo";
+  if (mimeType.startsWith("audio/")) return "as coverAudio, or in referenceAudios";
+  return "in referenceAssetIds";
+}
+
+type Output = Task["outputs"][number];
+
+/** "#0 succeeded image/png, asset ID a1 (use it as sourceImage …)": an output line's start. */
+export function assetLine(out: Output): string {
+  if (!out.asset) return `#${out.index} ${out.status}`;
+  const { id, mimeType } = out.asset;
+  return `#${out.index} ${out.status} ${mimeType}, asset ID ${id} (use it ${assetUses(mimeType)})`;
+}
+
 export function resourceLinks(task: Task): ContentBlock[] {
   return task.outputs
     .filter((o) => o.asset)
@@ -45,18 +65,20 @@ export function resourceLinks(task: Task): ContentBlock[] {
       uri: outputUri(task.id, o.index),
       name: outputName(task.id, o.index, o.asset?.mimeType ?? ""),
       mimeType: o.asset?.mimeType ?? "application/octet-stream",
-      description: `Output ${o.index} of task ${task.id} (${o.status}); read it for the bytes through a freshly signed URL.`,
+      description: `Output ${o.index} of task ${task.id} (${o.status}), asset ID ${o.asset?.id}; read it for the bytes through a freshly signed URL.`,
     }));
 }
 
-function nextStep(task: Task, wait: number, saved: boolean): string {
+function nextStep(task: Task, wait: number, saved: boolean, saves: boolean): string {
   const id = JSON.stringify(task.id);
   if (saved && (task.status === "succeeded" || task.status === "partial")) {
     return `Next: tell the user where the saved files are (listed above)${task.status === "partial" ? " and which outputs failed" : ""}; nothing else is needed.`;
   }
   switch (task.status) {
     case "succeeded":
-      return "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory.";
+      return saves
+        ? "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory."
+        : "Next: give the user the URLs above (they expire; poll_task returns fresh ones) or the media viewer's Download; this server saves no files for remote users.";
     case "partial":
       return "Next: save or show the successful outputs and tell the user which failed; the failed ones are not retried automatically.";
     case "failed":
@@ -76,11 +98,13 @@ export interface TaskTextOptions {
   /** The call waited for an identical call in flight and shares its task. */
   joined?: boolean;
   created?: boolean;
-  /** Seconds to suggest for the next poll_task wait. */
+  /** Seconds to suggest for the next poll_task wait (the default wait): capped to one call's budget. */
   wait: number;
   notes?: string[];
   /** Paths the outputs were saved to in this call. */
   saved?: string[];
+  /** Whether save_outputs can write to disk for this caller (not for a remote user without files). */
+  saves?: boolean;
 }
 
 export function taskText(task: Task, o: TaskTextOptions): string {
@@ -100,8 +124,8 @@ export function taskText(task: Task, o: TaskTextOptions): string {
     for (const out of task.outputs) {
       lines.push(
         out.asset
-          ? `- #${out.index} ${out.status} ${out.asset.mimeType}: ${out.asset.url} (resource ${outputUri(task.id, out.index)})`
-          : `- #${out.index} ${out.status}: no downloadable asset${terminal ? "" : " yet"}`,
+          ? `- ${assetLine(out)}: ${out.asset.url} (resource ${outputUri(task.id, out.index)})`
+          : `- ${assetLine(out)}: no downloadable asset${terminal ? "" : " yet"}`,
       );
     }
   }
@@ -112,7 +136,11 @@ export function taskText(task: Task, o: TaskTextOptions): string {
   }
   if (task.error) lines.push(`Error: ${task.error.code}: ${task.error.message}`);
   for (const note of o.notes ?? []) lines.push(note);
-  lines.push(nextStep(task, o.wait, (o.saved?.length ?? 0) > 0));
+  // A longer suggestion would outlast what hosts allow one call (about 60 s): a call without a
+  // wait of its own is held to the same cap (src/calls/budget.ts).
+  lines.push(
+    nextStep(task, Math.min(o.wait, DEFAULT_WAIT_CAP_SECONDS), (o.saved?.length ?? 0) > 0, o.saves ?? true),
+  );
   return lines.join("\n");
 }
 

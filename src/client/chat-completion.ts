@@ -6,9 +6,10 @@
 import { failureOf } from "./deadline.js";
 import { PATHS } from "./endpoints.js";
 import type { ServiceHttp } from "./http-request.js";
+import { ArgumentError } from "./local-refusals.js";
 import { parseBody, readText } from "./responses.js";
 import { ChatCompletionSchema } from "./schemas.js";
-import { ArgumentError, IncompleteStreamError } from "./service-errors.js";
+import { IncompleteStreamError } from "./service-errors.js";
 import { type ChatResult, readChatStream } from "./sse.js";
 
 const PATH = PATHS.chat;

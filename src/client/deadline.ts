@@ -2,8 +2,9 @@
  * Time limits and cancellation, one helper for all of them: `limitSignal` aborts with the caller
  * or after N ms, whichever comes first, and removes what it added to the caller's signal once
  * released (or fired), so a long-lived signal shared by many attempts collects no listeners.
- * Also: the mapping of a thrown fetch error to the family (the caller's abort passes through; our
- * timer is TimeoutError; the rest is a ConnectionError).
+ * Also: `waitAtMost` (waits for work, or N ms, whichever ends first), and the mapping of a thrown
+ * fetch error to the family (the caller's abort passes through; our timer is TimeoutError; the rest
+ * is a ConnectionError).
  */
 import { ConnectionError, type RequestKind, ServiceError, TimeoutError } from "./service-errors.js";
 
@@ -62,6 +63,22 @@ export function limitSignal(
     },
     release,
   };
+}
+
+/**
+ * Waits until `work` settles or `ms` have passed, whichever comes first; the timer goes with it.
+ * Rejects only as `work` does within the time.
+ */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([work, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

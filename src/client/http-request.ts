@@ -11,7 +11,13 @@ import { type Backoff, retryDelay, sleep } from "./backoff.js";
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 import { errorOf, parseBody, readText } from "./responses.js";
-import { InvalidResponseError, type RequestKind, ServiceError } from "./service-errors.js";
+import {
+  ConnectionError,
+  InvalidResponseError,
+  type RequestKind,
+  ServiceError,
+  UnreachableError,
+} from "./service-errors.js";
 
 export type { FetchLike };
 
@@ -46,6 +52,36 @@ export interface RequestSpec {
 export const DEFAULT_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 /** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
 const NATIVE_FETCH = globalThis.fetch;
+/**
+ * Network errors that come before any byte of a request leaves: the connection was refused or
+ * never made, or the host's name did not resolve (also for a proxy). A reset or a closed socket
+ * may come after the request was written, and stays uncertain.
+ */
+const NEVER_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** The code of a fetch failure's cause (undici: `TypeError: fetch failed` with the socket's error). */
+function causeCode(err: unknown): string | undefined {
+  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** A connection failure, or, when nothing was sent, an UnreachableError saying so. */
+function connectFailure(failure: unknown, err: unknown, kind: RequestKind): unknown {
+  if (!(failure instanceof ConnectionError) || !NEVER_SENT.has(causeCode(err) ?? "")) return failure;
+  return new UnreachableError({
+    message: `${failure.message} (nothing was sent)`,
+    requestKind: kind,
+    cause: err,
+  });
+}
+
 /** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */
 const READ_BACKOFF: Backoff = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_000 };
 
@@ -140,7 +176,7 @@ export class ServiceHttp {
       res = await f(url, init);
     } catch (err) {
       deadline.release();
-      throw failureOf(err, deadline, spec.signal, what, spec.kind);
+      throw connectFailure(failureOf(err, deadline, spec.signal, what, spec.kind), err, spec.kind);
     }
     if (res.ok) return { res, deadline };
     try {

@@ -5,13 +5,9 @@
 
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, type RequestSpec } from "./http-request.js";
+import { ArgumentError } from "./local-refusals.js";
 import { errorOf } from "./responses.js";
-import {
-  ArgumentError,
-  OutputTooLargeError,
-  OutputUnavailableError,
-  ServiceError,
-} from "./service-errors.js";
+import { OutputTooLargeError, OutputUnavailableError, ServiceError } from "./service-errors.js";
 import { byteSize } from "./wording.js";
 
 export interface DownloadOptions {

@@ -30,6 +30,8 @@ export interface WaitOptions {
   onProgress?: ((p: WaitProgress) => void) | undefined;
   /** Every HEARTBEAT_MS of a longer gap between reads; `task` is the last one seen. */
   onWaiting?: ((p: WaitProgress) => void) | undefined;
+  /** When the next read is due (epoch ms), each time one is scheduled: for those polling the waiter. */
+  onNextRead?: ((atMs: number) => void) | undefined;
   /** Source of jitter in [0, 1) for the fixed schedule; tests pin it. */
   random?: (() => number) | undefined;
   /** When to read; the fixed guidance when absent. */
@@ -80,6 +82,7 @@ export async function waitForTask(
       }
     }
     const at = Math.min(due, deadlineMs);
+    o.onNextRead?.(started + at);
     // A long gap between reads still reports progress (no request), so a host that keeps a call
     // alive on progress, or shows it, is not left in silence until the expected finish.
     for (let now = elapsed; at > now; now = Date.now() - started) {

@@ -7,6 +7,7 @@
  */
 import type { z } from "zod";
 import { LIMITS, type MediaKind } from "../config/service-limits.js";
+import { ArgumentError } from "./local-refusals.js";
 import { assertMaxBytes, canonicalJson } from "./requests.js";
 import {
   ChatRequestSchema,
@@ -20,7 +21,6 @@ import {
   SpeechParametersSchema,
   VideoParametersSchema,
 } from "./schemas.js";
-import { ArgumentError } from "./service-errors.js";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 

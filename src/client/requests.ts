@@ -3,12 +3,16 @@
  * is what lets the ledger recognise a replay and send exactly the bytes it stored. The input was
  * checked once, at the edge, by the tool's schema (the bounds of docs/service.md#request-bodies
  * from schemas.ts, its cross-field rules from request-rules.ts); here it is only asserted.
+ *
+ * A paid call's ceiling (`maxGems`) is known only once spending is confirmed, after every check:
+ * so a body is first prepared (`prepare…Body`: its fields checked for what JSON and the request's
+ * size allow, and put in canonical form), then built once under its ceiling (`buildUnder`).
  */
 
 import { strict as assert } from "node:assert";
 import { AUDIO_OPERATIONS, LIMITS, MEDIA_KINDS, type MediaKind } from "../config/service-limits.js";
+import { ArgumentError } from "./local-refusals.js";
 import type { ChatRequest, ExtractRequest, MediaRequest } from "./schemas.js";
-import { ArgumentError } from "./service-errors.js";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const byteLength = (s: string) => Buffer.byteLength(s, "utf8");
@@ -21,6 +25,7 @@ export function canonicalJson(value: unknown, field = ""): string {
   return JSON.stringify(canonicalValue(value, field));
 }
 
+/** `value` in canonical form (keys sorted, undefined dropped), refusing what JSON cannot carry. */
 function canonicalValue(value: unknown, field: string): unknown {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "number") {
@@ -53,6 +58,64 @@ export function assertMaxBytes(bytes: string, limit: number, field: string, what
   }
 }
 
+// ---------- prepared, then built under the ceiling ----------
+
+/** What every body may carry: the ceiling comes last, once spending is confirmed. */
+interface Ceilinged {
+  model: string;
+  maxGems?: number | undefined;
+}
+
+/**
+ * A body checked and in canonical form, before its ceiling is known. `body` (without `maxGems`) is
+ * what spending is confirmed for; nothing is serialised until `buildUnder`.
+ */
+export interface Prepared<B extends Ceilinged> {
+  readonly body: Omit<B, "maxGems">;
+  readonly canonical: Readonly<Record<string, unknown>>;
+}
+
+function prepared<B extends Ceilinged>(body: Omit<B, "maxGems">): Prepared<B> {
+  return { body, canonical: canonicalValue(body, "") as Record<string, unknown> };
+}
+
+/** The canonical value with a top-level member added where the sorted order puts it. */
+function withMember(canonical: Readonly<Record<string, unknown>>, key: string, value: unknown) {
+  const out: Record<string, unknown> = {};
+  for (const k of [...Object.keys(canonical), key].sort()) out[k] = k === key ? value : canonical[k];
+  return out;
+}
+
+/**
+ * The body under its confirmed ceiling, built once: the bytes the ledger stores and every attempt
+ * sends. No ceiling sends none (the service's own rule applies).
+ */
+export function buildUnder<B extends Ceilinged>(
+  p: Prepared<B>,
+  maxGems: number | undefined,
+): { body: B; bytes: string } {
+  if (maxGems === undefined) return { body: p.body as B, bytes: JSON.stringify(p.canonical) };
+  // A ceiling of ours (a checked setting or argument, or an amount asked about) is finite; held.
+  const ceiling = canonicalValue(maxGems, "maxGems");
+  const bytes = JSON.stringify(withMember(p.canonical, "maxGems", ceiling));
+  return { body: { ...p.body, maxGems } as B, bytes };
+}
+
+/**
+ * A text or extraction body prepared, and refused if under the largest ceiling those endpoints take
+ * (LIMITS.textMaxGems) it would be over `limit` bytes: so no ceiling confirmed later makes it too large.
+ */
+function preparedWithin<B extends Ceilinged>(
+  body: Omit<B, "maxGems">,
+  limit: number,
+  what: string,
+): Prepared<B> {
+  const p = prepared<B>(body);
+  const largest = JSON.stringify(withMember(p.canonical, "maxGems", LIMITS.textMaxGems));
+  assertMaxBytes(largest, limit, "(request)", what);
+  return p;
+}
+
 // ---------- media ----------
 
 /**
@@ -71,40 +134,55 @@ export interface MediaBodyInput {
 const isOperation = (op: string | undefined): op is MediaRequest["operation"] =>
   op === undefined || (AUDIO_OPERATIONS as readonly string[]).includes(op);
 
-export function buildMediaBody(
+/** A media body checked and in canonical form; its ceiling comes with buildUnder. */
+export function prepareMediaBody(
   kind: MediaKind,
-  input: MediaBodyInput,
-): { body: MediaRequest; bytes: string } {
+  input: Omit<MediaBodyInput, "maxGems">,
+): Prepared<MediaRequest> {
   assert.ok(MEDIA_KINDS.includes(kind), `media kind ${kind}`);
   const { operation } = input;
   assert.equal(operation !== undefined, kind === "audio", "operation is given for audio only");
   assert.ok(isOperation(operation), `audio operation ${operation}`);
-  const body: MediaRequest = {
+  return prepared<MediaRequest>({
     model: input.model,
     prompt: input.prompt,
     parameters: input.parameters ?? {},
     referenceAssetIds: input.referenceAssetIds ?? [],
-    ...(input.maxGems === undefined ? {} : { maxGems: input.maxGems }),
     ...(operation === undefined ? {} : { operation }),
-  };
-  return { body, bytes: canonicalJson(body) };
+  });
+}
+
+export function buildMediaBody(
+  kind: MediaKind,
+  input: MediaBodyInput,
+): { body: MediaRequest; bytes: string } {
+  const { maxGems, ...fields } = input;
+  return buildUnder(prepareMediaBody(kind, fields), maxGems);
 }
 
 // ---------- text ----------
 
-export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: string } {
-  const bytes = canonicalJson(body);
+/** A chat body checked and in canonical form; its ceiling comes with buildUnder. */
+export function prepareChatBody(body: Omit<ChatRequest, "maxGems">): Prepared<ChatRequest> {
   // The conversation's own bound (128,000 bytes) was checked at the edge; past it, the other
   // fields are small, so this only holds the service's limit (docs/service.md#chat) as an assertion.
-  assertMaxBytes(bytes, LIMITS.text.requestBytes, "(request)", "the request");
-  return { body, bytes };
+  return preparedWithin<ChatRequest>(body, LIMITS.text.requestBytes, "the request");
+}
+
+export function buildChatBody(body: ChatRequest): { body: ChatRequest; bytes: string } {
+  const { maxGems, ...fields } = body;
+  return buildUnder(prepareChatBody(fields), maxGems);
 }
 
 // ---------- extraction ----------
 
-export function buildExtractBody(body: ExtractRequest): { body: ExtractRequest; bytes: string } {
-  const bytes = canonicalJson(body);
+/** An extraction body checked and in canonical form; its ceiling comes with buildUnder. */
+export function prepareExtractBody(body: Omit<ExtractRequest, "maxGems">): Prepared<ExtractRequest> {
   // Valid fields stay well under this (prompt 2,000 characters); held all the same.
-  assertMaxBytes(bytes, LIMITS.extraction.requestBytes, "(request)", "the extraction request JSON");
-  return { body, bytes };
+  return preparedWithin<ExtractRequest>(body, LIMITS.extraction.requestBytes, "the extraction request JSON");
+}
+
+export function buildExtractBody(body: ExtractRequest): { body: ExtractRequest; bytes: string } {
+  const { maxGems, ...fields } = body;
+  return buildUnder(prepareExtractBody(fields), maxGems);
 }

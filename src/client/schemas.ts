@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { AUDIO_OPERATIONS, LIMITS, MODEL_KINDS, TASK_STATUSES } from "../config/service-limits.js";
-import { ArgumentError } from "./service-errors.js";
+import { ArgumentError } from "./local-refusals.js";
 
 // ---------- responses ----------
 
@@ -76,6 +76,15 @@ export const VoiceSchema = z.looseObject({ id: z.string(), name: z.string() });
 export type Voice = z.infer<typeof VoiceSchema>;
 export const VoiceListSchema = z.looseObject({ voices: z.array(VoiceSchema) });
 export type VoiceList = z.infer<typeof VoiceListSchema>;
+
+/**
+ * Whether a page of voices has more after it: the service says so in its pagination data (the
+ * sandbox: `hasMore`, docs/service.md#voice-list); a full page with no such word may have more too.
+ */
+export function voicesFollow(list: VoiceList): boolean {
+  const { hasMore } = list as { hasMore?: unknown };
+  return hasMore === true || (hasMore === undefined && list.voices.length >= LIMITS.voice.perPage);
+}
 export const VoiceEnvelopeSchema = z.looseObject({ voice: VoiceSchema });
 
 export const ExtractionSchema = z.looseObject({
@@ -248,6 +257,29 @@ function fieldName(root: string, path: ReadonlyArray<PropertyKey>): string {
   return out || "(input)";
 }
 
+/** 30000 as people write it, 30,000 (by hand: loading Intl for it would slow a cold start). */
+const grouped = (n: number): string =>
+  Number.isInteger(n) && Math.abs(n) >= 10_000 ? String(n).replace(/\B(?=(\d{3})+$)/g, ",") : String(n);
+
+/**
+ * A bound's issue as a person reads it ("must be at most 30,000 characters"), in place of zod's
+ * default ("Too big: expected string to have <=30000 characters"); a message a schema wrote itself
+ * (a limit in MiB, say) is kept.
+ */
+function boundWords(issue: z.core.$ZodIssue): string {
+  if (!/^Too (big|small):/.test(issue.message)) return issue.message;
+  if (issue.code !== "too_big" && issue.code !== "too_small") return issue.message;
+  const big = issue.code === "too_big";
+  const limit = Number(big ? issue.maximum : issue.minimum);
+  const exact = issue.inclusive !== false;
+  const bound = big ? (exact ? "at most" : "less than") : exact ? "at least" : "more than";
+  const unit = (one: string) => `${grouped(limit)} ${limit === 1 ? one : `${one}s`}`;
+  if (issue.origin === "string") return `must be ${bound} ${unit("character")}`;
+  if (issue.origin === "array") return `must have ${bound} ${unit("item")}`;
+  if (issue.origin === "number" || issue.origin === "int") return `must be ${bound} ${grouped(limit)}`;
+  return issue.message;
+}
+
 /** Parses or throws an ArgumentError naming the first failing field and its limit. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = ""): z.output<S> {
   const result = schema.safeParse(value);
@@ -261,5 +293,5 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, roo
       `unknown field(s) ${keys}: not accepted by the service`,
     );
   }
-  throw new ArgumentError(fieldName(root, issue.path), issue.message);
+  throw new ArgumentError(fieldName(root, issue.path), boundWords(issue));
 }

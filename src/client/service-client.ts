@@ -6,9 +6,11 @@
 
 import { strict as assert } from "node:assert";
 import type { MediaKind } from "../config/service-limits.js";
+import { AssetKinds } from "./asset-kinds.js";
 import { sendChat } from "./chat-completion.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
+import { ArgumentError } from "./local-refusals.js";
 import { downloadOutput } from "./output.js";
 import {
   ApiKeySchema,
@@ -31,7 +33,6 @@ import {
   VoiceListSchema,
 } from "./schemas.js";
 import { keyScrubber, type Scrub } from "./scrub.js";
-import { ArgumentError } from "./service-errors.js";
 import type { ChatResult } from "./sse.js";
 import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
 
@@ -71,6 +72,8 @@ export class ServiceClient {
    * itself stays private to the client: callers get this function, never the key.
    */
   readonly scrub: Scrub;
+  /** The kinds of the assets this key's answers named (uploads, task outputs): see asset-kinds.ts. */
+  readonly assets = new AssetKinds();
 
   constructor(opts: ClientOptions) {
     // The key is validated without echoing it: the message names the format only.
@@ -122,6 +125,7 @@ export class ServiceClient {
       },
       SubmissionSchema,
     );
+    this.assets.noteTask(r.data.task);
     return { httpStatus: r.status, submission: r.data };
   }
 
@@ -130,6 +134,7 @@ export class ServiceClient {
       { method: "GET", path: taskPath(taskId), kind: "read", signal: o.signal },
       TaskEnvelopeSchema,
     );
+    this.assets.noteTask(r.data.task);
     return r.data.task;
   }
 
@@ -166,6 +171,7 @@ export class ServiceClient {
       },
       AssetEnvelopeSchema,
     );
+    this.assets.noteUpload(r.data.asset);
     return r.data.asset;
   }
 

@@ -6,9 +6,12 @@
  * - `definitive`: the request was refused or closed; replaying the same identity will not help.
  * - `uncertain`: a submission whose result is unknown; replay the same identity with the same bytes.
  * - `retryable`: a read that failed transiently; simply try again.
+ * - `unsent`: a submission or upload that never left (the connection was refused, the name did not
+ *   resolve): nothing reached the service, so nothing is to replay and nothing was charged.
  */
+import { CodedError } from "./coded-error.js";
 
-export type Outcome = "definitive" | "uncertain" | "retryable";
+export type Outcome = "definitive" | "uncertain" | "retryable" | "unsent";
 
 /** Whether the failed request was a submission (carries an identity) or a read/upload. */
 export type RequestKind = "submission" | "read" | "upload";
@@ -50,13 +53,14 @@ export const CLIENT_ACTIONS: Record<string, string> = {
     "The answer stream ended early. Replay with the same identity; the service returns the retained answer without charging again.",
   NETWORK_ERROR:
     "The connection failed. For a submission the outcome is unknown: replay with the same identity.",
+  SERVICE_UNREACHABLE:
+    "The service could not be reached (the connection was refused, or its name did not resolve), so nothing was sent and nothing was charged. Try again once it is reachable.",
   TIMEOUT: "The request timed out. For a submission the outcome is unknown: replay with the same identity.",
   BAD_GATEWAY: "The service's gateway failed. Keep the identity and retry with backoff.",
   SERVER_ERROR:
     "The service failed. Keep the identity and retry with backoff; never resubmit under a new identity.",
   BAD_REQUEST: "The service refused the request as malformed. Fix the request before sending it again.",
   INVALID_RESPONSE: "The service answered with something this client cannot read. Retry later or report it.",
-  INVALID_ARGUMENT: "Fix the named field; nothing was sent.",
   OUTPUT_TOO_LARGE:
     "The output is larger than this client accepts here; download it from its signed URL directly.",
   OUTPUT_UNAVAILABLE:
@@ -79,7 +83,7 @@ export interface ServiceErrorInit {
   cause?: unknown;
 }
 
-export class ServiceError extends Error {
+export class ServiceError extends CodedError {
   override readonly name: string = "ServiceError";
   /** HTTP status; undefined for network failures and timeouts. */
   readonly status: number | undefined;
@@ -105,7 +109,7 @@ export class ServiceError extends Error {
     this.requestKind = init.requestKind;
     this.retryAfterMs = init.retryAfterMs;
     this.action =
-      init.requestKind === "upload" && this.outcome !== "definitive"
+      init.requestKind === "upload" && (this.outcome === "uncertain" || this.outcome === "retryable")
         ? AMBIGUOUS_UPLOAD_ACTION
         : (CLIENT_ACTIONS[this.code] ?? CLIENT_ACTIONS[fallback] ?? "See the message.");
   }
@@ -211,6 +215,17 @@ export class ConnectionError extends ServiceError {
     super({ ...init, status: undefined, code: undefined }, "NETWORK_ERROR", outcome);
   }
 }
+/**
+ * The connection was never made (refused, or the name did not resolve): no byte of the request
+ * left. A read may simply be tried again; a submission or an upload is known unsent.
+ */
+export class UnreachableError extends ServiceError {
+  override readonly name = "UnreachableError";
+  constructor(init: Omit<ServiceErrorInit, "status" | "code">) {
+    const outcome = init.requestKind === "read" ? "retryable" : "unsent";
+    super({ ...init, status: undefined, code: undefined }, "SERVICE_UNREACHABLE", outcome);
+  }
+}
 export class TimeoutError extends ServiceError {
   override readonly name = "TimeoutError";
   constructor(init: Omit<ServiceErrorInit, "status" | "code">) {
@@ -253,20 +268,5 @@ export class OutputUnavailableError extends ServiceError {
   override readonly name = "OutputUnavailableError";
   constructor(init: Omit<ServiceErrorInit, "code" | "requestKind">) {
     super({ ...init, code: undefined, requestKind: "read" }, "OUTPUT_UNAVAILABLE", "definitive");
-  }
-}
-
-/** Refused locally: nothing was sent. The message names the field and the limit. */
-export class ArgumentError extends Error {
-  override readonly name = "ArgumentError";
-  readonly code = "INVALID_ARGUMENT";
-  readonly field: string;
-  /** What is wrong with the field, without its name. */
-  readonly detail: string;
-  readonly action = CLIENT_ACTIONS.INVALID_ARGUMENT as string;
-  constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
-    this.detail = message;
   }
 }

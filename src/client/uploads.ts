@@ -7,7 +7,8 @@ import { openAsBlob } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { LIMITS } from "../config/service-limits.js";
-import { ArgumentError } from "./service-errors.js";
+import { ArgumentError } from "./local-refusals.js";
+import { byteSize } from "./wording.js";
 
 export type AssetSource = { path: string } | { data: Uint8Array };
 export interface VoiceSource {
@@ -29,8 +30,6 @@ export interface PreparedAsset {
 const MEDIA_PREFIXES = ["image/", "video/", "audio/"];
 /** The voice table's formats (MP3, WAV, OGG, M4A, AAC, FLAC, WebM) as file-type names them. */
 const VOICE_EXTENSIONS = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "aac", "flac", "webm"]);
-
-const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MiB`;
 
 async function sniffFile(path: string): Promise<{ ext: string; mime: string } | undefined> {
   const { fileTypeFromFile } = await import("file-type");
@@ -80,7 +79,7 @@ export async function prepareAsset(src: AssetSource, filename?: string): Promise
     const size = src.data.byteLength;
     if (size < 1) throw new ArgumentError("data", "is empty");
     if (size > max) {
-      throw new ArgumentError("data", `must be at most ${max} bytes (30 MiB); got ${size} bytes`);
+      throw new ArgumentError("data", `must be at most ${byteSize(max)}; got ${byteSize(size)}`);
     }
     const type = await sniffBytes(src.data);
     return { mimeType: mediaType(type, "data"), size, filename: name, body: () => src.data };
@@ -88,7 +87,7 @@ export async function prepareAsset(src: AssetSource, filename?: string): Promise
   const size = await regularFileSize(src.path, "path");
   if (size < 1) throw new ArgumentError("path", "is an empty file");
   if (size > max)
-    throw new ArgumentError("path", `must be at most ${max} bytes (30 MiB); the file has ${size} bytes`);
+    throw new ArgumentError("path", `must be at most ${byteSize(max)}; the file has ${byteSize(size)}`);
   const type = await sniffFile(src.path);
   const path = src.path;
   return {
@@ -176,7 +175,7 @@ export async function prepareVoice(v: VoiceSource): Promise<{ blob: Blob; filena
   if (size > LIMITS.voice.maxBytes) {
     throw new ArgumentError(
       "path",
-      `must be at most ${LIMITS.voice.maxBytes} bytes (${mib(LIMITS.voice.maxBytes)}); the file has ${size} bytes`,
+      `must be at most ${byteSize(LIMITS.voice.maxBytes)}; the file has ${byteSize(size)}`,
     );
   }
   const type = await sniffFile(v.path);

@@ -5,6 +5,7 @@
  * to the service and a user fixes every setting in one go.
  */
 import { parseArgs } from "node:util";
+import { remoteUsers } from "./callers.js";
 import {
   type Config,
   DEFAULT_HOST,
@@ -190,35 +191,39 @@ function buildConfig(values: Values, env: NodeJS.ProcessEnv, problems: ConfigErr
       refused.add(setting.key);
     }
   }
+  config.remoteUsers = remoteUsers(config);
   if (!sandbox) problems.push(...missingService(config, refused, env));
-  if (config.auth === "oauth" && !refused.has("auth")) {
-    try {
-      requireOAuth(config);
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      problems.push(error);
-    }
-  }
+  if (config.auth === "oauth" && !refused.has("auth")) problems.push(...missingOAuth(config, refused));
   return config as Config;
 }
 
-/** OAuth needs the HTTP transport, the URL users reach, and the secret that encrypts their keys. */
-function requireOAuth(config: Partial<Config>): void {
-  if (config.transport !== "http") {
-    throw new ConfigError("--auth", "'oauth' needs --transport http (stdio takes GENERATION_API_KEY)");
+/**
+ * OAuth needs the HTTP transport, the URL users reach, and the secret that encrypts their keys:
+ * each one missing is its own line, all in the same run (one already refused as malformed is not
+ * reported again as missing).
+ */
+function missingOAuth(config: Partial<Config>, refused: ReadonlySet<keyof Config>): ConfigError[] {
+  const out: ConfigError[] = [];
+  if (config.transport !== "http" && !refused.has("transport")) {
+    out.push(new ConfigError("--auth", "'oauth' needs --transport http (stdio takes GENERATION_API_KEY)"));
   }
-  if (config.publicUrl === undefined) {
-    throw new ConfigError(
-      "GENERATION_PUBLIC_URL",
-      "required with --auth oauth: the https URL users reach, such as https://mcp.example.com",
+  if (config.publicUrl === undefined && !refused.has("publicUrl")) {
+    out.push(
+      new ConfigError(
+        "GENERATION_PUBLIC_URL",
+        "required with --auth oauth: the https URL users reach, such as https://mcp.example.com (http://127.0.0.1:3333 to try it on one machine)",
+      ),
     );
   }
-  if (config.authSecret === undefined) {
-    throw new ConfigError(
-      "GENERATION_AUTH_SECRET",
-      "required with --auth oauth (or GENERATION_AUTH_SECRET_FILE): base64 of at least 32 random bytes, the same on every replica ('openssl rand -base64 32')",
+  if (config.authSecret === undefined && !refused.has("authSecret")) {
+    out.push(
+      new ConfigError(
+        "GENERATION_AUTH_SECRET",
+        "required with --auth oauth (or GENERATION_AUTH_SECRET_FILE): base64 of at least 32 random bytes, the same on every replica ('openssl rand -base64 32')",
+      ),
     );
   }
+  return out;
 }
 
 function settingValue(

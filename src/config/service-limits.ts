@@ -58,7 +58,12 @@ export const LIMITS = {
 } as const;
 
 export const TASK_STATUSES = ["queued", "processing", "succeeded", "partial", "failed", "cancelled"] as const;
-const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["succeeded", "partial", "failed", "cancelled"]);
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set([
+  "succeeded",
+  "partial",
+  "failed",
+  "cancelled",
+]);
 export const isTerminal = (status: string): boolean => TERMINAL_STATUSES.has(status);
 
 export const MEDIA_KINDS = ["image", "video", "audio"] as const;

@@ -4,10 +4,13 @@
  * README's tables are all made from this list.
  */
 import { homedir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { remoteUsers } from "./callers.js";
+import { OAUTH_SETTINGS } from "./oauth-settings.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
+import { DEFAULT_BUDGET_CAP_MS, DEFAULT_WAIT_CAP_SECONDS } from "./time-limits.js";
 import {
   type Reader,
   readApiKey,
@@ -33,9 +36,15 @@ import {
  * configuration sits below every other room, so tools import it and never the reverse.
  */
 export interface EngineConfig {
+  /**
+   * Callers are strangers to this machine (`remoteUsers`): tools touch the server's files only
+   * under `files` set explicitly, each key in an area of its own, and MCP roots are not asked.
+   */
+  remoteUsers: boolean;
   /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
   files: string[];
-  outputDir: string;
+  /** Where saves go; unset: `generated/` under the first directory in force (src/calls/saving.ts). */
+  outputDir?: string;
   /** `maxGems` for submissions that name none. */
   maxGems?: number;
   extractionModel: string;
@@ -61,6 +70,12 @@ export interface Config extends EngineConfig {
   publicUrl?: string;
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
   authSecret?: string[];
+  /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  grantIdleTtl: number;
+  refreshGrace: number;
+  trustedProxies?: string[];
 }
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -152,7 +167,7 @@ export const SETTINGS: readonly Setting[] = [
     env: "GENERATION_AUTH_SECRET",
     read: readAuthSecret,
     help: "with --auth oauth: base64 of at least 32 random bytes, the same on every replica; encrypts stored service keys (comma-separated to rotate: new first)",
-    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; no flag: secrets do not belong in process lists",
+    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own); no flag: secrets do not belong in process lists",
     defaultDoc: "required with `oauth` (or the file below)",
   }),
   define({
@@ -166,6 +181,7 @@ export const SETTINGS: readonly Setting[] = [
     doc: "with `oauth`: an absolute path to a file holding the secret(s) of `GENERATION_AUTH_SECRET`, one a line (a mounted secret); used instead of it",
     defaultDoc: "unset",
   }),
+  ...OAUTH_SETTINGS,
   define({
     key: "sandbox",
     flag: "sandbox",
@@ -212,10 +228,12 @@ export const SETTINGS: readonly Setting[] = [
     flag: "files",
     placeholder: "DIRS",
     read: readDirectories,
-    fallback: () => [homedir()],
-    help: `directories tools may read and write, separated by '${delimiter}' (default: home)`,
-    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped",
-    defaultDoc: "the user's home directory",
+    // Remote users get none unless the operator names some: the server's home is not theirs.
+    fallback: (config) => (remoteUsers(config) ? [] : [homedir()]),
+    help: `directories tools may read and write, separated by '${delimiter}' (default: home; none for remote users)`,
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, or HTTP bound beyond loopback) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
+    defaultDoc:
+      "the user's home directory on stdio and loopback HTTP with `key` auth; none for remote users (their uploads by path and saves are refused)",
   }),
   define({
     key: "outputDir",
@@ -223,10 +241,10 @@ export const SETTINGS: readonly Setting[] = [
     flag: "output-dir",
     placeholder: "DIR",
     read: readDirectory,
-    fallback: (config) => join(config.files?.[0] ?? homedir(), "generated"),
-    help: "where saved outputs go (default: generated/ under the first of GENERATION_FILES)",
-    doc: "absolute directory where saved outputs go",
-    defaultDoc: "`generated/` under the first of `GENERATION_FILES`",
+    help: "where saved outputs go (default: generated/ under the first of GENERATION_FILES, or under the first MCP root)",
+    doc: "absolute directory where saved outputs go, inside `GENERATION_FILES`; for remote users, the same place inside each user's own folder",
+    defaultDoc:
+      "`generated/` under the first of `GENERATION_FILES`, or under the client's first MCP root when its roots leave that out",
   }),
   define({
     key: "maxGems",
@@ -244,8 +262,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "confirm-above-gems",
     placeholder: "N",
     read: readGems,
-    help: "ask the user (elicitation) when an estimate exceeds this; otherwise sent as maxGems",
-    doc: `when the client supports elicitation, ask the user before a submission whose estimate exceeds this (integer, 0 to ${gems}); a submission not asked about (the client cannot ask, there is no estimate, as for chat, video, audio and extraction, or the estimate is under it) is sent with this as \`maxGems\` unless a lower ceiling applies, so a higher real quote is refused (\`PRICE_CHANGED\`), never spent unasked, and its result says so; the refusal says to pass \`maxGems\` explicitly (with the user's agreement) or raise this setting`,
+    help: "ask the user (elicitation) before spending above this; the amount accepted, else this, is sent as maxGems",
+    doc: `when the client supports elicitation, ask the user before a submission whose estimate (from every cost factor the catalog publishes: \`baseGems\`, \`outputCount\`, \`resolutionMultipliers\` and any other \`…Multipliers\`) or whose own \`maxGems\` exceeds this (integer, 0 to ${gems}); the question names the amount and its factors, and the amount accepted is sent as \`maxGems\` (or a lower \`GENERATION_MAX_GEMS\`); on 2026-07-28 a yes counts only for the exact arguments and amount asked about. A submission not asked about (the client cannot ask; there is no estimate, as for video, audio, chat and extraction; or it is under this) is sent with this as \`maxGems\` unless a lower ceiling applies; where the client cannot ask, a larger \`maxGems\` of the call is lowered to it. Either way a higher quote is refused (\`PRICE_CHANGED\`), nothing is charged, and the result says so and what to do`,
     defaultDoc: "unset",
   }),
   define({
@@ -267,7 +285,7 @@ export const SETTINGS: readonly Setting[] = [
     read: readWaitSeconds,
     fallback: () => DEFAULT_WAIT_SECONDS,
     help: `default wait of generation tools, 0 to ${MAX_WAIT_SECONDS} seconds (default ${DEFAULT_WAIT_SECONDS})`,
-    doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds)`,
+    doc: `how long generation tools wait for a result by default (0 to ${MAX_WAIT_SECONDS} seconds); a call without a \`wait\` of its own answers within ${DEFAULT_BUDGET_CAP_MS / 1000} s, well inside the ~60 s hosts allow, so a larger value waits only until then, and no result suggests a \`wait\` above ${DEFAULT_WAIT_CAP_SECONDS} for \`poll_task\``,
     defaultDoc: `\`${DEFAULT_WAIT_SECONDS}\``,
   }),
   define({

@@ -7,6 +7,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import envPaths from "env-paths";
+import { numberIn } from "./numbers.js";
 
 /** The schemes a store URI may use: SQLite built in, PostgreSQL and Redis as shared stores. */
 export const STORE_SCHEMES = ["sqlite", "postgres", "postgresql", "redis", "rediss"] as const;
@@ -98,14 +99,17 @@ function parseSqlite(rest: string): StoreLocation {
   if (drivers.some((d) => d !== "node" && d !== "sqlite3")) refuse("driver must be node or sqlite3");
   const named = (drivers.at(-1) ?? null) as "node" | "sqlite3" | null;
   const raw = params.get("busyTimeoutMs");
-  const busyTimeoutMs = raw === null ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : Number(raw);
-  if (!/^\d+$/.test(raw ?? "0") || busyTimeoutMs > MAX_SQLITE_BUSY_TIMEOUT_MS) {
-    refuse(`busyTimeoutMs must be an integer from 0 to ${MAX_SQLITE_BUSY_TIMEOUT_MS}`);
-  }
+  const busy = numberIn(raw ?? String(DEFAULT_SQLITE_BUSY_TIMEOUT_MS), {
+    min: 0,
+    max: MAX_SQLITE_BUSY_TIMEOUT_MS,
+    integer: true,
+    expected: `expected an integer from 0 to ${MAX_SQLITE_BUSY_TIMEOUT_MS}`,
+  });
+  if ("problem" in busy) return refuse(`busyTimeoutMs: ${busy.problem}`);
   return {
     kind: "sqlite",
     path: resolve(path),
-    busyTimeoutMs,
+    busyTimeoutMs: busy.value,
     durability: durabilityOf(params),
     ...(named === null ? {} : { driver: named }),
   };

@@ -13,6 +13,11 @@
 export const GRACE_SECONDS = 8;
 /** A call that names no `wait` of its own (or chat, extraction) never runs longer than this. */
 export const DEFAULT_BUDGET_CAP_MS = 55_000;
+/**
+ * The longest wait that fits one call of DEFAULT_BUDGET_CAP_MS: what a call without a `wait` of
+ * its own waits at most, and the most any result suggests for the next poll_task.
+ */
+export const DEFAULT_WAIT_CAP_SECONDS = DEFAULT_BUDGET_CAP_MS / 1000 - GRACE_SECONDS;
 /** Sending stops this long before the budget ends, to record "uncertain" and answer with the identity. */
 export const ANSWER_RESERVE_MS = 1_000;
 /** One media submission attempt: the service answers at once (the work is queued); longer is uncertain. */
@@ -39,3 +44,36 @@ export const DELIVERY_MARK_WAIT_MS = 2_000;
 export const SUCCESS_HOLD_MS = 1_000;
 /** One request to the service when its caller names no shorter limit. */
 export const REQUEST_TIMEOUT_MS = 120_000;
+
+/**
+ * MCP tasks (docs/tasks.md). A task stays readable through `tasks/get` for TASK_TTL_MS from its
+ * creation (its `ttlMs`); its work waits for the generation at most TASK_WAIT_MS, then completes
+ * with the task as it stands (poll_task follows it from there).
+ */
+export const TASK_TTL_MS = 24 * 60 * 60 * 1000;
+export const TASK_WAIT_MS = 60 * 60 * 1000;
+/**
+ * The process driving a task's work holds it this long, renewed every third of it; after a crash,
+ * the first `tasks/get` once it lapsed (on any replica) takes the work over.
+ */
+export const TASK_LEASE_MS = 15_000;
+/**
+ * `pollIntervalMs`, from the work's next read of the service: come back `leadMs` before it (a
+ * `tasks/get` then is held up to `holdMs` for the read's outcome), or `afterMs` after it where it
+ * is due; within [minMs, maxMs]; `unscheduledMs` while nothing is scheduled (sending, presenting);
+ * at most `staleMs` while a read is long overdue (its process may have stopped: its lease lapses).
+ */
+export const TASK_POLL = {
+  leadMs: 100,
+  afterMs: 150,
+  minMs: 100,
+  maxMs: 15_000,
+  unscheduledMs: 500,
+  staleMs: 5_000,
+  holdMs: 2_000,
+} as const;
+/**
+ * The media viewer's last upload chunk waits this long for the service to take the file; past it
+ * the view is told the upload is still being sent and asks again (hosts cut calls at about 60 s).
+ */
+export const VIEWER_UPLOAD_ANSWER_MS = 40_000;

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
+import { type NumberRange, numberIn } from "./numbers.js";
 import { LIMITS } from "./service-limits.js";
 import { parseStoreUri, StoreUriError } from "./store-uri.js";
 
@@ -37,20 +38,11 @@ export class ConfigErrors extends ConfigError {
   }
 }
 
-/**
- * A number safe to show in a refusal: plain digits, short. No key fits in 12 characters (a key is
- * 64 hex digits), so showing it says nothing secret, and "900 is above 600" says what to fix.
- */
-export function shownNumber(value: string): string | undefined {
-  return /^\d{1,12}(\.\d{1,2})?$/.test(value) ? value : undefined;
-}
-
-/** Refuses a plain number above `max` saying so ("900 is above 600"): it is safe to show. */
-function refuseAbove(value: string, max: number, field: string, expected: string, integer: boolean): void {
-  if (integer && !/^\d+$/.test(value)) return;
-  if (shownNumber(value) !== undefined && Number(value) > max) {
-    throw new ConfigError(field, `${value} is above ${max}; ${expected}`);
-  }
+/** A numeric setting within `range`, refused as numbers.ts says (a plain number is shown). */
+function readNumber(value: string, field: string, range: NumberRange): number {
+  const read = numberIn(value, range);
+  if ("problem" in read) throw new ConfigError(field, read.problem);
+  return read.value;
 }
 
 /** What a value is read into, given the name it came under (`GENERATION_X` or `--x`). */
@@ -92,13 +84,13 @@ export const readHost: Reader<string> = (value, field) => {
   return value.startsWith("[") ? value.slice(1, -1) : value;
 };
 
-export const readPort: Reader<number> = (value, field) => {
-  refuseAbove(value, 65_535, field, "expected an integer from 0 to 65535 (0 picks a free port)", true);
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
-    throw new ConfigError(field, "expected an integer from 0 to 65535 (0 picks a free port)");
-  }
-  return Number(value);
-};
+export const readPort: Reader<number> = (value, field) =>
+  readNumber(value, field, {
+    min: 0,
+    max: 65_535,
+    integer: true,
+    expected: "expected an integer from 0 to 65535 (0 picks a free port)",
+  });
 
 export const readBaseUrl: Reader<string> = (value, field) => {
   let url: URL;
@@ -189,11 +181,12 @@ export const readDirectory: Reader<string> = (value, field) => {
 
 export const readGems: Reader<number> = (value, field) => {
   const max = LIMITS.mediaMaxGems;
-  refuseAbove(value, max, field, `expected an integer from 0 to ${max}`, true);
-  if (!/^\d+$/.test(value) || Number(value) > max) {
-    throw new ConfigError(field, `expected an integer from 0 to ${max} (value not shown)`);
-  }
-  return Number(value);
+  return readNumber(value, field, {
+    min: 0,
+    max,
+    integer: true,
+    expected: `expected an integer from 0 to ${max}`,
+  });
 };
 
 export const readModelId: Reader<string> = (value, field) => {
@@ -205,13 +198,13 @@ export const readModelId: Reader<string> = (value, field) => {
   return value;
 };
 
-export const readWaitSeconds: Reader<number> = (value, field) => {
-  refuseAbove(value, MAX_WAIT_SECONDS, field, `expected seconds from 0 to ${MAX_WAIT_SECONDS}`, false);
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) > MAX_WAIT_SECONDS) {
-    throw new ConfigError(field, `expected seconds from 0 to ${MAX_WAIT_SECONDS} (value not shown)`);
-  }
-  return Number(value);
-};
+export const readWaitSeconds: Reader<number> = (value, field) =>
+  readNumber(value, field, {
+    min: 0,
+    max: MAX_WAIT_SECONDS,
+    integer: false,
+    expected: `expected seconds from 0 to ${MAX_WAIT_SECONDS}`,
+  });
 
 export const readAuth: Reader<"key" | "oauth"> = (value, field) => {
   if (value !== "key" && value !== "oauth") throw new ConfigError(field, "expected 'key' or 'oauth'");

@@ -1,9 +1,11 @@
 /** What the ledger checks of a run request before anything else, what its claim writes, and how it words a refusal. */
 import { strict as assert } from "node:assert";
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { LIMITS } from "../config/service-limits.js";
+import { LedgerError } from "./ledger-errors.js";
 import type { RunRequest } from "./ledger-types.js";
-import { isRetained, isUnresolved, LedgerError, type StoredRecord } from "./record.js";
+import type { StoredRecord } from "./record.js";
+import { isRetained, isUnresolved } from "./record-rules.js";
 
 export function checkRequest(req: RunRequest): void {
   if (!/^[0-9a-f]{64}$/.test(req.keyHash))

@@ -7,7 +7,7 @@
  * file format, so a ledger moves between them unchanged.
  */
 import { createRequire } from "node:module";
-import { LedgerError } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
 
 export type SqliteDriverName = "node:sqlite" | "sqlite3";
 export type Row = Record<string, unknown>;

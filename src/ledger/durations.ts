@@ -5,7 +5,8 @@
  * learns from (src/client/poll-schedule.ts).
  */
 import type { DurationSample } from "../client/poll-schedule.js";
-import { isExpired, type StoredRecord, type TaskSeen, type TaskStatusSeen } from "./record.js";
+import type { StoredRecord, TaskSeen, TaskStatusSeen } from "./record.js";
+import { isExpired } from "./record-rules.js";
 import type { LedgerStore } from "./store.js";
 import type { RecordWriter } from "./writes.js";
 

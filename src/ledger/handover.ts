@@ -6,6 +6,7 @@
  * handed over is held open here until it settles, and whoever would read its mark waits for it
  * first, for at most DELIVERY_MARK_WAIT_MS (a transport that never says is treated as "not yet").
  */
+import { waitAtMost } from "../client/deadline.js";
 import { DELIVERY_MARK_WAIT_MS } from "../config/time-limits.js";
 import type { DeliveryMark } from "./ledger-types.js";
 
@@ -72,11 +73,6 @@ export class Handovers {
   async #wait(match: (e: Open) => boolean): Promise<void> {
     const pending = [...this.#open].filter(match).map((e) => e.done);
     if (pending.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#waitMs);
-    });
-    await Promise.race([Promise.all(pending), limit]);
-    clearTimeout(timer);
+    await waitAtMost(Promise.all(pending), this.#waitMs);
   }
 }

@@ -1,7 +1,8 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { DurationSample } from "../client/poll-schedule.js";
 import type { KeyedStore } from "./keyed-store.js";
-import type { LedgerRecord, TaskSeen, TaskStatusSeen } from "./record.js";
+import type { LedgerRecord } from "./listing.js";
+import type { TaskSeen, TaskStatusSeen } from "./record.js";
 import type { BackoffOptions } from "./replay.js";
 
 export interface RunRequest {
@@ -21,6 +22,13 @@ export interface RunRequest {
   maxAttempts?: number;
   maxElapsedMs?: number;
   onAttempt?: (n: number, err?: unknown) => void;
+  /**
+   * The identity is claimed and committed with the bytes (or, for a call that joined an identical
+   * one in flight, the leader's is): a caller may answer from here on and leave the sending to the
+   * run (a paid call handing back an MCP task). May be called again, with the same identity, if a
+   * joined leader's caller gave up and the run started over.
+   */
+  onClaimed?: (identity: string) => void;
   /** Removes the key in force from error messages before they are stored (see `summarize`). */
   scrub?: (text: string) => string;
 }
@@ -32,6 +40,8 @@ export interface RunResult<T> {
   reused: boolean;
   /** This call waited for an identical call in flight in this process and shares its result. */
   joined: boolean;
+  /** For a call that joined: 1 for the first to join that flight, 2 for the next, and so on. */
+  joinOrder?: number;
   /**
    * The answer carrying this result is on its way to the client. From now until `settle`, an
    * identical call and a listing of this key wait (briefly) for it, so what they see is the mark
@@ -70,7 +80,10 @@ export interface Ledger {
 }
 
 export interface ListOptions {
-  /** A state name, `open` (unresolved, or succeeded and never delivered) or `all`. */
+  /**
+   * A state name, `open` (unresolved, or succeeded and never delivered), `unfinished` (those, and
+   * succeeded with a task not seen finish) or `all`.
+   */
   state?: string;
   /** At most this many (default: all). */
   limit?: number;

@@ -5,15 +5,18 @@
 
 import { sleep } from "../client/backoff.js";
 import type { DurationSample } from "../client/poll-schedule.js";
-import { ArgumentError } from "../client/service-errors.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
+import { DeliveryMarks } from "./delivery-marks.js";
 import { TaskHistory } from "./durations.js";
+import { summarize } from "./error-summary.js";
 import { Flights } from "./flights.js";
 import { bodyKey, Handovers, identityKey } from "./handover.js";
+import { bodyHash, newIdentity } from "./identity.js";
 import type { KeyedStore } from "./keyed-store.js";
+import { IdempotencyConflictError, IdentifiedError } from "./ledger-errors.js";
+import { listRecords, openRecords } from "./ledger-list.js";
 import type {
-  DeliveryMark,
   Ledger,
   LedgerSettings,
   ListOptions,
@@ -22,30 +25,18 @@ import type {
   RunResult,
   Send,
 } from "./ledger-types.js";
-import {
-  bodyHash,
-  IdempotencyConflictError,
-  IdentifiedError,
-  isExpired,
-  isOpen,
-  type LedgerRecord,
-  newIdentity,
-  parseListCursor,
-  type StoredRecord,
-  summarize,
-  type TaskSeen,
-  type TaskStatusSeen,
-  toListing,
-} from "./record.js";
+import type { LedgerRecord } from "./listing.js";
+import type { StoredRecord, TaskSeen, TaskStatusSeen } from "./record.js";
 import {
   attemptLimit,
   backoffDelay,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_ELAPSED_MS,
+  neverSent,
   verdict,
 } from "./replay.js";
-import { type LedgerStore, listPage } from "./store.js";
-import { type Change, change, deliveredMark, RecordWriter } from "./writes.js";
+import type { LedgerStore } from "./store.js";
+import { change, closeUnsent, RecordWriter } from "./writes.js";
 
 export class LedgerImpl implements Ledger {
   readonly #store: LedgerStore;
@@ -54,6 +45,7 @@ export class LedgerImpl implements Ledger {
   readonly #writer: RecordWriter;
   readonly #history: TaskHistory;
   readonly #handovers = new Handovers();
+  readonly #marks: DeliveryMarks;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -63,6 +55,7 @@ export class LedgerImpl implements Ledger {
     this.#o = settings;
     this.#writer = new RecordWriter(store, settings);
     this.#history = new TaskHistory(store, this.#writer, settings.now);
+    this.#marks = new DeliveryMarks(store, this.#writer, this.#handovers, settings);
   }
 
   get description(): string {
@@ -98,28 +91,8 @@ export class LedgerImpl implements Ledger {
       req.signal,
       (claimed) => this.#execute(req, hash, send, ref, claimed),
       () => this.run(req, send, ref),
+      req.onClaimed,
     );
-  }
-
-  /**
-   * The answers of one result (its caller's, and those of calls that joined it) are on their way:
-   * identical calls and listings wait for the delivered mark. `written` is the record as its
-   * success write leaves it, so the mark is one compare-and-set write, and one for all answers.
-   */
-  #handOvers(req: RunRequest, hash: string, written: StoredRecord): () => DeliveryMark {
-    const keys = [bodyKey(req.keyHash, req.tool, hash), identityKey(req.keyHash, written.identity)];
-    let marking: Promise<unknown> | undefined;
-    return () =>
-      this.#handovers.open(req.keyHash, keys, async (delivered) => {
-        if (!delivered) return;
-        marking ??= this.#writer.save(written, this.#delivered(true));
-        await marking;
-      });
-  }
-
-  /** The delivered mark; a success delivered starts its retention time, one taken back stops it. */
-  #delivered(delivered: boolean): Change {
-    return (cur) => deliveredMark(cur, delivered, this.#o.now() + this.#o.retentionMs);
   }
 
   async #execute<T>(
@@ -150,6 +123,7 @@ export class LedgerImpl implements Ledger {
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
     claimed(claim.record.identity);
+    req.onClaimed?.(claim.record.identity);
     return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
   }
 
@@ -166,6 +140,8 @@ export class LedgerImpl implements Ledger {
     const maxAttempts = Math.max(1, req.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     const maxElapsedMs = req.maxElapsedMs ?? DEFAULT_MAX_ELAPSED_MS;
     const began = performance.now();
+    // Whether any attempt may have reached the service: a resumed record's earlier ones may have.
+    let reached = reused && start.state !== "prepared";
     let lastErr: unknown;
     for (let n = 0; n < maxAttempts; n++) {
       if (n > 0) {
@@ -205,6 +181,7 @@ export class LedgerImpl implements Ledger {
           await this.#writer.save(rec, change(patch, v === "retain" ? [] : ["retained"])).catch(() => {});
           throw new IdentifiedError(err, identity, "closed");
         }
+        if (!neverSent(err)) reached = true;
         // If even this write fails the record stays `sent`, which resumes the same way.
         rec = await this.#writer
           .save(rec, change({ state: "uncertain", lastError: summarize(err, req.scrub) }))
@@ -222,25 +199,20 @@ export class LedgerImpl implements Ledger {
       // Should the write never land, the record stays `sent`, and an identical call replays the
       // identity and the service returns the same task without charging again.
       const written = this.#writer.hold(rec, change(done, ["lastError"]), SUCCESS_HOLD_MS);
-      return { identity, result, reused, joined: false, handOver: this.#handOvers(req, hash, written) };
+      return { identity, result, reused, joined: false, handOver: this.#marks.handOver(req, hash, written) };
     }
     const cause = lastErr ?? req.signal?.reason ?? new Error("no attempt was made");
+    if (!reached && neverSent(cause)) {
+      // Nothing ever left: the outcome is known (not sent), so the record closes rather than wait
+      // as uncertain; an identical call later is a new request.
+      const how = closeUnsent(rec.attempts, summarize(cause, req.scrub));
+      rec = await this.#writer.save(rec, how).catch(() => rec);
+    }
     throw new IdentifiedError(cause, identity, rec.state);
   }
 
-  async markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
-    // After this ledger's own queued writes to the record, so the read sees them.
-    await this.#writer.pending(keyHash, identity);
-    const rec = await this.#store.get(keyHash, identity);
-    if (rec === undefined || isExpired(rec, this.#o.now())) return;
-    // Already so: spare the commit (tools mark every replayed result too).
-    if (
-      rec.delivered === delivered &&
-      (rec.state !== "succeeded" || (rec.expiresAt !== undefined) === delivered)
-    ) {
-      return;
-    }
-    await this.#writer.save(rec, this.#delivered(delivered));
+  markDelivered(keyHash: string, identity: string, delivered: boolean): Promise<void> {
+    return this.#marks.mark(keyHash, identity, delivered);
   }
 
   async list(keyHash: string, o: ListOptions = {}): Promise<LedgerRecord[]> {
@@ -249,28 +221,7 @@ export class LedgerImpl implements Ledger {
     await this.#handovers.forKeyHash(keyHash);
     await this.#history.settled();
     await this.#writer.settled();
-    const now = this.#o.now();
-    const after = o.cursor === undefined ? undefined : parseListCursor(o.cursor);
-    if (o.cursor !== undefined && after === undefined) {
-      throw new ArgumentError(
-        "cursor",
-        "is not a cursor this list returned; omit it to start from the newest",
-      );
-    }
-    const q = {
-      keyHash,
-      now,
-      limit: o.limit ?? Number.MAX_SAFE_INTEGER,
-      ...(o.state === undefined ? {} : { state: o.state }),
-      ...(o.taskId === undefined ? {} : { taskId: o.taskId }),
-      ...(after === undefined ? {} : { after }),
-    };
-    if (o.idempotencyKey !== undefined) {
-      // One identity is one record: read it directly, then apply the same filters.
-      const rec = await this.#store.get(keyHash, o.idempotencyKey);
-      return listPage(rec === undefined ? [] : [rec], q).map(toListing);
-    }
-    return (await this.#store.listPage(q)).map(toListing);
+    return listRecords(this.#store, keyHash, o, this.#o.now());
   }
 
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void> {
@@ -294,11 +245,7 @@ export class LedgerImpl implements Ledger {
   }
 
   async recover(): Promise<void> {
-    const rows = await this.#store.listAll();
-    this.recovered = rows
-      .filter(isOpen)
-      .sort((a, b) => b.createdAt - a.createdAt)
-      .map((r) => ({ ...toListing(r), keyHash: r.keyHash }));
+    this.recovered = await openRecords(this.#store);
   }
 
   sweep(): Promise<number> {

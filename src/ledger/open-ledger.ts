@@ -6,8 +6,8 @@
 
 import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
 import { LedgerImpl } from "./ledger.js";
+import { LedgerError } from "./ledger-errors.js";
 import type { Ledger } from "./ledger-types.js";
-import { LedgerError } from "./record.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
 import { SqliteStore } from "./sqlite.js";
 import type { LedgerStore } from "./store.js";
@@ -19,19 +19,13 @@ export {
   type StoreLocation,
   StoreUriError,
 } from "../config/store-uri.js";
+export type { ErrorSummary } from "./error-summary.js";
+export { hashKey } from "./identity.js";
 export type { KeyedStore } from "./keyed-store.js";
+export { IdempotencyConflictError, IdentifiedError, LedgerError } from "./ledger-errors.js";
 export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./ledger-types.js";
-export {
-  type ErrorSummary,
-  hashKey,
-  IdempotencyConflictError,
-  IdentifiedError,
-  LedgerError,
-  type LedgerRecord,
-  listCursor,
-  RECORD_STATES,
-  type RecordState,
-} from "./record.js";
+export { type LedgerRecord, listCursor } from "./listing.js";
+export { RECORD_STATES, type RecordState } from "./record.js";
 export type { BackoffOptions } from "./replay.js";
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;

@@ -11,7 +11,9 @@
 import type { Pool, PoolClient } from "pg";
 import type { Durability } from "../config/store-uri.js";
 import { type KeyedStore, postgresKeyed } from "./keyed-store.js";
-import { LedgerError, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import { optionalPeer } from "./optional-peer.js";
+import type { StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -267,16 +269,10 @@ function withSynchronousCommit(connection: string): string {
 }
 
 async function loadPg(): Promise<typeof import("pg").default> {
-  try {
-    const mod = (await import("pg")) as { default?: typeof import("pg").default };
-    return mod.default ?? (mod as unknown as typeof import("pg").default);
-  } catch (cause) {
-    throw new LedgerError(
-      "LEDGER_CONFIG",
-      "store URI: postgres:// needs the pg package, which is not installed (npm install pg beside generation-mcp)",
-      { cause },
-    );
-  }
+  const mod = (await optionalPeer(() => import("pg"), "pg", "postgres")) as {
+    default?: typeof import("pg").default;
+  };
+  return mod.default ?? (mod as unknown as typeof import("pg").default);
 }
 
 /** pg's messages name hosts and settings, never the password; the code helps a reader more. */

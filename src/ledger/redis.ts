@@ -13,7 +13,9 @@ import type { RedisClientType } from "@redis/client";
 import type { Durability } from "../config/store-uri.js";
 import { redisKeyed } from "./keyed-redis.js";
 import type { KeyedStore } from "./keyed-store.js";
-import { LedgerError, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import { optionalPeer } from "./optional-peer.js";
+import type { StoredRecord } from "./record.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -277,16 +279,10 @@ async function checkDurability(client: Client, durability: Durability): Promise<
 }
 
 async function loadRedis(): Promise<(o: object) => unknown> {
-  try {
-    const mod = (await import("@redis/client")) as { createClient: (o: object) => unknown };
-    return mod.createClient;
-  } catch (cause) {
-    throw new LedgerError(
-      "LEDGER_CONFIG",
-      "store URI: redis:// needs the @redis/client package, which is not installed (npm install @redis/client beside generation-mcp)",
-      { cause },
-    );
-  }
+  const mod = (await optionalPeer(() => import("@redis/client"), "@redis/client", "redis")) as {
+    createClient: (o: object) => unknown;
+  };
+  return mod.createClient;
 }
 
 /** The client's messages name the host and port, never the password. */

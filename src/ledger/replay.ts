@@ -5,7 +5,8 @@
  */
 import { type Backoff, retryDelay } from "../client/backoff.js";
 import { limitSignal } from "../client/deadline.js";
-import { ArgumentError, ServiceError, TimeoutError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
+import { ServiceError, TimeoutError } from "../client/service-errors.js";
 
 export interface BackoffOptions extends Backoff {
   /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */
@@ -31,6 +32,9 @@ export type Verdict = "close" | "retain" | "replay";
  */
 const RETAINED_CODES = new Set(["ANALYSIS_FAILED"]);
 
+/** Whether a record closed with this code is retained by the service (replaying it answers the same). */
+export const isRetainedCode = (code: string): boolean => RETAINED_CODES.has(code);
+
 /**
  * `close`: the service (or a local check) refused for good; the record closes with the reason.
  * `retain`: final, but the service retains it: the record closes and stays replayable, so an
@@ -46,6 +50,12 @@ export function verdict(err: unknown): Verdict {
   if (err instanceof ArgumentError) return "close";
   return "replay";
 }
+
+/**
+ * The attempt never left this machine (the connection was refused, the name did not resolve):
+ * replaying it is safe, and when no attempt of the record ever left, nothing reached the service.
+ */
+export const neverSent = (err: unknown): boolean => err instanceof ServiceError && err.outcome === "unsent";
 
 /** Milliseconds to wait before replay number `n` (0 = first replay). */
 export function backoffDelay(n: number, err: unknown, o: BackoffOptions, random: () => number): number {

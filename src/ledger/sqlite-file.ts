@@ -18,7 +18,7 @@ import {
 import { dirname } from "node:path";
 import { parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
 import type { SqliteDriverName } from "./drivers.js";
-import { LedgerError } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
 
 const DRIVERS: Record<string, SqliteDriverName> = { node: "node:sqlite", sqlite3: "sqlite3" };
 

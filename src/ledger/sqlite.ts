@@ -11,9 +11,12 @@
  * One connection serves the whole process, so a statement issued while a transaction is open
  * would join it: every statement goes through one queue.
  */
+import { TERMINAL_STATUSES } from "../config/service-limits.js";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
-import { LedgerError, parseRecord, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
+import { parseRecord } from "./record-rules.js";
 import {
   errText,
   type FileId,
@@ -280,9 +283,14 @@ export class SqliteStore implements LedgerStore {
     const field = (name: string) => `json_extract(value, '$.value.${name}')`;
     const where = [`key >= ? AND key < ?`, `(${field("expiresAt")} IS NULL OR ${field("expiresAt")} > ?)`];
     const params: unknown[] = [lo, `${lo.slice(0, -1)};`, q.now];
+    const open = `${field("state")} IN ('prepared', 'sent', 'uncertain') OR (${field("state")} = 'succeeded' AND NOT ${field("delivered")})`;
     if (q.state === "open") {
+      where.push(`(${open})`);
+    } else if (q.state === "unfinished") {
+      // isRunningTask (record.ts): a terminal sighting is in `seen`, or in the last status read.
+      const terminal = [...TERMINAL_STATUSES].map((s) => `'${s}'`).join(", ");
       where.push(
-        `(${field("state")} IN ('prepared', 'sent', 'uncertain') OR (${field("state")} = 'succeeded' AND NOT ${field("delivered")}))`,
+        `(${open} OR (${field("state")} = 'succeeded' AND ${field("taskId")} IS NOT NULL AND ${field("seen")} IS NULL AND COALESCE(${field("lastStatus.status")}, '') NOT IN (${terminal})))`,
       );
     } else if (q.state !== undefined && q.state !== "all") {
       where.push(`${field("state")} = ?`);

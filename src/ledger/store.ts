@@ -7,7 +7,9 @@
  * process changed since it was read.
  */
 import type { KeyedStore } from "./keyed-store.js";
-import { isExpired, LedgerError, matchesState, parseRecord, type StoredRecord } from "./record.js";
+import { LedgerError } from "./ledger-errors.js";
+import type { StoredRecord } from "./record.js";
+import { isExpired, matchesState, parseRecord } from "./record-rules.js";
 
 export const NAMESPACE = "ledger";
 
@@ -110,7 +112,7 @@ export interface ListQuery {
   keyHash: string;
   /** Records expired at this time are left out. */
   now: number;
-  /** A state name, or `open` (see matchesState). */
+  /** A state name, `open` or `unfinished` (see matchesState). */
   state?: string;
   taskId?: string;
   limit: number;

@@ -3,8 +3,11 @@
  * from, forward only, in the order this process made them.
  */
 
+import type { ErrorSummary } from "./error-summary.js";
+import { LedgerError } from "./ledger-errors.js";
 import type { LedgerSettings } from "./ledger-types.js";
-import { checkAdvance, isFinal, LedgerError, type StoredRecord } from "./record.js";
+import type { StoredRecord } from "./record.js";
+import { checkAdvance, isFinal } from "./record-rules.js";
 import type { LedgerStore } from "./store.js";
 
 /** What one write changes, computed from the record as it is in the store when the write lands. */
@@ -127,6 +130,17 @@ export class RecordWriter {
     await Promise.all(this.#writes.values());
   }
 }
+
+/**
+ * Closes a record none of whose attempts left this machine, with `reason`, unless another writer
+ * (another replica resuming it) made an attempt since: `attempts` is this writer's own count.
+ */
+export const closeUnsent =
+  (attempts: number, reason: ErrorSummary): Change =>
+  (cur) =>
+    cur.attempts === attempts && !isFinal(cur)
+      ? { patch: { state: "closed", closedReason: reason, lastError: reason } }
+      : { patch: {} };
 
 /** The delivered mark as a patch: a delivered success expires `expiresAt`; taken back, it never does. */
 export function deliveredMark(

@@ -3,6 +3,7 @@
  * ToolContext (one call's cancellation, progress and questions to the user), so tools
  * stay thin and never touch the SDK's request context directly.
  */
+import { getUiCapability, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -12,7 +13,9 @@ import {
 import type { ServiceClient } from "../client/service-client.js";
 import type { EngineConfig } from "../config/settings.js";
 import type { Ledger } from "../ledger/open-ledger.js";
+import { type AskedState, askedState } from "./answers.js";
 import type { DeliveryHook } from "./delivery.js";
+import { declaresTasks } from "./task-wire.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
@@ -38,6 +41,11 @@ export interface Engine {
   /** Hash of the API key in force: every ledger record is bound to it. */
   keyHash: string;
   key: KeyStanding;
+  /**
+   * The base key that seals the questions' requestState (src/mcp/answers.ts), the same on every
+   * replica when derived from GENERATION_AUTH_SECRET; a random key of this process when absent.
+   */
+  answerKey?: Uint8Array | undefined;
 }
 
 export interface ToolContext {
@@ -46,8 +54,22 @@ export interface ToolContext {
   readonly canElicit: boolean;
   /** The client offers MCP roots, which narrow the allowed directories. */
   readonly offersRoots: boolean;
+  /** The client renders MCP Apps views (the media viewer), so a result can open one for the user. */
+  readonly rendersApps: boolean;
   /** Answers the client returned to an earlier input-required result of this call. */
   readonly inputResponses: Record<string, unknown> | undefined;
+  /**
+   * What those answers were asked about: the requestState of the earlier result, verified by its
+   * MAC (src/mcp/answers.ts); undefined when none came back or it did not verify.
+   */
+  readonly answered: AskedState | undefined;
+  /**
+   * This request declared the MCP Tasks extension (2026-07-28, src/mcp/task-wire.ts): a paid call
+   * may answer with a task once its request is claimed, and go on in the background.
+   */
+  readonly takesTasks?: boolean;
+  /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
+  scheduled?(readAt: number): void;
   /**
    * Sends a progress notification when the caller asked for progress (a progressToken);
    * values are kept strictly increasing whatever the caller passes.
@@ -78,6 +100,11 @@ export function clientCapabilities(server: McpServer, ctx: ServerContext): Clien
   );
 }
 
+/** True when the client declared it renders MCP Apps views (the `io.modelcontextprotocol/ui` extension). */
+export function rendersApps(caps: ClientCapabilities | undefined): boolean {
+  return getUiCapability(caps)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+}
+
 /** Builds a ToolContext over one SDK request context. */
 export function toolContext(
   server: McpServer,
@@ -93,7 +120,10 @@ export function toolContext(
     signal: hooks.signal ?? ctx.mcpReq.signal,
     canElicit: caps?.elicitation !== undefined,
     offersRoots: caps?.roots !== undefined,
+    rendersApps: rendersApps(caps),
     inputResponses: ctx.mcpReq.inputResponses,
+    answered: askedState(ctx.mcpReq.requestState()),
+    takesTasks: declaresTasks(server, ctx),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

@@ -20,14 +20,14 @@ import {
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { ArgumentError } from "../client/local-refusals.js";
 import { parseOrThrow } from "../client/schemas.js";
 import { scrubDeep } from "../client/scrub.js";
-import { ArgumentError } from "../client/service-errors.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
 import { stepByKey } from "./next-steps.js";
-import { guard } from "./results.js";
+import { errorResult, guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
 export type Hints = Required<
@@ -60,21 +60,46 @@ export interface ListedTool {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
+  /** Left out for an app-only tool (see `listing`). */
+  outputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
   _meta?: Record<string, unknown>;
 }
 
+/** A tool only an MCP Apps view calls (`_meta.ui.visibility` without "model"): hosts hide it from the model. */
+export function appOnly(meta: Record<string, unknown> | undefined): boolean {
+  const visibility = (meta?.ui as { visibility?: unknown } | undefined)?.visibility;
+  return Array.isArray(visibility) && !visibility.includes("model");
+}
+
+/**
+ * An app-only tool is listed with an open object for its input and no output schema: its one
+ * caller is the media viewer, built with it, and every client that declares MCP Apps pays for each
+ * listed byte of a tools/list held to 20,000 (docs/architecture.md#the-tool-catalog). Its arguments
+ * are checked against its zod schema as strictly as any tool's, with the same refusals.
+ */
 export function listing(def: ToolDefinition): ListedTool {
+  const lean = appOnly(def.meta);
   return {
     name: def.name,
     title: def.title,
     description: def.description,
-    inputSchema: advertisedSchema(def.inputSchema, "input"),
-    outputSchema: advertisedSchema(def.outputSchema, "output"),
+    inputSchema: lean ? { type: "object" } : advertisedSchema(def.inputSchema, "input"),
+    ...(lean ? {} : { outputSchema: advertisedSchema(def.outputSchema, "output") }),
     annotations: def.annotations,
     ...(def.meta === undefined ? {} : { _meta: def.meta }),
   };
+}
+
+/**
+ * The rule the SDK keeps for a tool with an output schema (its `validateToolOutput`, which this
+ * handler replaces): a result that is not an error (nor a question to the user, nor a task handed
+ * back, src/calls/background.ts) carries structuredContent.
+ */
+function withStructure(name: string, result: ToolOutcome): ToolOutcome {
+  const r = result as CallToolResult & { resultType?: string };
+  if (r.isError === true || r.resultType !== undefined || r.structuredContent !== undefined) return result;
+  return errorResult(new Error(`${name} has an output schema but returned no structuredContent`));
 }
 
 /** Unknown arguments are named, with the ones the tool accepts, rather than dropped. */
@@ -113,6 +138,8 @@ export function answerToolCalls(
     if (tool === undefined)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     const result = await callTool(server, engine, tool, raw, ctx, channel);
+    // A question (input_required) and a task handed back (resultType "task") pass as they are: the
+    // projection only reshapes structuredContent, which neither carries.
     return isInputRequiredResult(result)
       ? result
       : server.server.projectCallToolResult(result, tool.listed.outputSchema);
@@ -144,7 +171,7 @@ async function callTool(
     return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
   }, stepByKey(engine.key.origin));
   // The service may echo the key in any message: no text, structuredContent or _meta carries it.
-  const result = scrubDeep(answered, scrub);
+  const result = withStructure(tool.listed.name, scrubDeep(answered, scrub));
   // A cancelled call gets no response at all, so nothing of it is ever delivered.
   if (ctx.mcpReq.signal.aborted) {
     for (const hook of hooks.pending) void hook(false);

@@ -33,9 +33,7 @@ export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
-export const textMaxGemsField = TextMaxGemsSchema.optional().describe(
-  "Most Gems to reserve; default GENERATION_MAX_GEMS.",
-);
+export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
 export const modelField = (kind: string) =>
   MediaRequestSchema.shape.model.describe(`Model ID from list_models (kind ${kind}).`);

@@ -17,6 +17,8 @@ const NEXT_STEPS: Record<string, string> = {
   REQUEST_FAILED:
     "The original claim was released. A new authorized generation needs a new identity (call again without idempotencyKey).",
   INVALID_ARGUMENT: "Fix the named argument and call again; nothing was sent.",
+  SERVICE_UNREACHABLE:
+    "Nothing was sent and nothing was charged: the service could not be reached (the connection was refused, or its name did not resolve). Check GENERATION_BASE_URL and that the service is up, then call again.",
   OUTPUT_UNAVAILABLE: "The signed URL was refused (it may have expired). Call poll_task for a fresh URL.",
   OUTPUT_TOO_LARGE:
     "The output is larger than this server reads inline; call save_outputs with the task ID, or download it from its signed URL.",
@@ -70,7 +72,9 @@ export interface Failure {
 }
 
 export function nextStep(f: Failure): string {
-  if (f.requestKind === "upload" && f.definitive === false) return AMBIGUOUS_UPLOAD;
+  if (f.requestKind === "upload" && f.definitive === false && f.code !== "SERVICE_UNREACHABLE") {
+    return AMBIGUOUS_UPLOAD;
+  }
   if (f.code === "INVALID_REFERENCE" && /voiceProfileId|\bvoice\b/i.test(f.message ?? ""))
     return UNKNOWN_VOICE;
   const listed = NEXT_STEPS[f.code];

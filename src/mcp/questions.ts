@@ -4,6 +4,12 @@
  * ONE input-required result; the SDK asks the client (push requests on 2025-11-25, an
  * input_required round on 2026-07-28) and calls the handler again with the answers.
  * Nothing is submitted before every answer is in, so a re-run never spends twice.
+ *
+ * A confirmation is bound to what it asked about (src/mcp/answers.ts): the result carries a
+ * requestState sealed over the tool, its exact arguments and each question's amount, and an
+ * answer counts only when it comes back with that state, for those same arguments and amounts,
+ * once. Any other answer (no state, a forged or expired one, other arguments or amount, a state
+ * already used) is no answer: the question is asked again, never taken as a yes.
  */
 import {
   type InputRequest,
@@ -11,18 +17,59 @@ import {
   inputRequired,
   inputResponse,
 } from "@modelcontextprotocol/server";
-import type { ToolContext } from "./context.js";
+import { LocalRefusal } from "../client/local-refusals.js";
+import { answerCodec, argumentsDigest, honourOnce, newNonce } from "./answers.js";
+import type { Engine, ToolContext } from "./context.js";
 
 export type Answer = "yes" | "no" | "pending";
 
+/** The user answered no (to spending, to a voice's rights): nothing was sent. */
+export class UserDeclinedError extends LocalRefusal {
+  override readonly name = "UserDeclinedError";
+  constructor(what: string) {
+    super(
+      "USER_DECLINED",
+      `The user declined ${what}; nothing was sent and no Gems were spent.`,
+      "Ask the user what to change before trying again.",
+    );
+  }
+}
+
+/** The refusal to throw when the answer to a confirmation of `what` is no. */
+export const declined = (what: string): UserDeclinedError => new UserDeclinedError(what);
+
+/** What confirmations are bound to: the engine (its key seals the state), the tool, its arguments. */
+export interface Binding {
+  engine: Engine;
+  tool: string;
+  args: unknown;
+}
+
 export class Questions {
   private readonly asked: Record<string, InputRequest> = {};
-  constructor(private readonly ctx: ToolContext) {}
+  /** Each confirmation's amount in Gems (null for one about no amount), by key. */
+  private readonly amounts: Record<string, number | null> = {};
+  private readonly digest: string | undefined;
+  /** Whether this round's state answers this very call (checked, and its nonce used, once). */
+  private bound: boolean | undefined;
 
-  /** A yes/no question to the user; "pending" until the client answers. */
-  confirm(key: string, message: string): Answer {
+  constructor(
+    private readonly ctx: ToolContext,
+    private readonly binding?: Binding,
+  ) {
+    this.digest = binding === undefined ? undefined : argumentsDigest(binding.args);
+  }
+
+  /**
+   * A yes/no question to the user about `gems` (or about no amount); "pending" until the client
+   * answers it with the state it was asked under.
+   */
+  confirm(key: string, message: string, gems?: number): Answer {
+    if (this.binding === undefined) throw new Error("Questions.confirm needs a binding (tool, arguments)");
+    const amount = gems ?? null;
+    this.amounts[key] = amount;
     const view = inputResponse(this.ctx.inputResponses, key);
-    if (view.kind === "elicit") {
+    if (view.kind === "elicit" && this.answersThisCall() && this.ctx.answered?.asked[key] === amount) {
       return view.action === "accept" && view.content?.confirm === true ? "yes" : "no";
     }
     this.asked[key] = inputRequired.elicit({
@@ -42,6 +89,16 @@ export class Questions {
     return "pending";
   }
 
+  /** The round's verified state was minted for this tool and these exact arguments, and is unused. */
+  private answersThisCall(): boolean {
+    if (this.bound === undefined) {
+      const s = this.ctx.answered;
+      this.bound =
+        s !== undefined && s.tool === this.binding?.tool && s.args === this.digest && honourOnce(s.nonce);
+    }
+    return this.bound;
+  }
+
   /**
    * The client's roots as file URIs, `undefined` when it offers none (the configured
    * directories then stand alone), or "pending" until it answers.
@@ -58,7 +115,19 @@ export class Questions {
     return Object.keys(this.asked).length > 0;
   }
 
-  result(): InputRequiredResult {
-    return inputRequired({ inputRequests: { ...this.asked } });
+  /** The questions as one input-required result, sealed with what they ask about when they confirm. */
+  async result(): Promise<InputRequiredResult> {
+    const inputRequests = { ...this.asked };
+    const confirms = Object.keys(this.amounts).length > 0;
+    if (!confirms || this.binding === undefined || this.digest === undefined) {
+      return inputRequired({ inputRequests });
+    }
+    const requestState = await answerCodec(this.binding.engine).mint({
+      tool: this.binding.tool,
+      args: this.digest,
+      asked: { ...this.amounts },
+      nonce: newNonce(),
+    });
+    return inputRequired({ inputRequests, requestState });
   }
 }

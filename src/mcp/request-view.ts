@@ -5,8 +5,8 @@
  * failed. The stored value stays (ledgers persist across versions, and every store filters on
  * it); only the name shown changes, to `accepted`, with the task's last status a tool read beside it.
  */
-import { isTerminal } from "../config/service-limits.js";
-import type { LedgerRecord, RecordState } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
+import type { RecordState } from "../ledger/record.js";
 
 export const SHOWN_STATES = ["prepared", "sent", "uncertain", "accepted", "closed"] as const;
 export type ShownState = (typeof SHOWN_STATES)[number];
@@ -15,21 +15,14 @@ export function shownState(state: RecordState): ShownState {
   return state === "succeeded" ? "accepted" : state;
 }
 
-/** A state filter as a caller names it, as stored; `succeeded` (the earlier name) still works. */
-export function storedFilter(state: string): string {
-  return state === "accepted" ? "succeeded" : state;
-}
-
 /**
- * A task the service accepted that no tool has seen finish, whether or not its first answer
- * reached the client: a long video from a lost conversation is one. poll_task picks it up, free.
+ * A state filter as a caller names it, as stored; `succeeded` (the earlier name) still works.
+ * `open` is what is left to pick up: an outcome unknown, a result not delivered, or a task not
+ * seen finish (queued or running), as recover_lost_work lists them (docs/idempotency.md).
  */
-export function isUnfinishedTask(r: LedgerRecord): boolean {
-  return (
-    r.state === "succeeded" &&
-    r.taskId !== undefined &&
-    (r.taskStatus === undefined || !isTerminal(r.taskStatus))
-  );
+export function storedFilter(state: string): string {
+  if (state === "open") return "unfinished";
+  return state === "accepted" ? "succeeded" : state;
 }
 
 const REASON_CHARS = 200;

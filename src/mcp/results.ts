@@ -4,30 +4,13 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
+import { CodedError } from "../client/coded-error.js";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
-import { IdentifiedError } from "../ledger/record.js";
+import { IdentifiedError } from "../ledger/ledger-errors.js";
 import type { KeyOrigin } from "./context.js";
 import { keyRefusedStep, nextStep } from "./next-steps.js";
-
-/** Refusals decided here rather than by the service (the user said no, a file is off limits). */
-export class LocalRefusal extends Error {
-  override readonly name = "LocalRefusal";
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly action: string,
-  ) {
-    super(message);
-  }
-}
-
-export const declined = (what: string): LocalRefusal =>
-  new LocalRefusal(
-    "USER_DECLINED",
-    `The user declined ${what}; nothing was sent and no Gems were spent.`,
-    "Ask the user what to change before trying again.",
-  );
 
 /** A paid call under a key the service has already refused: refused here, before any record. */
 export const keyRefused = (origin: KeyOrigin): LocalRefusal =>
@@ -57,6 +40,9 @@ function identityNote(err: IdentifiedError): string {
   // The service retains this outcome (docs/service.md#errors, ANALYSIS_FAILED).
   if (err.cause instanceof ServiceError && err.cause.code === "ANALYSIS_FAILED") {
     return `Identity (idempotencyKey): ${id}, retained: calling again with the same arguments replays it and returns this same outcome with no new charge. For a new analysis, change the request (prompt or model) or pass a new idempotencyKey.`;
+  }
+  if (err.state === "closed" && err.cause instanceof ServiceError && err.cause.outcome === "unsent") {
+    return `Identity (idempotencyKey): ${id}, closed: nothing was sent under it, so nothing was charged; the same call again is a new request.`;
   }
   return err.state === "closed"
     ? `Identity (idempotencyKey): ${id}, now closed; a corrected call gets a new identity.`
@@ -99,12 +85,10 @@ export function describeError(err: unknown, next?: string): DescribedError {
     parts.push(`Next: ${step}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
-  // Local refusals of every layer (arguments, the ledger's IDEMPOTENCY_CONFLICT and LEDGER_*,
-  // this layer's LocalRefusal) carry a code and an action.
-  const local = err as { code?: unknown; action?: unknown } | null;
-  if (err instanceof Error && typeof local?.code === "string" && typeof local.action === "string") {
-    const step = next ?? nextStep({ code: local.code, action: local.action, message: err.message });
-    return { code: local.code, text: `${local.code}: ${sentence(err.message)} Next: ${step}` };
+  // Every other error of ours (src/client/coded-error.ts): local refusals, the ledger's.
+  if (err instanceof CodedError) {
+    const step = next ?? nextStep({ code: err.code, action: err.action, message: err.message });
+    return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${step}` };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

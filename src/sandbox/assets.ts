@@ -6,6 +6,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { fileTypeFromBuffer } from "file-type";
 import { parseBuffer } from "music-metadata";
+import { withArticle } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { readBody } from "./body.js";
 import { mp4Duration } from "./media/duration.js";
@@ -108,7 +109,9 @@ export class AssetStore {
       throw invalidReference(`${field}: ${JSON.stringify(id)} is not an asset owned by this key.`);
     }
     if (!kinds.includes(a.kind)) {
-      throw invalidReference(`${field}: asset ${id} is ${a.kind}; expected ${kinds.join(" or ")}.`);
+      throw invalidReference(
+        `${field}: asset ${id} is ${withArticle(a.kind)} asset; expected ${kinds.map(withArticle).join(" or ")}.`,
+      );
     }
     return a;
   }

@@ -1,5 +1,5 @@
 /** Reading request bodies with a byte limit, and the canonical JSON used to compare replays. */
-import { ArgumentError } from "../client/service-errors.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 import { Refusal, tooLarge } from "./sandbox-errors.js";
 

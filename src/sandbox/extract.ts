@@ -6,6 +6,7 @@
  */
 
 import { ExtractRequestSchema, parseOrThrow } from "../client/schemas.js";
+import { withArticle } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { readJson, validated } from "./body.js";
 import { requireIdempotencyKey } from "./idempotency.js";
@@ -88,7 +89,7 @@ export function analyse(duration: number, prompt: string): Record<string, unknow
   }));
   const focus = prompt.trim() ? ` Focus: ${prompt.trim().slice(0, 200)}` : "";
   return {
-    analysis: `Sandbox analysis of a ${round(duration)} s video in ${segCount} parts.${focus}`,
+    analysis: `Sandbox analysis of ${withArticle(String(round(duration)))} s video in ${segCount} parts.${focus}`,
     durationSeconds: round(duration),
     frames,
     segments,

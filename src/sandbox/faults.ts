@@ -14,6 +14,8 @@
  *   the work is recorded unless `commit: false`.
  * - `{kind: "cut-stream"}`: an SSE answer ends before `[DONE]`; any other body breaks midway.
  * - `{kind: "error-frame"}`: an SSE answer carries an error frame REQUEST_UNCERTAIN and stops.
+ * - `{kind: "reprice", factor}`: a media submission is quoted `factor` times its catalog price, as
+ *   when the price set at submission differs from the catalog's hint (docs/service.md#versioning).
  * - `echoKey: true` on a status fault: the message quotes the request's own bearer key, as a careless
  *   service might: its hex digits upper-cased, with and without the prefix, and base64-encoded.
  *
@@ -32,7 +34,8 @@ export type Fault =
   | { kind: "reset-after-commit" }
   | { kind: "hang"; commit?: boolean }
   | { kind: "cut-stream" }
-  | { kind: "error-frame" };
+  | { kind: "error-frame" }
+  | { kind: "reprice"; factor: number };
 
 export class FaultTable {
   private readonly queue: { route: string; fault: Fault; left: number }[] = [];
@@ -95,7 +98,8 @@ export function parseInjection(body: unknown): { route: string; fault: Fault; ti
   const f = b.fault as Record<string, unknown>;
   const known =
     typeof f.status === "number" ||
-    ["reset-after-commit", "hang", "cut-stream", "error-frame"].includes(f.kind as string);
+    ["reset-after-commit", "hang", "cut-stream", "error-frame"].includes(f.kind as string) ||
+    (f.kind === "reprice" && typeof f.factor === "number" && f.factor > 0 && Number.isFinite(f.factor));
   const times = b.times ?? 1;
   if (!known || !Number.isInteger(times) || (times as number) < 1) return undefined;
   return { route: b.route, fault: f as Fault, times: times as number };

@@ -3,6 +3,7 @@
  * (id, name, kind, available, baseGems, capabilities); prices and timings the sandbox uses
  * internally stay in `pricing`, outside the listed object.
  */
+import { withArticle } from "../client/wording.js";
 import { VOICE_MODEL_ID } from "../config/service-limits.js";
 import { modelUnavailable } from "./sandbox-errors.js";
 
@@ -208,7 +209,8 @@ export function publicCatalog(): { models: unknown[]; accountingPeriod: "UTC cal
 export function findModel(id: string, kind: CatalogModel["kind"]): CatalogModel {
   const m = MODELS.find((x) => x.id === id);
   if (!m) throw modelUnavailable(`model: ${JSON.stringify(id)} is not in the catalog.`);
-  if (m.kind !== kind) throw modelUnavailable(`model: ${id} is a ${m.kind} model, not ${kind}.`);
+  if (m.kind !== kind)
+    throw modelUnavailable(`model: ${id} is ${withArticle(m.kind)} model, not ${withArticle(kind)} one.`);
   if (m.available === false) throw modelUnavailable(`model: ${id} is not available.`);
   return m;
 }

@@ -13,7 +13,18 @@ import { type CatalogModel, capList, capNumber } from "./model-catalog.js";
 import { checkParameterNames, type MediaPlan, oneOf, type PlanDeps, seedOf } from "./plan.js";
 import { invalid } from "./sandbox-errors.js";
 
-const RESOLUTION_MULTIPLIER: Record<string, number> = { "1K": 1, "2K": 2, "4K": 4, "720p": 1, "1080p": 2 };
+/** Video's price per resolution, internal to the sandbox (video entries publish no price). */
+const VIDEO_RESOLUTION_FACTOR: Record<string, number> = { "720p": 1, "1080p": 2 };
+
+/**
+ * An image's quote from what the catalog publishes and nothing else: baseGems × outputCount ×
+ * the model's `resolutionMultipliers` entry for the resolution (1 where it lists none), so a client
+ * that estimates from the catalog (src/calls/spending.ts) gets the quote it asked the user about.
+ */
+function imageQuote(m: CatalogModel, resolution: string, count: number): number {
+  const multipliers = m.capabilities.resolutionMultipliers as Record<string, number> | undefined;
+  return Math.ceil((m.baseGems ?? 1) * count * (multipliers?.[resolution] ?? 1));
+}
 
 export function planImage(body: MediaRequest, m: CatalogModel, d: PlanDeps): MediaPlan {
   const p = validated(() => parseOrThrow(ImageParametersSchema, body.parameters, "parameters"));
@@ -41,7 +52,7 @@ export function planImage(body: MediaRequest, m: CatalogModel, d: PlanDeps): Med
   body.referenceAssetIds.forEach((id, i) => {
     refs.push(d.assets.reference(d.ownerId, id, `referenceAssetIds[${i}]`, ["image"]));
   });
-  const quote = (m.baseGems ?? 1) * count * (RESOLUTION_MULTIPLIER[resolution] ?? 1);
+  const quote = imageQuote(m, resolution, count);
   const outputs = Array.from({ length: count }, (_, i) => ({
     kind: "image" as const,
     mimeType: "image/png",
@@ -102,7 +113,7 @@ export function planVideo(body: MediaRequest, m: CatalogModel, d: PlanDeps): Med
   for (const [i, id] of body.referenceAssetIds.entries()) ref(id, `referenceAssetIds[${i}]`, "image");
   const perSecond = m.pricing.perSecond ?? 5;
   const quote = Math.ceil(
-    perSecond * duration * (RESOLUTION_MULTIPLIER[resolution] ?? 1) * (audio === "on" ? 1.5 : 1),
+    perSecond * duration * (VIDEO_RESOLUTION_FACTOR[resolution] ?? 1) * (audio === "on" ? 1.5 : 1),
   );
   const seed = seedOf([m.id, body.prompt, p]);
   return {

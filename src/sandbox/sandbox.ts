@@ -19,6 +19,7 @@ import { KeyStore, type Scope } from "./keys.js";
 import { route } from "./router.js";
 import { ConnectionReset, errorResponse } from "./sandbox-errors.js";
 import { listenHttp } from "./sandbox-http.js";
+import { SANDBOX_API_KEY } from "./sandbox-key.js";
 import type { SandboxState } from "./state.js";
 import { TaskStore } from "./tasks.js";
 import { VoiceStore } from "./voices.js";
@@ -27,7 +28,7 @@ export { SANDBOX_EXTRACTION_MODEL } from "./extract.js";
 export type { Fault } from "./faults.js";
 export { SANDBOX_MARKERS } from "./tasks.js";
 
-export const SANDBOX_API_KEY = `lgk_${"5a4d".repeat(16)}`;
+export { SANDBOX_API_KEY };
 
 export interface SandboxOptions {
   /** Origin for signed file URLs; by default the origin each request arrived on. */

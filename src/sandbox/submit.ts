@@ -57,6 +57,8 @@ async function freshMedia(
         : planAudio(body, model, deps);
   s.assets.ensureReady(plan.refs, now);
   await checkReferenceDurations(ctx, model.capabilities.referenceDurations, plan.refs);
+  const fault = ctx.fault;
+  if (fault && "kind" in fault && fault.kind === "reprice") plan.quote = Math.ceil(plan.quote * fault.factor);
   admit(key, plan.quote, body.maxGems, now);
   const task = s.tasks.create(key, body.prompt, plan, now);
   s.idem.retain(key.id, identity, ctx.route, raw, { kind: "task", taskId: task.id });

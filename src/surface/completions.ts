@@ -10,7 +10,7 @@
 import { type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { modelCatalog } from "../calls/models.js";
 import { readMemo } from "../calls/read-memo.js";
-import type { Model } from "../client/schemas.js";
+import { type Model, voicesFollow } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
 
 /** Hosts show a short list; the protocol caps a result at 100 values. */
@@ -73,19 +73,43 @@ export async function completeModelId(
   return shown(engine, ids.slice(0, MAX_VALUES));
 }
 
-/** Voice IDs, the key's own first, then the first page of approved public ones; read once a minute. */
+/** Pages of voices read per scope for completions: 1,000 voices at most, in well under READ_TIMEOUT_MS. */
+const VOICE_PAGES = 20;
+
+/** Every voice ID of one scope, page after page while more follow (at most VOICE_PAGES). */
+async function allVoiceIds(
+  engine: Engine,
+  scope: "mine" | "explore",
+  signal: AbortSignal,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let page = 1; page <= VOICE_PAGES; page++) {
+    const list = await engine.client.listVoices({ scope, page }, { signal });
+    ids.push(...list.voices.map((v) => v.id));
+    if (!voicesFollow(list)) break;
+  }
+  return ids;
+}
+
+/** Voice IDs, the key's own first, then the approved public ones, every page; read once a minute. */
 const voiceIds = readMemo({ ttlMs: CACHE_MS, timeoutMs: READ_TIMEOUT_MS }, async (engine: Engine, signal) => {
   const [mine, explore] = await Promise.all([
-    engine.client.listVoices({ scope: "mine" }, { signal }),
-    engine.client.listVoices({ scope: "explore" }, { signal }),
+    allVoiceIds(engine, "mine", signal),
+    allVoiceIds(engine, "explore", signal),
   ]);
-  return [...mine.voices, ...explore.voices].map((v) => v.id);
+  return [...new Set([...mine, ...explore])];
 });
 
-/** Voice IDs that start with `prefix`; none when the voices cannot be read. */
+/**
+ * Voice IDs that start with `prefix`; none when the voices cannot be read. All of them: the SDK
+ * sends the first 100 with the true `total` and `hasMore`.
+ */
 export async function completeVoiceId(engine: Engine, prefix: string): Promise<string[]> {
   const ids = await voiceIds(engine).catch(() => []);
-  return shown(engine, ids.filter((id) => startsWith(id, prefix)).slice(0, MAX_VALUES));
+  return shown(
+    engine,
+    ids.filter((id) => startsWith(id, prefix)),
+  );
 }
 
 /** Completes one argument over an engine; `given` are the arguments already given. */

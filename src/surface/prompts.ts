@@ -10,9 +10,9 @@ import { z } from "zod";
 import type { Model } from "../client/schemas.js";
 import { count as countOf, gems, withArticle } from "../client/wording.js";
 import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
-import type { LedgerRecord } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
 import type { Engine } from "../mcp/context.js";
-import { isUnfinishedTask, stateWords } from "../mcp/request-view.js";
+import { stateWords, storedFilter } from "../mcp/request-view.js";
 import {
   type ArgumentCompleters,
   catalogOf,
@@ -125,8 +125,8 @@ function storyboard(server: McpServer, engine: Engine): void {
           "Steps:",
           `1. Models: for keyframes ${pick("image", imageModel, " that takes a prompt alone (not an edit model whose capabilities say requiresSourceImage)")}; for clips ${pick("video", videoModel)}. Check the video model's capabilities (modes must include image-to-video; durations, aspectRatios) and use one aspect ratio for every shot.`,
           `2. Write ${n} shot descriptions that share the same characters, palette, lighting and style words, so the keyframes stay consistent.`,
-          "3. Keyframes: call generate_image for shot 1. For the later shots, where the image model takes reference images, pass shot 1's output asset ID in referenceAssetIds to keep the look; otherwise repeat the shared style words.",
-          '4. Clips: for each keyframe call generate_video with parameters {"mode": "image-to-video", "sourceImage": <the keyframe\'s asset ID>, "ratio": <the same ratio>, "duration": <a supported duration>} and a prompt describing the motion.',
+          '3. Keyframes: call generate_image for shot 1. Each output line names its asset ID ("asset ID …"): that ID, not the URL or the generation:// resource URI, is what generation takes. For the later shots, where the image model takes reference images, pass shot 1\'s asset ID in referenceAssetIds to keep the look; otherwise repeat the shared style words.',
+          '4. Clips: for each keyframe call generate_video with parameters {"mode": "image-to-video", "sourceImage": <the keyframe\'s asset ID, from its output line>, "ratio": <the same ratio>, "duration": <a supported duration>} and a prompt describing the motion.',
           "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID. Never submit again: once a call's result has arrived, an identical call is new work and is charged again.",
           "6. Save: call save_outputs for each finished task, then list the saved files for the user in shot order.",
         ].join("\n"),
@@ -166,7 +166,7 @@ function voiceOver(server: McpServer, engine: Engine): void {
             : `2. The script fits one speech request (at most ${limit} characters).`,
           `3. For each part call generate_audio with {"operation": "speech", "model": "${VOICE_MODEL_ID}", "prompt": <the part>, "parameters": {"voiceProfileId": <the voice ID>}}; speed (0.5 to 2), volume (-6 to 6 dB) and temperature (0 to 1) are optional.`,
           "4. If a task is not finished when the call returns, call poll_task with its task ID. Never submit the same part again: its result has arrived, so an identical call would be new work, charged again.",
-          "5. Save each finished task with save_outputs and give the user the files in order.",
+          '5. Save each finished task with save_outputs and give the user the files in order. Each part\'s output line names its asset ID ("asset ID …"): keep them, to pass one as coverAudio for music or in referenceAudios for a video.',
         ].join("\n"),
       );
     },
@@ -222,23 +222,13 @@ function recover(server: McpServer, engine: Engine): void {
   );
 }
 
-/** How many accepted records are searched for tasks not seen finish (the newest; older ones expire). */
-const RECENT_ACCEPTED = 50;
-
 /**
- * What recover_lost_work lists: the open records (outcome unknown, or a result never delivered)
- * and the accepted tasks no tool has seen finish, whose first answer may have reached a
- * conversation that is gone. Undefined when the ledger cannot be read.
+ * What recover_lost_work lists (list_requests' `open`): the records whose outcome is unknown or
+ * whose result was never delivered, and the accepted tasks no tool has seen finish, whose first
+ * answer may have reached a conversation that is gone. Undefined when the ledger cannot be read.
  */
 async function lostWork(engine: Engine): Promise<LedgerRecord[] | undefined> {
-  try {
-    const open = await engine.ledger.list(engine.keyHash, { state: "open" });
-    const accepted = await engine.ledger.list(engine.keyHash, { state: "succeeded", limit: RECENT_ACCEPTED });
-    const unfinished = accepted.filter((r) => r.delivered && isUnfinishedTask(r));
-    return [...open, ...unfinished].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  } catch {
-    return undefined;
-  }
+  return engine.ledger.list(engine.keyHash, { state: storedFilter("open") }).catch(() => undefined);
 }
 
 export function registerPrompts(server: McpServer, engine: Engine): void {

@@ -9,7 +9,7 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { outputName, outputUri } from "../calls/task-view.js";
+import { assetUses, outputName, outputUri } from "../calls/task-view.js";
 import { scrubDeep } from "../client/scrub.js";
 import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
@@ -150,7 +150,7 @@ function registerTask(server: McpServer, engine: Engine): void {
     {
       title: "Generation task",
       description:
-        "A media task as it stands now, read afresh from the service (JSON), with current signed URLs.",
+        "A media task as it stands now, read afresh from the service (JSON), with current signed URLs and each output's asset ID (what sourceImage and referenceAssetIds take).",
       mimeType: "application/json",
     },
     (uri, vars, ctx: ServerContext) =>
@@ -158,12 +158,18 @@ function registerTask(server: McpServer, engine: Engine): void {
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });
-        const links = task.outputs
-          .filter((o) => o.asset)
-          .map((o) => ({
-            uri: outputUri(task.id, o.index),
-            name: outputName(task.id, o.index, o.asset?.mimeType ?? ""),
-          }));
+        const links = task.outputs.flatMap((o) =>
+          o.asset
+            ? [
+                {
+                  uri: outputUri(task.id, o.index),
+                  name: outputName(task.id, o.index, o.asset.mimeType),
+                  assetId: o.asset.id,
+                  use: `asset ID ${o.asset.id}: use it ${assetUses(o.asset.mimeType)}`,
+                },
+              ]
+            : [],
+        );
         return json(uri, { task, outputs: links });
       }),
   );

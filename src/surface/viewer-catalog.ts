@@ -5,29 +5,9 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_task",
     title: "Viewer: read a task",
-    description: "For the media viewer only: one read of a task, to refresh it. Free.",
+    description: "Media viewer only: one read of a task. Free.",
     inputSchema: {
       type: "object",
-      properties: {
-        taskId: {
-          type: "string",
-          minLength: 1,
-          maxLength: 256,
-        },
-      },
-      required: ["taskId"],
-      additionalProperties: false,
-    },
-    outputSchema: {
-      type: "object",
-      properties: {
-        task: {
-          type: "object",
-        },
-        terminal: {
-          type: "boolean",
-        },
-      },
     },
     annotations: {
       readOnlyHint: true,
@@ -44,52 +24,34 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_output",
     title: "Viewer: read an output",
-    description: "For the media viewer only: up to 524288 bytes of an output from offset, base64. Free.",
+    description: "For the media viewer only: up to 512 KiB of an output from offset, base64. Free.",
     inputSchema: {
       type: "object",
-      properties: {
-        taskId: {
-          type: "string",
-          minLength: 1,
-          maxLength: 256,
-        },
-        index: {
-          type: "integer",
-          minimum: 0,
-          maximum: 1000,
-        },
-        offset: {
-          type: "integer",
-          minimum: 0,
-        },
-      },
-      required: ["taskId", "index", "offset"],
-      additionalProperties: false,
-    },
-    outputSchema: {
-      type: "object",
-      properties: {
-        mimeType: {
-          type: "string",
-        },
-        offset: {
-          type: "integer",
-        },
-        total: {
-          type: "integer",
-        },
-        data: {
-          type: "string",
-        },
-        done: {
-          type: "boolean",
-        },
-      },
     },
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
+      openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        visibility: ["app"],
+      },
+    },
+  },
+  {
+    name: "viewer_upload",
+    title: "Viewer: upload",
+    description:
+      "Media viewer only: opens an upload, then takes the user's file in base64 chunks, in order. Free.",
+    inputSchema: {
+      type: "object",
+    },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
       openWorldHint: true,
     },
     _meta: {

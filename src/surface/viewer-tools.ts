@@ -1,15 +1,18 @@
 /**
  * The app-only tools of the media viewer (registered by viewer.ts, which lists them without
- * loading this module): a single task read for the view's refresh, and an output read in
- * chunks for hosts that let the view load neither the signed URL nor a whole resource.
+ * loading this module): a single task read for the view's refresh, an output read in
+ * chunks for hosts that let the view load neither the signed URL nor a whole resource, and the
+ * user's own file uploaded in chunks (viewer-upload.ts).
  */
 import { z } from "zod";
 import { SAVE_MAX_BYTES } from "../calls/saving.js";
-import { statusPredicate } from "../client/wording.js";
+import { LocalRefusal } from "../client/local-refusals.js";
+import { byteSize, statusPredicate } from "../client/wording.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
+import { viewerUpload } from "./viewer-upload.js";
 
 /**
  * App-only (ext-apps `McpUiToolMeta`): hosts hide the tool from the model. No `resourceUri`: that
@@ -26,7 +29,7 @@ const taskId = z.string().min(1).max(256);
 const readTask = defineTool({
   name: "viewer_read_task",
   title: "Viewer: read a task",
-  description: "For the media viewer only: one read of a task, to refresh it. Free.",
+  description: "Media viewer only: one read of a task. Free.",
   inputSchema: z.strictObject({ taskId }),
   outputSchema: z.object({
     // The task as poll_task returns it (its shape is poll_task's), and whether it is terminal. App-only
@@ -63,12 +66,10 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
   const task = await engine.client.getTask(id, { signal });
   const asset = task.outputs.find((o) => o.index === index)?.asset;
   if (!asset) {
-    throw Object.assign(
-      new Error(`task ${id} has no downloadable output #${index} (status ${task.status})`),
-      {
-        code: "NOT_FOUND",
-        action: "refresh the task; only outputs with an asset can be read.",
-      },
+    throw new LocalRefusal(
+      "NOT_FOUND",
+      `task ${id} has no downloadable output #${index} (status ${task.status})`,
+      "refresh the task; only outputs with an asset can be read.",
     );
   }
   const { bytes, mimeType } = await engine.client.fetchOutput(asset.url, {
@@ -83,7 +84,7 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 const readOutput = defineTool({
   name: "viewer_read_output",
   title: "Viewer: read an output",
-  description: `For the media viewer only: up to ${CHUNK_MAX_BYTES} bytes of an output from offset, base64. Free.`,
+  description: `For the media viewer only: up to ${byteSize(CHUNK_MAX_BYTES)} of an output from offset, base64. Free.`,
   inputSchema: z.strictObject({
     taskId,
     index: z.number().int().min(0).max(1000),
@@ -115,4 +116,5 @@ const readOutput = defineTool({
 export const VIEWER_TOOL: Readonly<Record<string, ToolDefinition>> = {
   [readTask.name]: readTask as unknown as ToolDefinition,
   [readOutput.name]: readOutput as unknown as ToolDefinition,
+  [viewerUpload.name]: viewerUpload as unknown as ToolDefinition,
 };

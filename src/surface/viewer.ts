@@ -1,14 +1,11 @@
 /**
  * The media viewer (MCP Apps): the `ui://generation/viewer` resource, served from memory, and the
- * two app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
+ * app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
  * HTML and the tools' code load on first use: tools/list and resources/list need neither.
  */
-import {
-  getUiCapability,
-  RESOURCE_MIME_TYPE,
-  registerAppResource,
-} from "@modelcontextprotocol/ext-apps/server";
+import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
 import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
+import { rendersApps } from "../mcp/context.js";
 import type { ListedTool, ToolEntry } from "../mcp/define-tool.js";
 import { VIEWER_URI } from "../mcp/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
@@ -33,11 +30,6 @@ export function mediaOrigins(urls: readonly string[]): string[] {
     }
   }
   return [...origins];
-}
-
-/** True when the client declared it renders MCP Apps views (the `io.modelcontextprotocol/ui` extension). */
-export function rendersApps(caps: ClientCapabilities | undefined): boolean {
-  return getUiCapability(caps)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
 }
 
 /**

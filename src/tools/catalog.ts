@@ -86,7 +86,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -187,7 +187,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -289,7 +289,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
         maxGems: {
-          description: "Most Gems to spend; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to spend.",
           type: "integer",
           minimum: 0,
           maximum: 1000000000,
@@ -535,7 +535,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -546,13 +546,13 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         data: {
-          description: "The bytes as base64, with mimeType (or give path).",
+          description: "The file's bytes as base64 (or give path); the type is read from them.",
           type: "string",
           minLength: 1,
           maxLength: 41943040,
         },
         mimeType: {
-          description: "The MIME type of data.",
+          description: "The type data should be; refused if the bytes differ.",
           type: "string",
           pattern: "^(image|video|audio)\\/[\\w.+-]+$",
         },
@@ -569,6 +569,7 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         asset: {
+          description: "id (use it, not the URL), kind, state (usable when ready), url.",
           type: "object",
           properties: {
             id: {
@@ -591,7 +592,9 @@ export const CATALOG: readonly ListedTool[] = [
               ],
             },
           },
-          description: "id (use it, not the URL), kind, state (usable when ready), url.",
+        },
+        upload: {
+          type: "object",
         },
       },
     },
@@ -665,15 +668,15 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
         path: {
+          description: "The audio file to upload.",
           type: "string",
           minLength: 1,
           maxLength: 4096,
-          description: "The audio file to upload.",
         },
         duration: {
           description: "Length in seconds; read from the audio when left out.",
@@ -687,7 +690,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "boolean",
         },
       },
-      required: ["path"],
       additionalProperties: false,
     },
     outputSchema: {
@@ -704,6 +706,9 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
         },
+        upload: {
+          type: "object",
+        },
       },
     },
     annotations: {
@@ -711,6 +716,11 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
     },
   },
   {
@@ -782,7 +792,7 @@ export const CATALOG: readonly ListedTool[] = [
           additionalProperties: false,
         },
         maxGems: {
-          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
@@ -871,7 +881,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 2000,
         },
         maxGems: {
-          description: "Most Gems to reserve; default GENERATION_MAX_GEMS.",
+          description: "Most Gems to reserve.",
           type: "integer",
           minimum: 0,
           maximum: 1000000,
@@ -949,7 +959,8 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         state: {
-          description: "Only records in this state (open: unresolved or undelivered; succeeded = accepted).",
+          description:
+            "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { gems } from "../client/wording.js";
+import { priceHint } from "../calls/estimate.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
@@ -22,7 +22,7 @@ export default defineTool({
     const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
     const lines = models.map((m) => {
       const flags = [m.kind, m.available === false ? "unavailable" : m.available ? "available" : undefined];
-      if (m.baseGems !== undefined) flags.push(`about ${gems(m.baseGems)} each`);
+      flags.push(priceHint(m));
       return `- ${m.id} (${m.name}; ${flags.filter(Boolean).join(", ")}): ${JSON.stringify(m.capabilities)}`;
     });
     const text = [

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listCursor } from "../ledger/record.js";
+import { listCursor } from "../ledger/listing.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField } from "../mcp/fields.js";
 import { requestLine, SHOWN_STATES, shownState, storedFilter } from "../mcp/request-view.js";
@@ -18,7 +18,9 @@ export default defineTool({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
-      .describe("Only records in this state (open: unresolved or undelivered; succeeded = accepted)."),
+      .describe(
+        "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+      ),
     limit: z
       .number()
       .int()

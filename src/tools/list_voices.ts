@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type VoiceList, voicesFollow } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
@@ -34,21 +35,15 @@ export default defineTool({
       `${voices.length} voice${voices.length === 1 ? "" : "s"} (${scope}, page ${args.page ?? 1}).`,
       ...voices.map((v) => `- ${v.id}: ${v.name}`),
       Object.keys(pagination).length ? `Pagination: ${JSON.stringify(pagination)}` : "",
-      morePages(pagination, voices.length, args.page ?? 1),
+      morePages(list, args.page ?? 1),
       nextStep(scope, voices.length, args.page ?? 1),
     ].filter(Boolean);
     return okResult(text.join("\n"), { ...list });
   },
 });
 
-/**
- * The service pages voices (at most LIMITS.voice.perPage a page) and says whether more follow in its
- * pagination data (the sandbox: `hasMore`); a full page with no such word may have more too.
- */
-function morePages(pagination: Record<string, unknown>, count: number, page: number): string {
-  const more =
-    pagination.hasMore === true || (pagination.hasMore === undefined && count >= LIMITS.voice.perPage);
-  if (!more || page >= LIMITS.voice.pageMax) return "";
+function morePages(list: VoiceList, page: number): string {
+  if (!voicesFollow(list) || page >= LIMITS.voice.pageMax) return "";
   return `More: call list_voices with page: ${page + 1} (same scope and language) for the next voices.`;
 }
 

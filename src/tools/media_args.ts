@@ -31,7 +31,8 @@ const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   prompt: nonBlank(S.prompt, "say what to generate").describe(docs.prompt ?? "What to generate."),
   parameters: S.parameters.describe(docs.parameters),
   referenceAssetIds: S.referenceAssetIds.describe("Reference asset IDs from upload_asset."),
-  maxGems: S.maxGems.describe("Most Gems to spend; default GENERATION_MAX_GEMS."),
+  // Which ceiling goes when the call gives none is said once, in the server's instructions.
+  maxGems: S.maxGems.describe("Most Gems to spend."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
   save: saveField,

@@ -3,7 +3,7 @@ import { callBudget } from "../calls/budget.js";
 import { presentTask } from "../calls/present.js";
 import { waitWithProgress } from "../calls/waiting.js";
 import { isTerminal, LIMITS } from "../config/service-limits.js";
-import type { LedgerRecord } from "../ledger/record.js";
+import type { LedgerRecord } from "../ledger/listing.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskOut, taskIdField } from "../mcp/fields.js";

@@ -1,9 +1,13 @@
 import { z } from "zod";
-import { saveOutputs, saveTarget } from "../calls/saving.js";
+import { rootsFor } from "../calls/file-areas.js";
+import { SaveFailedError } from "../calls/save-refusals.js";
+import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/saving.js";
+import { assetLine } from "../calls/task-view.js";
+import { count } from "../client/wording.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
 import { Questions } from "../mcp/questions.js";
-import { okResult } from "../mcp/results.js";
+import { errorResult, okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "save_outputs",
@@ -18,15 +22,29 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
     const q = new Questions(ctx);
-    const roots = q.roots();
+    const roots = rootsFor(engine, q);
     if (q.pending || roots === "pending") return q.result();
-    // Refused up front, naming what is allowed, rather than "no downloadable outputs" later.
-    const dirs = await saveTarget(engine, roots);
-    const { saved, notes } = await saveOutputs(engine, args.taskId, dirs, ctx.signal);
+    let target: SaveTarget;
+    try {
+      // Refused up front, naming what is allowed, rather than "no downloadable outputs" later.
+      target = await saveTarget(engine, roots);
+    } catch (err) {
+      return errorResult(err, { notes: [await downloadableNote(engine, args.taskId, ctx.signal)] });
+    }
+    const { saved, notes } = await saveOutputs(engine, args.taskId, target, ctx.signal);
     const task = await engine.client.getTask(args.taskId, { signal: ctx.signal });
+    const missing = task.outputs.filter((o) => o.asset).length - saved.length;
+    if (missing > 0) {
+      // The outputs exist and are paid for: a failed write is an error, never "nothing to download".
+      const failed = new SaveFailedError(`${count(missing, "output")} of task ${task.id}`);
+      return errorResult(failed, { notes: [...notes, await downloadableNote(engine, task.id, ctx.signal)] });
+    }
     const head = saved.length
-      ? `Saved ${saved.length} output${saved.length === 1 ? "" : "s"} of task ${task.id} (${task.status}).`
-      : `Nothing saved for task ${task.id} (${task.status}): it has no downloadable outputs${notes.length ? " that could be written" : " yet"}.`;
-    return okResult([head, ...notes].join("\n"), { task, saved });
+      ? `Saved ${count(saved.length, "output")} of task ${task.id} (${task.status}).`
+      : `Nothing saved for task ${task.id} (${task.status}): it has no output with a file ${task.outputs.length > 0 ? "" : "yet"}`.trim() +
+        ".";
+    // Each output's asset ID, which generation takes (sourceImage, referenceAssetIds, …), beside the files.
+    const outputs = task.outputs.filter((o) => o.asset).map((o) => `- ${assetLine(o)}`);
+    return okResult([head, ...outputs, ...notes].join("\n"), { task, saved });
   },
 });

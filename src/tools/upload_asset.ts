@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { allowedDirs, type MediaType, openMedia, sniff } from "../calls/files.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { askForUpload } from "../calls/chunked-upload.js";
+import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
+import { openMedia, sniff } from "../calls/files.js";
+import { decodeBase64, notMedia } from "../calls/media-rules.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
@@ -9,30 +12,63 @@ import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 const MAX = LIMITS.asset.maxBytes;
-const MEDIA = /^(image|video|audio)\//;
-const notMedia = (t: MediaType | undefined): string | undefined =>
-  t && MEDIA.test(t.mime)
-    ? undefined
-    : `is ${t ? t.mime : "not a recognizable media file"}; uploads must be image, video or audio`;
+
+/** Other names of one format, as file-type does not use them (it says image/jpeg, audio/mpeg…). */
+const ALIASES: Readonly<Record<string, string>> = {
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+  "image/x-png": "image/png",
+  "audio/mp3": "audio/mpeg",
+  "audio/x-mp3": "audio/mpeg",
+  "audio/mpeg3": "audio/mpeg",
+  "audio/x-wav": "audio/wav",
+  "audio/wave": "audio/wav",
+  "audio/vnd.wave": "audio/wav",
+  "audio/x-m4a": "audio/mp4",
+  "audio/m4a": "audio/mp4",
+  "audio/x-flac": "audio/flac",
+  "audio/x-aac": "audio/aac",
+  "video/x-m4v": "video/mp4",
+  "video/x-matroska": "video/matroska",
+  "video/avi": "video/vnd.avi",
+  "video/x-msvideo": "video/vnd.avi",
+};
+/** Containers that hold sound alone or with pictures: audio/X and video/X name one format. */
+const CONTAINERS = new Set(["mp4", "webm", "ogg", "matroska", "3gpp", "3gpp2", "quicktime", "x-ms-asf"]);
+
+/**
+ * Whether a stated MIME type names the format the bytes are. Only a contradiction is refused:
+ * aliases (image/jpg, audio/mp3) agree, and audio/mp4 agrees with bytes sniffed as video/mp4,
+ * since the container does not say whether pictures are in it.
+ */
+function sameFormat(stated: string, sniffed: string): boolean {
+  const [a = "", x = ""] = (ALIASES[stated.toLowerCase()] ?? stated.toLowerCase()).split("/");
+  const [b = "", y = ""] = (ALIASES[sniffed] ?? sniffed).split("/");
+  if (x !== y) return false;
+  return a === b || (CONTAINERS.has(x) && a !== "image" && b !== "image");
+}
 
 export default defineTool({
   name: "upload_asset",
   title: "Upload a media file",
   description:
-    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The file to upload (or give data)."),
     data: z
       .string()
       .min(1)
-      .max(Math.ceil(MAX / 3) * 4)
+      .max(
+        Math.ceil(MAX / 3) * 4,
+        `must decode to at most ${byteSize(MAX)} (base64 of ${byteSize(Math.ceil(MAX / 3) * 4)})`,
+      )
       .optional()
-      .describe("The bytes as base64, with mimeType (or give path)."),
+      .describe("The file's bytes as base64 (or give path); the type is read from them."),
     mimeType: z
       .string()
       .regex(/^(image|video|audio)\/[\w.+-]+$/, "must be an image/*, video/* or audio/* type")
       .optional()
-      .describe("The MIME type of data."),
+      .describe("The type data should be; refused if the bytes differ."),
     filename: z
       .string()
       .min(1)
@@ -43,22 +79,31 @@ export default defineTool({
   outputSchema: z.object({
     asset: z
       .looseObject({ id: z.string(), kind: z.string(), state: z.string(), url: z.string().nullable() })
+      .optional()
       .describe("id (use it, not the URL), kind, state (usable when ready), url."),
+    // Set when the user was asked: the viewer's upload form reads its kind and limits.
+    upload: z.looseObject({}).optional(),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
-    if ((args.path === undefined) === (args.data === undefined)) {
-      throw new ArgumentError("path, data", "give exactly one: a file path, or base64 data with mimeType");
+    if (args.path === undefined && args.data === undefined) return askForUpload("asset", ctx, "path, data");
+    if (args.path !== undefined && args.data !== undefined) {
+      throw new ArgumentError(
+        "path, data",
+        "give exactly one: a file path, or the file's bytes as base64 data",
+      );
     }
     const opts = { signal: ctx.signal, ...(args.filename ? { filename: args.filename } : {}) };
     let asset: Awaited<ReturnType<typeof engine.client.uploadAsset>>;
     if (args.path !== undefined) {
+      // A remote user's path is refused before anything is asked or read.
+      refuseWithoutFiles(engine, "asset");
       const q = new Questions(ctx);
-      const roots = q.roots();
+      const roots = rootsFor(engine, q);
       if (q.pending || roots === "pending") return q.result();
-      const dirs = await allowedDirs(engine.config.files, roots);
-      const file = await openMedia(args.path, dirs, { field: "path", maxBytes: MAX, accept: notMedia });
+      const scope = await fileScope(engine, roots, "asset");
+      const file = await openMedia(args.path, scope, { field: "path", maxBytes: MAX, accept: notMedia });
       try {
         asset = await engine.client.uploadAsset(
           { path: file.readPath },
@@ -68,12 +113,7 @@ export default defineTool({
         await file.close();
       }
     } else {
-      const data = args.data as string;
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
-        throw new ArgumentError("data", "is not valid base64 (A-Z, a-z, 0-9, +, / with = padding)");
-      }
-      if (args.mimeType === undefined) throw new ArgumentError("mimeType", "is required with data");
-      const bytes = new Uint8Array(Buffer.from(data, "base64"));
+      const bytes = decodeBase64("data", args.data as string);
       if (bytes.byteLength > MAX)
         throw new ArgumentError(
           "data",
@@ -82,9 +122,11 @@ export default defineTool({
       const type = await sniff(bytes.subarray(0, 4100));
       const why = notMedia(type);
       if (why) throw new ArgumentError("data", `${why} (judged by its bytes)`);
-      const family = (m: string) => m.split("/")[0];
-      if (type && family(type.mime) !== family(args.mimeType)) {
-        throw new ArgumentError("mimeType", `says ${args.mimeType} but the bytes are ${type.mime}`);
+      if (type && args.mimeType !== undefined && !sameFormat(args.mimeType, type.mime)) {
+        throw new ArgumentError(
+          "mimeType",
+          `says ${args.mimeType} but the bytes are ${type.mime}; leave mimeType out (the type is read from the bytes) or correct it`,
+        );
       }
       asset = await engine.client.uploadAsset({ data: bytes }, opts);
     }

@@ -1,41 +1,24 @@
 import { z } from "zod";
-import { allowedDirs, type MediaType, openMedia } from "../calls/files.js";
-import { ArgumentError } from "../client/service-errors.js";
+import { askForUpload } from "../calls/chunked-upload.js";
+import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
+import { openMedia } from "../calls/files.js";
+import { checkVoiceDuration, notVoice, readDuration } from "../calls/media-rules.js";
+import { ArgumentError } from "../client/local-refusals.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { Questions } from "../mcp/questions.js";
-import { declined, okResult } from "../mcp/results.js";
+import { declined, Questions } from "../mcp/questions.js";
+import { okResult } from "../mcp/results.js";
+import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 const { min, max } = LIMITS.voice.duration;
-// MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio, as file-type names them.
-const AUDIO = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "aac", "flac", "webm"]);
-const notVoice = (t: MediaType | undefined): string | undefined =>
-  t && AUDIO.has(t.ext)
-    ? undefined
-    : `is ${t ? t.mime : "not recognizable audio"}; voices must be MP3, WAV, OGG, M4A, AAC, FLAC or WebM audio`;
-
-async function readDuration(path: string): Promise<number> {
-  const { parseFile } = await import("music-metadata");
-  try {
-    const meta = await parseFile(path, { duration: true, skipCovers: true });
-    if (meta.format.duration !== undefined && Number.isFinite(meta.format.duration))
-      return meta.format.duration;
-  } catch {
-    // Unreadable metadata: fall through to the request for an explicit duration.
-  }
-  throw new ArgumentError(
-    "duration",
-    `could not be read from the audio; pass it in seconds (${min} to ${max})`,
-  );
-}
 
 export default defineTool({
   name: "upload_voice",
   title: "Upload a reference voice",
   description:
-    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
   inputSchema: z.strictObject({
-    path: z.string().min(1).max(4096).describe("The audio file to upload."),
+    path: z.string().min(1).max(4096).optional().describe("The audio file to upload."),
     duration: z
       .number()
       .min(min)
@@ -50,12 +33,19 @@ export default defineTool({
       ),
   }),
   outputSchema: z.object({
-    voice: z.looseObject({ id: z.string(), name: z.string() }),
+    voice: z.looseObject({ id: z.string(), name: z.string() }).optional(),
+    // Set when the user was asked: the viewer's upload form reads its kind and limits.
+    upload: z.looseObject({}).optional(),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
-    const q = new Questions(ctx);
-    const roots = q.roots();
+    // The user confirms the rights with the file, in the viewer's form.
+    if (args.path === undefined) return askForUpload("voice", ctx, "path");
+    // A remote user's path is refused before anything is asked or read.
+    refuseWithoutFiles(engine, "voice");
+    const q = new Questions(ctx, { engine, tool: "upload_voice", args });
+    const roots = rootsFor(engine, q);
     if (ctx.canElicit) {
       // The assistant cannot consent for the speaker: the user is asked even when rightsConfirmed is set.
       const answer = q.confirm(
@@ -70,8 +60,8 @@ export default defineTool({
       );
     }
     if (q.pending || roots === "pending") return q.result();
-    const dirs = await allowedDirs(engine.config.files, roots);
-    const file = await openMedia(args.path, dirs, {
+    const scope = await fileScope(engine, roots, "voice");
+    const file = await openMedia(args.path, scope, {
       field: "path",
       minBytes: LIMITS.voice.minBytes,
       maxBytes: LIMITS.voice.maxBytes,
@@ -79,12 +69,7 @@ export default defineTool({
     });
     try {
       const duration = args.duration ?? (await readDuration(file.readPath));
-      if (duration < min || duration > max) {
-        throw new ArgumentError(
-          "duration",
-          `the audio lasts ${duration.toFixed(1)} s; the limit is ${min} to ${max} seconds`,
-        );
-      }
+      checkVoiceDuration(duration);
       // Read through the checked descriptor (a path walked again could lead elsewhere); the
       // service names the voice after the file, so its own name goes along.
       const voice = await engine.client.uploadVoice(

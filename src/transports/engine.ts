@@ -11,6 +11,7 @@ import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
+import { answerKey } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
@@ -98,15 +99,17 @@ function originOf(config: Config, apiKey: string): KeyOrigin {
 }
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from record.js, not the ledger's index: the index pulls the store modules in.
+  // hashKey from identity.js, not the ledger's index: the index pulls the store modules in.
   const [{ ServiceClient }, { hashKey }, { LRUCache }] = await Promise.all([
     import("../client/service-client.js"),
-    import("../ledger/record.js"),
+    import("../ledger/identity.js"),
     import("lru-cache"),
   ]);
   const target = await serviceTarget(config);
   const ledger = o.ledger ?? lazyLedger(config);
   const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
+  // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
+  const sealing = answerKey(config.authSecret);
 
   /** Whether the service has refused each engine's key, until it accepts it again. */
   const refusals = new WeakMap<Engine, { refused: boolean }>();
@@ -126,7 +129,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         return standing.refused;
       },
     };
-    const engine: Engine = { config, client, ledger, keyHash, key };
+    const engine: Engine = { config, client, ledger, keyHash, key, answerKey: sealing };
     refusals.set(engine, standing);
     return engine;
   };
@@ -165,6 +168,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
       return out;
     },
     async close() {
+      // MCP tasks this process drives give up their leases first, so a restart takes them over at once.
+      await (await import("../surface/mcp-tasks.js")).stopTasks();
       await ledger.close();
       await target.close?.();
     },

@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
+import { waitAtMost } from "../client/deadline.js";
 import { Channel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
@@ -31,12 +32,7 @@ export class Exchanges {
   async settle(ms: number): Promise<void> {
     const open = [...this.#open];
     for (const e of open) e.channel.hasten();
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    });
-    await Promise.race([Promise.all(open.map((e) => e.done)), limit]);
-    clearTimeout(timer);
+    await waitAtMost(Promise.all(open.map((e) => e.done)), ms);
   }
 }
 
@@ -66,6 +62,26 @@ export function serveExchange(
   if (req.method === "POST") o.exchanges.track(channel, done);
 }
 
+/**
+ * The web Request of a body already parsed (readJson): the handler takes that body as `parsedBody`
+ * and never reads the Request's own, so none is built. The SDK's toWebRequest would serialize and
+ * encode it again, some 7 ms for each 700 KB chunk of a media viewer upload.
+ */
+function headersOnly(req: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(":")) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  for (const name of ["content-length", "content-encoding", "transfer-encoding"]) headers.delete(name);
+  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, {
+    method: req.method ?? "POST",
+    headers,
+    signal,
+  });
+}
+
 async function run(
   req: IncomingMessage,
   res: ServerResponse,
@@ -83,12 +99,16 @@ async function run(
     abort.abort();
     channel.drop();
   });
+  ignoreSessionOfModern(req);
   let response: Response;
   try {
-    const request = await toWebRequest(req as NodeIncomingMessageLike, o.parsedBody, {
-      signal: abort.signal,
-      maxRequestBodySize: MAX_BODY_BYTES,
-    });
+    const request =
+      o.parsedBody === undefined
+        ? await toWebRequest(req as NodeIncomingMessageLike, undefined, {
+            signal: abort.signal,
+            maxRequestBodySize: MAX_BODY_BYTES,
+          })
+        : headersOnly(req, abort.signal);
     response = await o.handler(request, channel);
   } catch (error) {
     report(error);
@@ -103,6 +123,20 @@ async function run(
   await channel.idle();
   channel.end();
   return delivered;
+}
+
+/** The first sessionless protocol revision (2026-07-28); revisions are dates, so they sort as text. */
+const SESSIONLESS_REVISION = "2026-07-28";
+
+/**
+ * A request of a sessionless revision (its MCP-Protocol-Version header) belongs to no session: an
+ * Mcp-Session-Id it still carries, left from a 2025-era connection, is dropped before routing, so
+ * it is served as what it is rather than sent to that session (which refuses the revision) or
+ * answered "session not found".
+ */
+function ignoreSessionOfModern(req: IncomingMessage): void {
+  const revision = req.headers["mcp-protocol-version"];
+  if (typeof revision === "string" && revision >= SESSIONLESS_REVISION) delete req.headers["mcp-session-id"];
 }
 
 /** Streams a Response into a Node response, honouring backpressure; stops when the client left. */

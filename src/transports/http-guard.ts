@@ -6,6 +6,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
+import { byteSize } from "../client/wording.js";
+import { LIMITS } from "../config/service-limits.js";
 
 /**
  * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the
@@ -18,12 +20,12 @@ export const MAX_BODY_BYTES = 48 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
-const BEARER = /^Bearer\s+(lgk_[0-9a-f]{64})\s*$/;
+/** A bearer credential; a service key only when it also has the key's form (LIMITS.apiKeyPattern). */
+const BEARER = /^Bearer\s+(\S+)\s*$/;
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
-}
+// Decided with the configuration (remote users are judged by it too): one rule for both.
+export { isLoopbackHost } from "../config/index.js";
 
 /** Host names a browser-independent client may use to reach us; anything else is a rebinding attempt. */
 export function allowedHostnames(host: string): string[] {
@@ -88,7 +90,7 @@ export type KeyChoice = { ok: true; apiKey: string } | { ok: false; message: str
 export function chooseKey(authorization: string | undefined, fallback: string | undefined): KeyChoice {
   if (authorization !== undefined) {
     const apiKey = BEARER.exec(authorization)?.[1];
-    if (apiKey !== undefined) return { ok: true, apiKey };
+    if (apiKey !== undefined && LIMITS.apiKeyPattern.test(apiKey)) return { ok: true, apiKey };
     return {
       ok: false,
       message: "Unauthorized: the Authorization header must be 'Bearer lgk_' followed by 64 lowercase hex",
@@ -121,7 +123,7 @@ export async function readJson(req: IncomingMessage): Promise<BodyRead> {
   const tooLarge: BodyRead = {
     ok: false,
     status: 413,
-    message: `Payload too large: the limit is ${MAX_BODY_BYTES} bytes`,
+    message: `Payload too large: the limit is ${byteSize(MAX_BODY_BYTES)}`,
   };
   if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
   const body = await readBody(req, MAX_BODY_BYTES);

@@ -7,9 +7,10 @@
  */
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { listenHttp } from "../sandbox/sandbox-http.js";
+import { SANDBOX_API_KEY } from "../sandbox/sandbox-key.js";
 
-/** The sandbox's public SANDBOX_API_KEY, spelled out so stdio need not load the sandbox to know it (a test pins the two together). */
-export const EMBEDDED_SANDBOX_KEY = `lgk_${"5a4d".repeat(16)}`;
+/** The sandbox's public key, known without loading the sandbox. */
+export const EMBEDDED_SANDBOX_KEY = SANDBOX_API_KEY;
 
 export interface EmbeddedSandbox {
   /** Its base URL on loopback, listening already. */

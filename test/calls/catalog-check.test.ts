@@ -72,7 +72,7 @@ describe("image capabilities", () => {
       /3/,
       /maxOutputs: 2/,
     );
-    expect(image("sandbox-image-edit", { outputCount: 2 })).not.toThrow();
+    expect(image("sandbox-image-edit", { outputCount: 2, sourceImage: "ast_1" })).not.toThrow();
   });
 
   it("what the catalog does not describe passes, for the service to judge", () => {
@@ -149,5 +149,102 @@ describe("audio operations", () => {
     refusedArgument(call("service-voice", "music"), "operation", /it is the speech model/);
     refusedArgument(call("tunes", "speech"), "operation", /it is not the speech model/);
     expect(call("tunes", "music")).not.toThrow();
+  });
+});
+
+describe("what a model takes", () => {
+  it("only the parameters its `parameters` list gives", () => {
+    refusedArgument(
+      image("sandbox-image-fast", { style: "noir" }),
+      "parameters.style",
+      /not a parameter of model sandbox-image-fast \(its parameters: ratio, resolution, outputCount, negativePrompt, magicPrompt, variant\)/,
+    );
+    refusedArgument(
+      video({ mode: "text-to-video", endFrame: "ast_1" }),
+      "parameters.endFrame",
+      /not a parameter of model sandbox-video-lite/,
+    );
+    // Without a list, the flag says it.
+    const flagged: Model[] = [{ id: "v", name: "V", kind: "video", capabilities: { endFrame: false } }];
+    refusedArgument(
+      () => checkAgainstCatalog(flagged, "video", { model: "v", parameters: { endFrame: "ast_1" } }),
+      "parameters.endFrame",
+      /not taken by model v \(endFrame: false in the catalog\)/,
+    );
+  });
+
+  it("the source image an edit model requires", () => {
+    refusedArgument(
+      image("sandbox-image-edit"),
+      "parameters.sourceImage",
+      /required by model sandbox-image-edit \(requiresSourceImage: true in the catalog\)/,
+    );
+  });
+
+  it("at most the references it takes, by resolution where the catalog says so", () => {
+    const refs =
+      (
+        model: string,
+        n: number,
+        parameters: Record<string, unknown> = {},
+        kind: "image" | "video" = "image",
+      ) =>
+      () =>
+        checkAgainstCatalog(MODELS, kind, {
+          model,
+          parameters,
+          referenceAssetIds: Array.from({ length: n }, (_, i) => `ast_${i}`),
+        });
+    refusedArgument(
+      refs("sandbox-image-fast", 1),
+      "referenceAssetIds",
+      /1 given; model sandbox-image-fast takes at most 0 \(its maxReferenceImages: 0\)/,
+    );
+    expect(refs("sandbox-image-pro", 4)).not.toThrow();
+    refusedArgument(refs("sandbox-image-pro", 5), "referenceAssetIds", /takes at most 4/);
+    const t2v = { mode: "text-to-video" };
+    expect(refs("sandbox-video-pro", 3, { ...t2v, resolution: "720p" }, "video")).not.toThrow();
+    refusedArgument(
+      refs("sandbox-video-pro", 2, { ...t2v, resolution: "1080p" }, "video"),
+      "referenceAssetIds",
+      /2 given; model sandbox-video-pro takes at most 1 at resolution 1080p \(its maxReferenceImagesByResolution: 720p 3, 1080p 1\)/,
+    );
+    // No resolution given: the model's overall maximum.
+    expect(refs("sandbox-video-pro", 3, t2v, "video")).not.toThrow();
+    refusedArgument(
+      refs("sandbox-video-pro", 0, { ...t2v, referenceVideo: "a", referenceVideos: ["b"] }, "video"),
+      "parameters.referenceVideos",
+      /2 given; model sandbox-video-pro takes at most 1 \(its maxReferenceVideos: 1\)/,
+    );
+    refusedArgument(
+      refs("sandbox-video-pro", 0, { ...t2v, referenceAudios: ["a", "b"] }, "video"),
+      "parameters.referenceAudios",
+      /its maxReferenceAudios: 1/,
+    );
+  });
+});
+
+describe("chat and extraction", () => {
+  it("chat takes a text model", () => {
+    refusedArgument(
+      () => checkAgainstCatalog(MODELS, "text", { model: "sandbox-image-pro" }),
+      "model",
+      /sandbox-image-pro is an image model, not a text one \(text models in the catalog: sandbox-chat-small, sandbox-chat-large\)/,
+    );
+    expect(() => checkAgainstCatalog(MODELS, "text", { model: "sandbox-chat-large" })).not.toThrow();
+  });
+
+  it("extract_video takes the analysis model, not a generation model of the catalog", () => {
+    const extract = (model: string) => () =>
+      checkAgainstCatalog(MODELS, "extraction", { model }, "service-video-extract");
+    refusedArgument(
+      extract("sandbox-video-pro"),
+      "model",
+      /a video generation model of the catalog, not the video analysis model: extract_video takes service-video-extract/,
+    );
+    refusedArgument(extract("service-voice"), "model", /service-voice is an audio model of the catalog/);
+    expect(extract("service-video-extract")).not.toThrow();
+    // One the catalog does not list is the service's to judge (the analysis model need not be listed).
+    expect(extract("another-extractor")).not.toThrow();
   });
 });

@@ -2,15 +2,9 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  allowedDirs,
-  isInside,
-  type MediaType,
-  openMedia,
-  safeName,
-  saveInside,
-} from "../../src/calls/files.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
+import { allowedDirs, isInside, localScope, type MediaType, openMedia } from "../../src/calls/files.js";
+import { safeName, saveInside } from "../../src/calls/save-file.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";
 
@@ -48,7 +42,7 @@ describe("files", () => {
   });
 
   it("opens a media file inside the allowed directories, typed by its bytes", async () => {
-    const f = await openMedia("pic.png", [allowed], rules);
+    const f = await openMedia("pic.png", localScope([allowed]), rules);
     try {
       expect(f.type.mime).toBe("image/png");
       expect(f.realPath).toBe(path.join(allowed, "pic.png"));
@@ -58,7 +52,7 @@ describe("files", () => {
     } finally {
       await f.close();
     }
-    const viaLink = await openMedia(path.join(allowed, "inside-link.png"), [allowed], rules);
+    const viaLink = await openMedia(path.join(allowed, "inside-link.png"), localScope([allowed]), rules);
     expect(viaLink.realPath).toBe(path.join(allowed, "pic.png"));
     await viaLink.close();
   });
@@ -71,21 +65,21 @@ describe("files", () => {
       path.join(allowed, "escape-dir", "pic.png"),
       "/etc/passwd",
     ]) {
-      const err = await openMedia(p, [allowed], rules).catch((e: unknown) => e);
+      const err = await openMedia(p, localScope([allowed]), rules).catch((e: unknown) => e);
       expect(err, p).toBeInstanceOf(ArgumentError);
       expect((err as Error).message, p).toMatch(/outside the allowed directories/);
     }
   });
 
   it("refuses non-media by its bytes, directories, and sizes past the limit", async () => {
-    await expect(openMedia("notes.png", [allowed], rules)).rejects.toThrow(
+    await expect(openMedia("notes.png", localScope([allowed]), rules)).rejects.toThrow(
       /is not media \(judged by its bytes/,
     );
-    await expect(openMedia("sub", [allowed], rules)).rejects.toThrow(/not a regular file/);
-    await expect(openMedia("pic.png", [allowed], { ...rules, maxBytes: 10 })).rejects.toThrow(
+    await expect(openMedia("sub", localScope([allowed]), rules)).rejects.toThrow(/not a regular file/);
+    await expect(openMedia("pic.png", localScope([allowed]), { ...rules, maxBytes: 10 })).rejects.toThrow(
       /the limit is 1 byte to 10 bytes/,
     );
-    await expect(openMedia("missing.png", [allowed], rules)).rejects.toThrow(/does not exist/);
+    await expect(openMedia("missing.png", localScope([allowed]), rules)).rejects.toThrow(/does not exist/);
   });
 
   it("narrows the configured directories by the client's roots", async () => {
@@ -106,21 +100,21 @@ describe("files", () => {
     expect(safeName("../../etc/passwd")).toBe("_.._etc_passwd");
     expect(safeName("task 1/0.png")).toBe("task_1_0.png");
     const out = path.join(allowed, "generated");
-    const first = await saveInside(out, "t-0.png", Uint8Array.of(1, 2, 3), [allowed]);
-    const second = await saveInside(out, "t-0.png", Uint8Array.of(4), [allowed]);
+    const first = await saveInside(out, "t-0.png", Uint8Array.of(1, 2, 3), localScope([allowed]));
+    const second = await saveInside(out, "t-0.png", Uint8Array.of(4), localScope([allowed]));
     expect(first).toBe(path.join(out, "t-0.png"));
     expect(second).toBe(path.join(out, "t-0-1.png"));
     expect([...(await readFile(first))]).toEqual([1, 2, 3]);
     // A link planted at the target name is left alone; the bytes go beside it.
     await symlink(path.join(secret, "planted"), path.join(out, "t-1.png"));
-    const third = await saveInside(out, "t-1.png", Uint8Array.of(9), [allowed]);
+    const third = await saveInside(out, "t-1.png", Uint8Array.of(9), localScope([allowed]));
     expect(third).toBe(path.join(out, "t-1-1.png"));
     expect(await readdir(secret)).not.toContain("planted");
-    await expect(saveInside(path.join(secret, "out"), "a.png", Uint8Array.of(1), [allowed])).rejects.toThrow(
-      /outside the allowed directories/,
-    );
     await expect(
-      saveInside(path.join(allowed, "escape-dir"), "a.png", Uint8Array.of(1), [allowed]),
+      saveInside(path.join(secret, "out"), "a.png", Uint8Array.of(1), localScope([allowed])),
+    ).rejects.toThrow(/outside the allowed directories/);
+    await expect(
+      saveInside(path.join(allowed, "escape-dir"), "a.png", Uint8Array.of(1), localScope([allowed])),
     ).rejects.toThrow(/outside the allowed directories/);
     expect((await readdir(out)).filter((n) => n.endsWith(".part"))).toEqual([]);
   });

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { HttpResponse, http } from "msw";
 import { afterAll, describe, expect, it } from "vitest";
+import { ArgumentError } from "../../src/client/local-refusals.js";
 import { buildMediaBody } from "../../src/client/requests.js";
 import { ServiceClient } from "../../src/client/service-client.js";
-import { ArgumentError } from "../../src/client/service-errors.js";
 import { BASE, client, KEY, MAGIC, mockService, task, tempDir } from "./client-helpers.js";
 
 const { server, seen } = mockService();
@@ -104,7 +104,7 @@ describe("voice list query", () => {
     expect(seen).toHaveLength(2);
     seen.length = 0;
     await refusedAsync(client().listVoices({ page: 0 }), "page", /1/);
-    await refusedAsync(client().listVoices({ page: 10_001 }), "page", /10000/);
+    await refusedAsync(client().listVoices({ page: 10_001 }), "page", /at most 10,000/);
     await refusedAsync(client().listVoices({ scope: "all" as "mine" }), "scope");
   });
 });
@@ -128,9 +128,13 @@ describe("asset upload", () => {
     await refusedAsync(
       client().uploadAsset({ path: sized("past.png", MAGIC.png, 31_457_281) }),
       "path",
-      /31457280 bytes/,
+      /must be at most 30 MiB; the file has 30\.0 MiB \(31,457,281 bytes\)/,
     );
-    await refusedAsync(client().uploadAsset({ data: new Uint8Array(31_457_281) }), "data", /31457280 bytes/);
+    await refusedAsync(
+      client().uploadAsset({ data: new Uint8Array(31_457_281) }),
+      "data",
+      /must be at most 30 MiB; got 30\.0 MiB \(31,457,281 bytes\)/,
+    );
   });
 
   it("refuses empty files, non-media bytes, directories and missing files", async () => {
@@ -181,7 +185,7 @@ describe("voice upload", () => {
         rightsConfirmed: true,
       }),
       "path",
-      /52428800 bytes \(50 MiB\)/,
+      /must be at most 50 MiB; the file has 50.0 MiB/,
     );
     await refusedAsync(
       client().uploadVoice({

@@ -50,7 +50,11 @@ describe("MediaRequest envelope", () => {
   it("prompt is at most 30,000 characters", () => {
     const t2v = { parameters: { mode: "text-to-video" } };
     expect(() => buildMediaBody("video", image({ prompt: s(30_000), ...t2v }))).not.toThrow();
-    refusedArgument(() => buildMediaBody("video", image({ prompt: s(30_001), ...t2v })), "prompt", /30000/);
+    refusedArgument(
+      () => buildMediaBody("video", image({ prompt: s(30_001), ...t2v })),
+      "prompt",
+      /at most 30,000 characters/,
+    );
   });
 
   it("referenceAssetIds: at most 10, each 1 to 128 characters", () => {
@@ -79,7 +83,7 @@ describe("MediaRequest envelope", () => {
     refusedArgument(
       () => buildMediaBody("image", image({ maxGems: 1_000_000_001 })),
       "maxGems",
-      /1000000000/,
+      /at most 1,000,000,000/,
     );
     refusedArgument(() => buildMediaBody("image", image({ maxGems: -1 })), "maxGems", /0/);
     refusedArgument(() => buildMediaBody("image", image({ maxGems: 1.5 })), "maxGems");
@@ -325,7 +329,7 @@ describe("chat request", () => {
     refusedArgument(
       () => buildChatBody(chat({ messages: [msg(s(30_001))] })),
       "messages[0].content",
-      /30000/,
+      /at most 30,000 characters/,
     );
     refusedArgument(() => buildChatBody(chat({ messages: [msg("x", "tool")] })), "messages[0].role");
     refusedArgument(
@@ -344,7 +348,7 @@ describe("chat request", () => {
     refusedArgument(() => buildChatBody(chat({ max_tokens: 8193 })), "max_tokens", /8192/);
     refusedArgument(() => buildChatBody(chat({ temperature: 2.01 })), "temperature", /2/);
     refusedArgument(() => buildChatBody(chat({ top_p: 1.01 })), "top_p", /1/);
-    refusedArgument(() => buildChatBody(chat({ maxGems: 1_000_001 })), "maxGems", /1000000/);
+    refusedArgument(() => buildChatBody(chat({ maxGems: 1_000_001 })), "maxGems", /at most 1,000,000$/);
     expect(() => buildChatBody(chat({ response_format: { type: "json_object" } }))).not.toThrow();
     refusedArgument(
       () => buildChatBody(chat({ response_format: { type: "json_schema" } })),

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { keyScrubber, REDACTED, scrubDeep, scrubKeyShapes } from "../../src/client/scrub.js";
-import { summarize } from "../../src/ledger/record.js";
+import { summarize } from "../../src/ledger/error-summary.js";
 
 const HEX = randomBytes(32).toString("hex");
 const KEY = `lgk_${HEX}`;

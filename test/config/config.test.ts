@@ -1,4 +1,4 @@
-import { delimiter, join } from "node:path";
+import { delimiter } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseCommand } from "../../src/config/index.js";
 
@@ -30,7 +30,9 @@ describe("loadConfig", () => {
     });
     expect(c.store).toMatch(/^sqlite:\/\/.*generation-mcp.*ledger\.sqlite$/);
     expect(c.files).toHaveLength(1);
-    expect(c.outputDir).toBe(join(c.files[0] ?? "", "generated"));
+    expect(c.remoteUsers).toBe(false);
+    // Unset: generated/ under the first directory in force, decided per call (src/calls/saving.ts).
+    expect(c.outputDir).toBeUndefined();
     expect(c.maxGems).toBeUndefined();
     expect(c.confirmAboveGems).toBeUndefined();
   });
@@ -60,9 +62,26 @@ describe("loadConfig", () => {
     });
   });
 
-  it("puts outputs under the first files directory by default", () => {
-    const c = loadConfig([], { ...BASE, GENERATION_FILES: ["/data/in", "/data/more"].join(delimiter) });
-    expect(c.outputDir).toBe(join("/data/in", "generated"));
+  it("gives remote users (--auth oauth, or HTTP beyond loopback) no server files unless GENERATION_FILES is set", () => {
+    const http = ["--transport", "http"];
+    const oauth = {
+      GENERATION_PUBLIC_URL: "https://mcp.example.com",
+      GENERATION_AUTH_SECRET: "A".repeat(44),
+    };
+    const local = [
+      loadConfig([], BASE),
+      loadConfig(http, BASE),
+      loadConfig([...http, "--host", "::1"], BASE),
+    ];
+    for (const c of local) expect([c.remoteUsers, c.files.length]).toEqual([false, 1]);
+    const remote = [
+      loadConfig([...http, "--host", "0.0.0.0"], BASE),
+      loadConfig([...http, "--host", "192.0.2.7"], BASE),
+      loadConfig([...http, "--auth", "oauth"], { ...BASE, ...oauth }),
+    ];
+    for (const c of remote) expect([c.remoteUsers, c.files]).toEqual([true, []]);
+    const set = loadConfig([...http, "--host", "0.0.0.0"], { ...BASE, GENERATION_FILES: "/srv/media" });
+    expect([set.remoteUsers, set.files]).toEqual([true, ["/srv/media"]]);
   });
 
   it("lets flags override variables", () => {
@@ -188,7 +207,7 @@ describe("loadConfig", () => {
       "max gems negative",
       [],
       { ...BASE, GENERATION_MAX_GEMS: "-1" },
-      /^GENERATION_MAX_GEMS: expected an integer from 0 to 1000000000/,
+      /^GENERATION_MAX_GEMS: -1 is below 0; expected an integer from 0 to 1000000000$/,
     ],
     [
       "max gems too big",
@@ -200,7 +219,7 @@ describe("loadConfig", () => {
       "max gems fraction",
       [],
       { ...BASE, GENERATION_MAX_GEMS: "1.5" },
-      /^GENERATION_MAX_GEMS: expected an integer/,
+      /^GENERATION_MAX_GEMS: 1\.5 is not a whole number; expected an integer/,
     ],
     [
       "confirm",
@@ -236,7 +255,7 @@ describe("loadConfig", () => {
       "wait flag",
       ["--wait-seconds", "-3"],
       BASE,
-      /^command line: .*--wait-seconds|^--wait-seconds: expected seconds/,
+      /^--wait-seconds: -3 is below 0; expected seconds from 0 to 600$/,
     ],
     ["unknown flag", ["--verbose"], BASE, /^command line: .*--verbose.*\(see --help\)$/],
     ["unknown command", ["serve"], BASE, /^command: unknown command 'serve'/],
@@ -300,7 +319,7 @@ describe("every problem at once", () => {
       expect.stringMatching(/^--port: 99999 is above 65535/),
       expect.stringMatching(/^GENERATION_BASE_URL: expected an http\(s\) URL/),
       expect.stringMatching(/^GENERATION_API_KEY: expected 'lgk_'/),
-      expect.stringMatching(/^GENERATION_MAX_GEMS: expected an integer/),
+      expect.stringMatching(/^GENERATION_MAX_GEMS: -1 is below 0; expected an integer/),
     ]);
     expect(error.message.split("\n")).toEqual(error.lines);
   });
@@ -312,6 +331,19 @@ describe("every problem at once", () => {
     expect(refusal([], { ...BASE, GENERATION_WAIT_SECONDS: " soon " }).message).toMatch(
       /^GENERATION_WAIT_SECONDS: expected seconds/,
     );
+  });
+
+  it("shows a plain number out of range the same way for every numeric setting", () => {
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [[], { ...BASE, GENERATION_MAX_GEMS: "-5" }, "GENERATION_MAX_GEMS: -5 is below 0"],
+      [[], { ...BASE, GENERATION_CONFIRM_ABOVE_GEMS: "-5" }, "GENERATION_CONFIRM_ABOVE_GEMS: -5 is below 0"],
+      [[], { ...BASE, GENERATION_WAIT_SECONDS: "700" }, "GENERATION_WAIT_SECONDS: 700 is above 600"],
+      [[], { ...BASE, GENERATION_WAIT_SECONDS: "-0.5" }, "GENERATION_WAIT_SECONDS: -0.5 is below 0"],
+      [["--port", "70000"], BASE, "--port: 70000 is above 65535"],
+      [["--port", "80.5"], BASE, "--port: 80.5 is not a whole number"],
+      [["--max-gems", "2.25"], BASE, "--max-gems: 2.25 is not a whole number"],
+    ];
+    for (const [argv, env, start] of cases) expect(refusal(argv, env).message.startsWith(start)).toBe(true);
   });
 
   it("never shows a long number, which could be part of a key", () => {

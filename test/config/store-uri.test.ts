@@ -56,7 +56,12 @@ describe("parseStoreUri", () => {
     ["sqlite://ledger.sqlite", /absolute SQLite path/],
     ["sqlite://", /needs a file path/],
     ["sqlite://:memory:", /would not survive a restart/],
-    ["sqlite:///x?busyTimeoutMs=-1", /busyTimeoutMs must be an integer from 0 to 600000/],
+    ["sqlite:///x?busyTimeoutMs=-1", /busyTimeoutMs: -1 is below 0; expected an integer from 0 to 600000/],
+    ["sqlite:///x?busyTimeoutMs=2.5", /busyTimeoutMs: 2\.5 is not a whole number/],
+    [
+      "sqlite:///x?busyTimeoutMs=soon",
+      /busyTimeoutMs: expected an integer from 0 to 600000 \(value not shown\)/,
+    ],
     ["sqlite:///x?busyTimeoutMs=600001", /busyTimeoutMs/],
     ["sqlite:///x?journal=off", /only the query parameters busyTimeoutMs, durability and driver/],
     ["redis://:pw@cache/0?durability=sometimes", /durability must be 'strict' or 'relaxed'/],

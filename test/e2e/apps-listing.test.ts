@@ -16,7 +16,7 @@ import {
   startHttpCli,
 } from "../helpers/cli.js";
 
-const APP_ONLY = ["viewer_read_task", "viewer_read_output"];
+const APP_ONLY = ["viewer_read_task", "viewer_read_output", "viewer_upload"];
 const MAX_BYTES = 20_000;
 const appsCapabilities = {
   capabilities: { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } },

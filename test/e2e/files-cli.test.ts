@@ -2,6 +2,7 @@
  * The path race through what users run: the built CLI over stdio, uploading from a directory
  * that is swapped for a link to an outside directory and back, against the sandbox over real
  * loopback HTTP. Every body the service received is recorded; none may hold the outside bytes.
+ * Then uploads typed by their bytes, and a save_outputs whose directory cannot be written.
  */
 
 import { mkdir, writeFile } from "node:fs/promises";
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
+import { textOf } from "../helpers/remote-probe.js";
 import { swapDirectory } from "../helpers/swapper.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";
 
@@ -92,5 +94,64 @@ describe("upload_asset under a racing swap (built CLI)", () => {
     expect(received.every((b) => b.equals(inside))).toBe(true);
     expect(received.length).toBe(answers.uploaded);
     expect(answers.uploaded).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe("uploads by their bytes and saves that cannot be written (built CLI over stdio)", () => {
+  it("upload_asset takes data without mimeType, and refuses a mimeType the bytes contradict, naming both", async () => {
+    const iso = isolatedEnv();
+    const { client } = await connectCli({ args: [CLI, "--sandbox"], env: iso.env, name: "bytes-host" });
+    try {
+      const png = renderImage("typed by its bytes", "1:1").toString("base64");
+      const call = async (args: Record<string, unknown>) =>
+        (await client.callTool({ name: "upload_asset", arguments: args })) as CallToolResult;
+      const plain = await call({ data: png });
+      expect(plain.isError, textOf(plain)).toBeFalsy();
+      expect((plain.structuredContent as { asset: { kind: string } }).asset.kind).toBe("image");
+      // A name of the same format agrees; another format is refused before anything is sent.
+      expect((await call({ data: png, mimeType: "image/png" })).isError).toBeFalsy();
+      const wrong = await call({ data: png, mimeType: "image/jpeg" });
+      expect(wrong.isError).toBe(true);
+      expect(textOf(wrong)).toMatch(
+        /^INVALID_ARGUMENT: mimeType: says image\/jpeg but the bytes are image\/png/,
+      );
+      const family = await call({ data: png, mimeType: "video/mp4" });
+      expect(textOf(family)).toMatch(
+        /^INVALID_ARGUMENT: mimeType: says video\/mp4 but the bytes are image\/png/,
+      );
+    } finally {
+      await client.close();
+      iso.cleanup();
+    }
+  }, 30_000);
+
+  it("save_outputs that cannot write is an error saying the outputs were generated, charged and remain downloadable", async () => {
+    const iso = isolatedEnv();
+    // A regular file where the output directory should be: no directory can be made there.
+    await writeFile(path.join(iso.dir, "blocker"), "not a directory");
+    const env = { ...iso.env, GENERATION_OUTPUT_DIR: path.join(iso.dir, "blocker", "out") };
+    const { client } = await connectCli({ args: [CLI, "--sandbox"], env, name: "unwritable-host" });
+    try {
+      const made = (await client.callTool({
+        name: "generate_image",
+        arguments: { model: "sandbox-image-fast", prompt: "a lark", wait: 30 },
+      })) as CallToolResult;
+      const taskId = (made.structuredContent as { task: { id: string } }).task.id;
+      const r = (await client.callTool({ name: "save_outputs", arguments: { taskId } })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      const text = textOf(r);
+      expect(text).toMatch(new RegExp(`^SAVE_FAILED: 1 output of task ${taskId} could not be written`));
+      expect(text).toMatch(/Output #0 not saved: /);
+      expect(text).toMatch(
+        new RegExp(
+          `Task ${taskId} has succeeded: its outputs were generated and its Gems charged \\(\\d+\\); they remain downloadable`,
+        ),
+      );
+      expect(text).toMatch(/#0 https?:\/\/\S+/);
+      expect(text).not.toMatch(/no downloadable outputs|not downloadable/);
+    } finally {
+      await client.close();
+      iso.cleanup();
+    }
   }, 60_000);
 });

@@ -12,6 +12,8 @@ import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { connectCli, isolatedEnv, ROOT, startSandboxCli } from "../helpers/cli.js";
 
 const PLACEHOLDER = "/absolute/path/to/generation-mcp";
+/** VS Code's variable for its workspace folder, as its snippets write it. */
+const WORKSPACE = ["$", "{workspaceFolder}"].join("");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const readmeSection = readme.slice(
   readme.indexOf("## Connecting a host"),
@@ -50,9 +52,11 @@ afterAll(async () => {
 /** Starts an entry as a host would, on this clone and the sandbox; lists tools and models. */
 async function startsAndAnswers(entry: Entry): Promise<void> {
   const args = (entry.args ?? []).map((a) => a.replace(PLACEHOLDER, ROOT));
+  // VS Code puts its workspace folder where a snippet says ${workspaceFolder}.
+  const own = Object.entries(entry.env ?? {}).map(([k, v]) => [k, v.replace(WORKSPACE, iso.dir)]);
   const env = {
     ...iso.env,
-    ...entry.env,
+    ...Object.fromEntries(own),
     GENERATION_BASE_URL: sandbox.url,
     GENERATION_API_KEY: SANDBOX_API_KEY,
     GENERATION_FILES: iso.dir,
@@ -108,6 +112,15 @@ describe("docs/hosts.md: every host", () => {
       await startsAndAnswers(entry);
     }
   }, 60_000);
+
+  it("Claude Code and VS Code, whose MCP root is the project, show where saves go inside it", () => {
+    const claude = (hosts.find((h) => h.startsWith("Claude Code\n")) ?? "").replace(/\s+/g, " ");
+    expect(claude).toContain("--env GENERATION_OUTPUT_DIR=/absolute/path/to/your/project/generated");
+    expect(claude).toMatch(/saves go to `generated\/` in it/);
+    const vscode = jsonBlocks.flatMap(entries).filter(([, e]) => e.type === "stdio");
+    expect(vscode.length).toBe(2);
+    for (const [, e] of vscode) expect(e.env?.GENERATION_OUTPUT_DIR).toBe(`${WORKSPACE}/generated`);
+  });
 
   it("the Claude Code command's from-a-clone form starts the built CLI", async () => {
     const line = /-- (node \/absolute\/path\/to\/generation-mcp\/dist\/cli\.js)/.exec(prose)?.[1];

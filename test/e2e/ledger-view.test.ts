@@ -1,7 +1,8 @@
 /**
  * The ledger as the user reads it, through the shipped binary on stdio against `generation-mcp
  * sandbox` over loopback: list_requests names a submission the service took "accepted" and shows
- * its task's last status beside it (queued, then failed), a closed request's reason is in the text,
+ * its task's last status beside it (queued, then failed) and lists it in state `open` while no read
+ * has seen it finish, a closed request's reason is in the text,
  * the task resources say the same, recover_lost_work lists a delivered task no one saw finish, and
  * the next steps point the right way (poll_task given an identity, list_voices' next page, an
  * unknown voice).
@@ -62,6 +63,10 @@ describe("the ledger as the user reads it", () => {
     expect(text).toContain(`- ${identity} generate_image (sandbox-image-fast "a harbour at dawn`);
     expect(text).toContain(`accepted by the service: task ${taskId}, queued when last read (`);
     expect(text).not.toMatch(/succeeded/);
+    // `open` is what is left to pick up: this task is queued, though its answer was delivered.
+    const open = await list({ state: "open" });
+    expect(open.requests.map((x) => x.idempotencyKey)).toEqual([identity]);
+    expect(open.text).toMatch(/^1 request in state open, newest first\./);
     // The earlier name of the state still filters.
     for (const state of ["accepted", "succeeded"]) {
       expect((await list({ state })).requests.map((x) => x.idempotencyKey)).toEqual([identity]);
@@ -86,6 +91,7 @@ describe("the ledger as the user reads it", () => {
     expect(requests[0]).toMatchObject({ state: "accepted", taskStatus: "failed" });
     expect(text).toContain(`task ${taskId}, failed when last read (`);
     expect(await recoverText()).not.toContain(identity);
+    expect((await list({ state: "open" })).requests).toEqual([]);
   }, 90_000);
 
   it("poll_task given a request identity points to its task, or to list_requests", async () => {

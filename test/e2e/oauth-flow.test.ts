@@ -9,15 +9,13 @@
  * page or a response.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { chromiumMissing, hasChromium, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { chromiumMissing, hasChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
 import {
   approve,
   connectWithOAuth,
@@ -27,40 +25,36 @@ import {
   MemoryOAuthProvider,
   openSignIn,
   postForm,
-  selfSignedCert,
   startCallback,
-  startCimdHost,
 } from "../helpers/oauth-flow.js";
-import { freePort } from "../ledger/stores.js";
+import { register } from "../helpers/oauth-hosts.js";
+import {
+  type DocumentHost,
+  type OAuthServer,
+  startOAuthServer,
+  tokenStore,
+} from "../helpers/oauth-server.js";
 
 const KEY = SANDBOX_API_KEY;
 const HEX = KEY.slice(4);
-const SECRET = Buffer.alloc(32, 7).toString("base64");
 
 runnableOrSkipped(chromiumMissing(), "the OAuth sign-in tests (test/e2e/oauth-flow.test.ts)");
 
 const iso = isolatedEnv();
+let server: OAuthServer;
 let cli: Started;
 let issuer: string;
 let mcpUrl: string;
 let browser: Browser;
 let callback: Awaited<ReturnType<typeof startCallback>>;
-let cimd: Awaited<ReturnType<typeof startCimdHost>>;
+let documents: DocumentHost;
+let cimdUrl: string;
 let store: LedgerStore;
 /** Every page and response body a user or host saw, searched for the key at the end. */
 const seen: string[] = [];
 
 /** Rows of the token store whose key starts with `oauth:<prefix>`. */
-async function rows(prefix: string): Promise<number> {
-  const q = (store as unknown as { query(sql: string, ...p: unknown[]): Promise<Array<{ n: number }>> })
-    .query;
-  const out = await q.call(
-    store,
-    "SELECT count(*) AS n FROM ledger WHERE key LIKE ?",
-    `ledger:kv:oauth:${prefix}%`,
-  );
-  return Number(out[0]?.n ?? 0);
-}
+const rows = async (prefix: string): Promise<number> => (await tokenStore(store).size(prefix)).rows;
 
 /** fetch without following redirects, keeping each response body for the search at the end. */
 const seenFetch: FetchLike = async (url, init) => {
@@ -84,12 +78,11 @@ async function dcrSignIn(name: string): Promise<{ provider: MemoryOAuthProvider;
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  const tls = selfSignedCert(iso.dir);
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  mcpUrl = `${issuer}/mcp`;
+  // A short grace, so a reuse after it is reached within the test (oauth-tokens.test.ts tests the grace).
+  server = await startOAuthServer(iso, 7, { GENERATION_AUTH_REFRESH_GRACE: "1s" });
+  ({ cli, issuer, mcpUrl, browser, store, documents } = server);
   callback = await startCallback();
-  cimd = await startCimdHost(tls, (clientId) => ({
+  cimdUrl = documents.serve("/client.json", (clientId) => ({
     client_id: clientId,
     client_name: "CIMD Test Host",
     redirect_uris: [callback.url],
@@ -97,22 +90,11 @@ beforeAll(async () => {
     response_types: ["code"],
     token_endpoint_auth_method: "none",
   }));
-  cli = await startHttpCli(["--sandbox", "--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    NODE_EXTRA_CA_CERTS: tls.certPath,
-  });
-  browser = await launchChromium();
-  store = await openStore(iso.env.GENERATION_STORE as string);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await cli?.stop();
-  await store?.close();
+  await server?.stop();
   await callback?.close();
-  await cimd?.close();
   iso.cleanup();
 });
 
@@ -153,10 +135,10 @@ describe.runIf(hasChromium())("--auth oauth through the built CLI", () => {
   });
 
   it("a CIMD host: PKCE sign-in with the key typed, a free and a paid call, a refresh, then revocation ends access", async () => {
-    const provider = new MemoryOAuthProvider(callback.url, "ignored: the document names it", cimd.url);
+    const provider = new MemoryOAuthProvider(callback.url, "ignored: the document names it", cimdUrl);
     let page = "";
     const client = await connectWithOAuth(mcpUrl, provider, async (url) => {
-      expect(url.searchParams.get("client_id")).toBe(cimd.url);
+      expect(url.searchParams.get("client_id")).toBe(cimdUrl);
       expect(url.searchParams.get("code_challenge_method")).toBe("S256");
       expect(url.searchParams.get("resource")).toBe(mcpUrl);
       const signIn = await openSignIn(browser, url);
@@ -169,7 +151,7 @@ describe.runIf(hasChromium())("--auth oauth through the built CLI", () => {
     // The page named the client from its metadata document and where it returns.
     expect(page).toContain("CIMD Test Host");
     expect(page).toContain(new URL(callback.url).host);
-    expect(cimd.fetches()).toBeGreaterThan(0);
+    expect(documents.fetches("/client.json")).toBeGreaterThan(0);
 
     const models = await client.callTool({ name: "list_models", arguments: {} });
     seen.push(JSON.stringify(models));
@@ -192,7 +174,7 @@ describe.runIf(hasChromium())("--auth oauth through the built CLI", () => {
     const refreshed = await postForm(`${issuer}/oauth/token`, {
       grant_type: "refresh_token",
       refresh_token: before?.refresh_token ?? "",
-      client_id: cimd.url,
+      client_id: cimdUrl,
       resource: mcpUrl,
     });
     seen.push(JSON.stringify(refreshed.body));
@@ -207,14 +189,14 @@ describe.runIf(hasChromium())("--auth oauth through the built CLI", () => {
     const revoked = await postForm(`${issuer}/oauth/revoke`, {
       token: String(refreshed.body.refresh_token),
       token_type_hint: "refresh_token",
-      client_id: cimd.url,
+      client_id: cimdUrl,
     });
     expect(revoked.status).toBe(200);
     expect(await mcpStatus(String(refreshed.body.access_token))).toBe(401);
     const stale = await postForm(`${issuer}/oauth/token`, {
       grant_type: "refresh_token",
       refresh_token: String(refreshed.body.refresh_token),
-      client_id: cimd.url,
+      client_id: cimdUrl,
     });
     expect(stale.body.error).toBe("invalid_grant");
   });
@@ -347,9 +329,12 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     const second = await postForm(`${issuer}/oauth/token`, exchange);
     expect(second.body.error).toBe("invalid_grant");
     expect(await mcpStatus(String(first.body.access_token))).toBe(401);
+    expect(cli.stderr()).toContain(
+      `revoked: the sign-in of client ${clientId}: an authorization code was used twice`,
+    );
   });
 
-  it("a refresh token reused after rotation: invalid_grant, and the whole family is revoked", async () => {
+  it("a refresh token reused after rotation and its grace: invalid_grant, and the whole family is revoked", async () => {
     const { provider, client } = await dcrSignIn("Refresh Reuse Host");
     await client.close();
     const clientId = String(provider.info?.client_id);
@@ -361,6 +346,7 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     });
     expect(rotated.status).toBe(200);
     expect(await mcpStatus(String(rotated.body.access_token))).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_200));
     const reused = await postForm(`${issuer}/oauth/token`, {
       grant_type: "refresh_token",
       refresh_token: old,
@@ -374,6 +360,9 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
       client_id: clientId,
     });
     expect(next.body.error).toBe("invalid_grant");
+    expect(cli.stderr()).toContain(
+      `revoked: the sign-in of client ${clientId}: a refresh token was used again after its grace (reuse detection ends the whole family)`,
+    );
   });
 
   it("a revoked access token answers 401 with a fresh challenge", async () => {
@@ -438,7 +427,7 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     }).catch(() => undefined);
   });
 
-  it("a token without the mcp scope answers 403 insufficient_scope, naming the scope", async () => {
+  it("a request for openid alone gets the server's scope and no ID token (no identifier of the user leaves)", async () => {
     const reg = (await (
       await raw("/oauth/register", {
         method: "POST",
@@ -466,19 +455,9 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
       code_verifier: verifier,
     });
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
-    const res = await raw("/mcp", {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${String(tokens.body.access_token)}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: "{}",
-    });
-    expect(res.status).toBe(403);
-    const challenge = res.headers.get("www-authenticate") ?? "";
-    expect(challenge).toContain('error="insufficient_scope"');
-    expect(challenge).toContain('scope="mcp"');
+    expect(tokens.body.id_token).toBeUndefined();
+    expect(tokens.body.scope).toBe("mcp");
+    expect(await mcpStatus(String(tokens.body.access_token))).toBe(200);
   });
 
   it("a service that quotes the key back while it is checked: the page says why, never the key", async () => {
@@ -507,18 +486,26 @@ describe.runIf(hasChromium())("--auth oauth refusals: a clear OAuth error, nothi
     expect(outcome).toBe("refused");
   });
 
+  it("X-Forwarded-For from a peer not in GENERATION_TRUSTED_PROXIES is not believed: registrations stop at one address's rate", async () => {
+    // Every registration of this file came from 127.0.0.1; each of these claims another address.
+    let refused: Awaited<ReturnType<typeof register>> | undefined;
+    for (let i = 1; i <= 25 && refused === undefined; i++) {
+      const reg = await register(issuer, { redirect_uris: [callback.url] }, `198.51.100.${i}`);
+      if (reg.status === 429) refused = reg;
+      else expect(reg.status).toBe(201);
+    }
+    expect(refused?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(refused?.body).toMatchObject({ error: "too_many_requests" });
+    expect(String(refused?.body.error_description)).toContain("at most 20 a minute from one address");
+    expect(cli.stderr()).toContain(
+      "registration refused for 127.0.0.1: at most 20 a minute from one address; if 127.0.0.1 is your proxy, list it in GENERATION_TRUSTED_PROXIES",
+    );
+  });
+
   it("the key is in no byte of the store, stdout, stderr, page or response", async () => {
-    const files = [iso.env.GENERATION_STORE?.replace("sqlite://", "") ?? ""].flatMap((f) => [f, `${f}-wal`]);
-    const bytes = files.map((f) => {
-      try {
-        return readFileSync(f).toString("latin1");
-      } catch {
-        return "";
-      }
-    });
     const base64 = Buffer.from(KEY).toString("base64").slice(4, 40);
     for (const [label, text] of [
-      ["store", bytes.join("")],
+      ["store", server.storeBytes()],
       ["stdout", cli.stdout()],
       ["stderr", cli.stderr()],
       ["pages and responses", seen.join("\n")],

@@ -3,7 +3,8 @@
  * PostgreSQL store behind HAProxy with a TLS front (self-signed here), against a sandbox over
  * loopback. A host signs in through the balancer (each step of the flow lands on whichever replica
  * round robin picks), then its token is used on one replica, refreshed on another and revoked on
- * a third; a reused refresh token revokes the family everywhere; a key the service later refuses
+ * a third; a refresh token reused within the grace refreshes again on another replica, after it
+ * revokes the family everywhere; a key the service later refuses
  * ends the sign-in on every replica; a key without `read` is refused by name; a CIMD document on
  * loopback is refused outside testing; and no byte of the shared store holds a key.
  */
@@ -72,7 +73,13 @@ beforeAll(async () => {
   const port = await freePort();
   issuer = `https://localhost:${port}`;
   d = await startDeployment({
-    env: { GENERATION_AUTH: "oauth", GENERATION_PUBLIC_URL: issuer, GENERATION_AUTH_SECRET: SECRET },
+    env: {
+      GENERATION_AUTH: "oauth",
+      GENERATION_PUBLIC_URL: issuer,
+      GENERATION_AUTH_SECRET: SECRET,
+      // Short, so the test reaches a reuse after it.
+      GENERATION_AUTH_REFRESH_GRACE: "2s",
+    },
     port,
     tlsPem: tls.pemPath,
   });
@@ -123,7 +130,7 @@ describe.runIf(ready)(
       }
     });
 
-    it("a refresh token reused on another replica after rotation revokes the family on all", async (ctx) => {
+    it("a refresh token reused on another replica: within the grace it refreshes again, after it the family is revoked on all", async (ctx) => {
       if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);
       const { provider, client, clientId } = await signIn("Reuse Host", key);
@@ -135,12 +142,19 @@ describe.runIf(ready)(
         client_id: clientId,
       });
       expect(rotated.status).toBe(200);
-      const reused = await postForm(`${direct(1)}/oauth/token`, {
-        grant_type: "refresh_token",
-        refresh_token: old,
-        client_id: clientId,
-      });
+      const reuse = (replica: number) =>
+        postForm(`${direct(replica)}/oauth/token`, {
+          grant_type: "refresh_token",
+          refresh_token: old,
+          client_id: clientId,
+        });
+      const retried = await reuse(1);
+      expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+      expect(await mcpStatus(direct(2), String(retried.body.access_token))).toBe(200);
+      await new Promise((r) => setTimeout(r, 2_200));
+      const reused = await reuse(2);
       expect(reused.body.error).toBe("invalid_grant");
+      expect(await mcpStatus(direct(0), String(retried.body.access_token))).toBe(401);
       for (let i = 0; i < 3; i++)
         expect(await mcpStatus(direct(i), String(rotated.body.access_token))).toBe(401);
     });
@@ -183,6 +197,18 @@ describe.runIf(ready)(
         tlsFetch,
       ).catch((e: Error) => e.message);
       expect(outcome).toBe("refused");
+    });
+
+    it("each replica's start message offers hosts the public URL only, never its own loopback address", (ctx) => {
+      if (d === undefined) return ctx.skip();
+      for (const replica of d.replicas) {
+        const out = replica.stdout();
+        expect(out).toContain(
+          `Connector URL, for claude.ai, Claude Desktop (Settings → Connectors → Add custom connector), ChatGPT and every other host: ${issuer}/mcp`,
+        );
+        expect(out).not.toMatch(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+        expect(out).toContain(`listening on ${new URL(replica.url).host} for ${issuer}/mcp`);
+      }
     });
 
     it("a CIMD document on loopback is refused when the public URL is https (not testing)", async (ctx) => {

@@ -2,7 +2,8 @@
  * MCP roots through what users run: the built CLI over stdio, with a client that declares roots
  * as the MCP Inspector does. An empty roots list keeps GENERATION_FILES in force (as the reference
  * filesystem server does), so every file path of the README's "Trying it" works; roots that name a
- * directory narrow it, and a refusal says which directories are in force.
+ * directory narrow it, and a refusal says which directories are in force. Under a host that gives its
+ * project folder as the only root (Claude Code, VS Code), saves go to generated/ in the project.
  */
 
 import { mkdir, readdir, writeFile } from "node:fs/promises";
@@ -19,6 +20,9 @@ const call = async (cli: ConnectedCli, name: string, args: Record<string, unknow
   (await cli.client.callTool({ name, arguments: args })) as CallToolResult;
 
 const open: { close(): Promise<void>; cleanup(): void }[] = [];
+/** A generation saved as it finishes (save: true). */
+const generateSaved = (cli: ConnectedCli) =>
+  call(cli, "generate_image", { model: "sandbox-image-fast", prompt: "a fox", save: true, wait: 30 });
 afterEach(async () => {
   for (const o of open.splice(0)) {
     await o.close();
@@ -46,12 +50,7 @@ describe("MCP roots (built CLI over stdio)", () => {
     expect(up.isError, text(up)).toBeFalsy();
     const voice = await call(cli, "upload_voice", { path: "me.wav", rightsConfirmed: true });
     expect(voice.isError, text(voice)).toBeFalsy();
-    const gen = await call(cli, "generate_image", {
-      model: "sandbox-image-fast",
-      prompt: "a fox",
-      save: true,
-      wait: 30,
-    });
+    const gen = await generateSaved(cli);
     expect(gen.isError, text(gen)).toBeFalsy();
     const task = (gen.structuredContent as { task: { id: string; status: string }; saved?: string[] }) ?? {};
     expect(task.task.status).toBe("succeeded");
@@ -83,7 +82,39 @@ describe("MCP roots (built CLI over stdio)", () => {
     );
     expect(text(gen)).toContain(`(in force: ${sub})`);
     expect(text(gen)).toContain(`GENERATION_FILES is ${files}, narrowed by the client's MCP roots`);
+    // The first remedy is one that works while the roots narrow (GENERATION_FILES cannot widen them).
+    expect(text(gen)).toContain(
+      `Next: Leave GENERATION_OUTPUT_DIR unset (saves then go to generated/ under the client's first root, ${path.join(sub, "generated")})`,
+    );
     const listed = await call(cli, "list_requests", {});
     expect((listed.structuredContent as { requests: unknown[] }).requests).toEqual([]);
+  }, 60_000);
+
+  it("under a project folder as the only root (Claude Code, VS Code), saves go to generated/ in it and say so", async () => {
+    // GENERATION_FILES is the home directory, as by default; GENERATION_OUTPUT_DIR is unset.
+    const iso = isolatedEnv();
+    const project = path.join(iso.dir, "code", "project");
+    await mkdir(project, { recursive: true });
+    const cli = await connectCli({
+      args: [CLI, "--sandbox"],
+      env: iso.env,
+      roots: [project],
+      name: "claude-code",
+    });
+    open.push({ close: () => cli.client.close(), cleanup: iso.cleanup });
+    const gen = await generateSaved(cli);
+    expect(gen.isError, text(gen)).toBeFalsy();
+    const made = gen.structuredContent as { task: { id: string }; saved?: string[] };
+    const into = path.join(project, "generated");
+    expect(made.saved).toEqual([path.join(into, `${made.task.id}-0.png`)]);
+    expect(text(gen)).toContain(`Saved into ${into}: generated/ under the client's first MCP root`);
+    const again = await call(cli, "save_outputs", { taskId: made.task.id });
+    expect(again.isError, text(again)).toBeFalsy();
+    expect((again.structuredContent as { saved: string[] }).saved).toEqual([
+      path.join(into, `${made.task.id}-0-1.png`),
+    ]);
+    expect((await readdir(into)).sort()).toEqual([`${made.task.id}-0-1.png`, `${made.task.id}-0.png`]);
+    // Nothing went to the home directory's generated/, which the roots leave out.
+    expect(await readdir(iso.dir)).not.toContain("generated");
   }, 60_000);
 });

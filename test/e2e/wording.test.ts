@@ -2,8 +2,8 @@
  * The grammar of what the shipped binary says, over texts it builds from values: tool and prompt
  * descriptions, list_models, the storyboard and voice-over prompts (one shot, one keyframe), task
  * results and progress for a task that succeeds and one that fails, a price refusal, an upload past
- * the size limit and list_requests. No "is succeeded", no "a image", no "1 Gems", no size in raw
- * bytes; and the storyboard offers keyframes only from models that take a prompt alone.
+ * the size limit, limits the input schema holds and list_requests. No "is succeeded", no "a
+ * image", no "1 Gems", no size in raw bytes nor a limit in raw digits; and the storyboard offers keyframes only from models that take a prompt alone.
  */
 import { closeSync, ftruncateSync, openSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +30,7 @@ const MISTAKES: Array<[string, RegExp]> = [
     /(?<![\d.,])\b1 (Gems|keyframes|requests|submissions|voices|models|shots|parts|tasks|outputs|seconds)\b/,
   ],
   ["a size in raw bytes", /\b\d{7,} bytes\b|limit is \d{7,}/],
+  ["a limit in raw digits", /<=\s?\d{5,}|\b\d{5,} (characters|items)\b|at most \d{5,}\b/],
 ];
 
 function mistakes(label: string, text: string): string[] {
@@ -108,6 +109,11 @@ it("the texts the server builds from values read as English", async () => {
   closeSync(fd);
   const upload = await call("upload_asset", { path: big });
   expect(upload).toContain("the limit is 1 byte to 30 MiB");
+  // Limits the input schema holds, as people read them: 30 MiB of bytes, 30,000 characters.
+  const data = await call("upload_asset", { data: "A".repeat(40 * 1024 * 1024 + 4), mimeType: "image/png" });
+  expect(data).toMatch(/^INVALID_ARGUMENT: data: must decode to at most 30 MiB \(base64 of 40 MiB\)/);
+  const long = await call("generate_image", { model: "sandbox-image-fast", prompt: "x".repeat(30_001) });
+  expect(long).toMatch(/^INVALID_ARGUMENT: prompt: must be at most 30,000 characters/);
 
   texts.push(...progress.map((p, i): [string, string] => [`progress ${i}`, p]));
   expect(progress.length).toBeGreaterThan(0);
@@ -119,5 +125,7 @@ it("the grammar check catches each mistake it names", () => {
   expect(mistakes("t", "choose a image model")).toHaveLength(1);
   expect(mistakes("t", "about 1 Gems each")).toHaveLength(1);
   expect(mistakes("t", "the limit is 31457280 bytes")).toHaveLength(1);
+  expect(mistakes("t", "Too big: expected string to have <=41943040 characters")).toHaveLength(1);
+  expect(mistakes("t", "must be at most 30000 characters")).toHaveLength(1);
   expect(mistakes("t", "Task t1 has succeeded; an image model; about 1 Gem; 11 Gems; 30 MiB")).toEqual([]);
 });

@@ -92,13 +92,15 @@ export function startHttpCli(
     });
     child.stdout.on("data", (c: Buffer) => {
       stdout += c.toString();
-      const match = /Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(stdout);
-      if (match?.[1] !== undefined && !done) {
+      // Key mode prints its endpoint; OAuth mode the address it listens on (and only the public URL).
+      const match = /Streamable HTTP at (http:\/\/\S+\/mcp)|listening on (\S+) for /.exec(stdout);
+      const url = match?.[1] ?? (match?.[2] === undefined ? undefined : `http://${match[2]}/mcp`);
+      if (url !== undefined && !done) {
         done = true;
         clearTimeout(timer);
         resolve({
           child,
-          url: match[1],
+          url,
           stdout: () => stdout,
           stderr: () => stderr,
           stop: () =>

@@ -9,7 +9,9 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, dirname, join } from "node:path";
+import type { Page } from "playwright-core";
 import { node24 } from "../../scripts/packaged.js";
+import { chromiumMissing } from "./chromium.js";
 import { ROOT } from "./cli.js";
 
 export const INSPECTOR_VERSION = "2.12.0";
@@ -132,4 +134,53 @@ export async function startInspector(
     });
   });
   return { url, output: () => output, stop };
+}
+
+/** The pinned Inspector, installed if need be, or what keeps its tests from running here. */
+export function inspectorOrMissing(): InspectorInstall | string {
+  const missing = chromiumMissing();
+  if (missing !== undefined) return missing;
+  try {
+    return inspectorInstall();
+  } catch (error) {
+    return `the MCP Inspector could not be installed into .tmp/inspector: ${(error as Error).message.split("\n")[0]}`;
+  }
+}
+
+/**
+ * Opens the Inspector's page and connects to the one server listed, as a user does: the switch on
+ * its card; with `key`, signing in on the server's own page (`--auth oauth`) with that service key.
+ * Screenshots of a failed attempt go to `shots`.
+ */
+export async function connectInspector(
+  page: Page,
+  url: string,
+  o: { shots: string; key?: string },
+): Promise<void> {
+  // The UI links Google Fonts; the machine may be offline, and the test needs no fonts from there.
+  await page.route(/fonts\.(googleapis|gstatic)\.com/, (r) => r.abort());
+  await page.goto(url);
+  // The server's card says Disconnected once the UI has rendered (and its handlers are attached).
+  await page.getByText("Disconnected", { exact: true }).waitFor({ timeout: 20_000 });
+  // Mantine's switch hides its input under a styled track: the click goes to the input itself.
+  const toggle = page.getByRole("switch", { name: /Connect or disconnect/ });
+  const connected = page.getByText("Connected", { exact: true });
+  for (let attempt = 1; ; attempt++) {
+    if (!(await toggle.isChecked())) await toggle.click({ force: true });
+    try {
+      if (o.key !== undefined) {
+        // The Inspector registers, then sends the browser to the server's sign-in page.
+        await page.locator("#key").waitFor({ timeout: 20_000 });
+        await page.fill("#key", o.key);
+        await page.click('button[value="allow"]');
+      }
+      await connected.waitFor({ timeout: o.key === undefined ? 10_000 : 20_000 });
+      return;
+    } catch (error) {
+      // Seen once on a loaded machine: the first click had no effect. Once more, with evidence.
+      await page.screenshot({ path: join(o.shots, `inspector-connect-attempt-${attempt}.png`) });
+      if (attempt === 2 || o.key !== undefined) throw error;
+      if (await toggle.isChecked()) await toggle.click({ force: true });
+    }
+  }
 }

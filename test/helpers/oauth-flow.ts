@@ -1,13 +1,13 @@
 /**
  * The parts of an OAuth host, real ones, for tests of `--auth oauth`: the SDK client's OAuth
  * support driven by an in-memory OAuthClientProvider, a redirect URI that records what the browser
- * brings back, an https server holding a Client ID Metadata Document (self-signed certificate
- * made by openssl), Debian's Chromium for the sign-in page, and raw token-endpoint calls.
+ * brings back, a self-signed certificate (made by openssl) for the https servers of the tests,
+ * Debian's Chromium for the sign-in page, and raw token-endpoint calls. oauth-hosts.ts holds the
+ * real hosts' registrations and the server of Client ID Metadata Documents.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
@@ -68,27 +68,6 @@ const listen = (server: Server): Promise<number> =>
   new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
   );
-
-/** An https server on loopback serving one Client ID Metadata Document at /client.json. */
-export async function startCimdHost(
-  tls: Tls,
-  doc: (clientId: string) => Record<string, unknown>,
-): Promise<{ url: string; fetches: () => number; close(): Promise<void> }> {
-  let url = "";
-  let fetches = 0;
-  const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => {
-    fetches++;
-    if (req.url !== "/client.json") return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(doc(url)));
-  });
-  const port = await listen(server);
-  url = `https://localhost:${port}/client.json`;
-  return {
-    url,
-    fetches: () => fetches,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 /** The host's redirect URI: records the query of each visit (code, state, error). */
 export async function startCallback(): Promise<{

@@ -1,6 +1,7 @@
 /**
  * A directory swapped for a link to another directory and back, in a tight loop on its own
  * thread, so a path check and the open after it can be raced for real (not by timed sleeps).
+ * A directory someone made under the name meanwhile is moved aside as `<dir>.intruder-N`.
  */
 import { Worker } from "node:worker_threads";
 
@@ -10,6 +11,7 @@ const fs = require("node:fs");
 const { dir, parked, target, flag, until } = workerData;
 const stop = new Int32Array(flag);
 let swaps = 0;
+let intruders = 0;
 while (Atomics.load(stop, 0) === 0 && Date.now() < until) {
   fs.renameSync(dir, parked);
   try {
@@ -17,14 +19,17 @@ while (Atomics.load(stop, 0) === 0 && Date.now() < until) {
   } catch {
     // The name was taken again between the two calls; the next round puts things back.
   }
-  // Whatever took the name meanwhile (a directory made by mkdir -p) gives way to the original.
+  // Whatever took the name meanwhile (a directory made by mkdir -p) gives way to the original: it
+  // is moved aside, never deleted, so every file written into it can still be counted.
   for (let back = false; !back; ) {
     try {
-      fs.rmSync(dir, { recursive: true, force: true });
+      const taken = fs.lstatSync(dir, { throwIfNoEntry: false });
+      if (taken?.isSymbolicLink()) fs.unlinkSync(dir);
+      else if (taken) fs.renameSync(dir, dir + ".intruder-" + intruders++);
       fs.renameSync(parked, dir);
       back = true;
     } catch (err) {
-      // Files are being written into the directory mkdir made: try again.
+      // The name was taken again in between: try again.
       if (err.code !== "ENOTEMPTY" && err.code !== "EEXIST") throw err;
     }
   }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
+import { ConnectionError, IncompleteStreamError, UnreachableError } from "../../src/client/service-errors.js";
 import { connect } from "../../src/ledger/drivers.js";
 import {
   hashKey,
@@ -127,6 +127,39 @@ describe("run: outcomes through the state machine", () => {
     const out = await ledger.run(req, ok.send, ok.ref);
     expect(out).toMatchObject({ identity, reused: true });
     expect((await ledger.list(keyHash))[0]).toMatchObject({ state: "succeeded", attempts: 4 });
+  });
+
+  it("closes a record none of whose attempts left (connection refused), but not one that may have", async () => {
+    const refused = () => new UnreachableError({ message: "ECONNREFUSED", requestKind: "submission" });
+    const never = scriptedSend([refused()]);
+    const err = await ledger.run({ ...req, maxAttempts: 3 }, never.send, never.ref).catch((e: unknown) => e);
+    expect(never.calls).toHaveLength(3);
+    expect(err).toMatchObject({ state: "closed" });
+    expect((await ledger.list(keyHash))[0]).toMatchObject({
+      state: "closed",
+      closedReason: { code: "SERVICE_UNREACHABLE" },
+    });
+    // A later identical call is a new request, under a new identity.
+    const ok = scriptedSend([{ taskId: "t4" }]);
+    const out = await ledger.run(req, ok.send, ok.ref);
+    expect(out.identity).not.toBe((err as IdentifiedError).identity);
+
+    // An attempt that may have reached the service (a reset), then refusals: still uncertain.
+    const mixed = scriptedSend([
+      new ConnectionError({ message: "socket hang up", requestKind: "submission" }),
+      refused(),
+    ]);
+    const other = { ...req, bytes: '{"n":2}' };
+    const uncertain = await ledger
+      .run({ ...other, maxAttempts: 3 }, mixed.send, mixed.ref)
+      .catch((e: unknown) => e);
+    expect(uncertain).toMatchObject({ state: "uncertain" });
+    // A resumed uncertain record stays so, though this call's attempts were all refused.
+    const again = scriptedSend([refused()]);
+    const resumed = await ledger
+      .run({ ...other, maxAttempts: 2 }, again.send, again.ref)
+      .catch((e: unknown) => e);
+    expect(resumed).toMatchObject({ state: "uncertain", identity: (uncertain as IdentifiedError).identity });
   });
 
   it("stops replaying when the time budget would be exceeded", async () => {

@@ -84,6 +84,26 @@ describe("ledger list pages", () => {
     expect(await l.list(keyHash, { state: "closed" })).toEqual([]);
   });
 
+  it("'unfinished' adds accepted tasks not seen finish to the open records, in SQL as in memory", async () => {
+    const l = await filled(6);
+    const id = async (taskId: string) => (await l.list(keyHash, { taskId }))[0]?.idempotencyKey ?? "";
+    for (const t of ["t1", "t2", "t3", "t4", "t5"]) await l.markDelivered(keyHash, await id(t), true);
+    await l.noteStatus(keyHash, "t1", { status: "processing", at: 1_700_000_000_100 });
+    await l.noteStatus(keyHash, "t2", { status: "succeeded", at: 1_700_000_000_100 });
+    await l.noteSeen(keyHash, "t4", { terminalAt: 1_700_000_000_100, status: "failed" });
+    await l.noteStatus(keyHash, "t5", { status: "queued", at: 1_700_000_000_100 });
+    await l.noteStatus(keyHash, "t5", { status: "partial", at: 1_700_000_000_200 });
+    // t0: not delivered (open); t1 running; t3 never read since submission.
+    const unfinished = await l.list(keyHash, { state: "unfinished" });
+    expect(unfinished.map((r) => r.taskId)).toEqual(["t3", "t1", "t0"]);
+    expect((await l.list(keyHash, { state: "open" })).map((r) => r.taskId)).toEqual(["t0"]);
+    // The same answer, a record at a time, through the generic filter (a lookup by identity).
+    for (const r of await l.list(keyHash)) {
+      const one = await l.list(keyHash, { idempotencyKey: r.idempotencyKey, state: "unfinished" });
+      expect(one.length, r.taskId).toBe(["t0", "t1", "t3"].includes(r.taskId ?? "") ? 1 : 0);
+    }
+  });
+
   it("refuses a cursor it did not make", async () => {
     const l = await filled(1);
     await expect(l.list(keyHash, { cursor: "not-a-cursor" })).rejects.toThrow(/cursor/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ArgumentError, ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
+import { ArgumentError } from "../../src/client/local-refusals.js";
+import { ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
 import { backoffDelay, DEFAULT_BACKOFF, verdict } from "../../src/ledger/replay.js";
 import { serviceError } from "./ledger-helpers.js";
 

@@ -5,8 +5,10 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { newIdentity } from "../../src/ledger/identity.js";
 import { hashKey, type Ledger, LedgerError, openLedger, openStore } from "../../src/ledger/open-ledger.js";
-import { checkAdvance, newIdentity, type StoredRecord } from "../../src/ledger/record.js";
+import type { StoredRecord } from "../../src/ledger/record.js";
+import { checkAdvance } from "../../src/ledger/record-rules.js";
 import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, startHttpCli } from "../helpers/cli.js";
 import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./ledger-helpers.js";

@@ -130,6 +130,51 @@ describe("fault injection", () => {
   });
 });
 
+describe("prices", () => {
+  it("an image is quoted from the catalog's own factors: baseGems × outputCount × resolutionMultipliers", async () => {
+    const quote = async (parameters: Record<string, unknown>) => {
+      const r = await h.post(
+        "/api/generate/image",
+        { model: "sandbox-image-pro", prompt: "q", parameters },
+        { idem: freshIdem() },
+      );
+      return SubmissionSchema.parse(await r.json()).task.quotedGems;
+    };
+    expect(await quote({ resolution: "1K" })).toBe(8);
+    expect(await quote({ resolution: "2K", outputCount: 3 })).toBe(48);
+    expect(await quote({ resolution: "4K", outputCount: 4 })).toBe(128);
+  });
+
+  it("a reprice fault quotes a submission above its catalog price, so maxGems refuses it with nothing created", async () => {
+    h.sb.faults.inject(IMAGE, { kind: "reprice", factor: 2.5 });
+    const before = h.sb.stats.dispatches(IMAGE);
+    const body = { model: "sandbox-image-pro", prompt: "p", parameters: { resolution: "2K" }, maxGems: 16 };
+    const r = await h.post("/api/generate/image", body, { idem: freshIdem() });
+    expect(r.status).toBe(409);
+    expect(await r.json()).toEqual({
+      error: {
+        code: "PRICE_CHANGED",
+        message: "The quote is 40 Gems, above maxGems 16. Approve a higher maxGems to proceed.",
+      },
+    });
+    expect(h.sb.stats.dispatches(IMAGE)).toBe(before);
+    // The fault was used up: the same request at its catalog price goes through.
+    expect((await h.post("/api/generate/image", body, { idem: freshIdem() })).status).toBe(202);
+  });
+
+  it("a model of the wrong kind is named with the right article", async () => {
+    const r = await h.post(
+      "/api/generate/text/v1/chat/completions",
+      { model: "sandbox-image-pro", messages: [{ role: "user", content: "hi" }] },
+      { idem: freshIdem() },
+    );
+    expect(r.status).toBe(422);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toBe(
+      "model: sandbox-image-pro is an image model, not a text one.",
+    );
+  });
+});
+
 describe("runSandboxServer", () => {
   it("prints its base URL and the sandbox key, and serves on it", async () => {
     const { runSandboxServer } = await import("../../src/sandbox/sandbox.js");
@@ -203,6 +248,18 @@ describe("faults over HTTP (a sandbox in its own process)", () => {
   it("POST /sandbox/faults injects a fault that echoes the request's key; a malformed one is refused", async () => {
     const bad = await h.post("/sandbox/faults", { route: IMAGE, fault: { kind: "no-such-fault" } });
     expect(bad.status).toBe(422);
+    for (const factor of [0, -1, "2"]) {
+      const reprice = await h.post("/sandbox/faults", { route: IMAGE, fault: { kind: "reprice", factor } });
+      expect(reprice.status).toBe(422);
+    }
+    const repriced = await h.post("/sandbox/faults", { route: IMAGE, fault: { kind: "reprice", factor: 3 } });
+    expect(repriced.status).toBe(201);
+    const over = await h.post(
+      "/api/generate/image",
+      { ...img("three times"), maxGems: 5 },
+      { idem: freshIdem() },
+    );
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe("PRICE_CHANGED");
     const unauthorised = await h.post(
       "/sandbox/faults",
       { route: IMAGE, fault: { status: 500 } },

@@ -38,6 +38,8 @@ export interface HarnessOptions {
   apiKey?: string;
   /** Speak protocol revision 2026-07-28 (no sessions; questions as input_required rounds). */
   modern?: boolean;
+  /** Declare that the client renders MCP Apps views (the media viewer). */
+  apps?: boolean;
 }
 
 export interface Harness {
@@ -96,6 +98,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     backoff: { baseMs: 5, capMs: 400 },
   });
   const config: EngineConfig = {
+    remoteUsers: false,
     files: [path.join(dir, "files")],
     outputDir: path.join(dir, "files", "generated"),
     extractionModel: "service-video-extract",
@@ -117,6 +120,8 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const capabilities: Record<string, unknown> = {};
   if (o.elicit) capabilities.elicitation = { form: {} };
   if (o.roots) capabilities.roots = {};
+  if (o.apps)
+    capabilities.extensions = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
   const mcp = new Client(
     { name: "tools-test", version: "1.0.0" },
     { capabilities, ...(o.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },

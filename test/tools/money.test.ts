@@ -68,17 +68,37 @@ describe("a retained ANALYSIS_FAILED", () => {
 });
 
 describe("the spending threshold when the host cannot ask", () => {
-  it("is sent as maxGems: a higher quote is refused with PRICE_CHANGED and the result says how to go above it", async () => {
+  it("is sent as maxGems, even over the call's own maxGems: a higher quote is refused, and the result says what to do", async () => {
     await open({ config: { confirmAboveGems: 1 } });
     const r = await h.call("generate_video", video);
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/^PRICE_CHANGED: /);
-    expect(textOf(r)).toMatch(/ceiling of 1 Gem was GENERATION_CONFIRM_ABOVE_GEMS/);
-    expect(textOf(r)).toMatch(/call again with maxGems set to the amount they agree to/);
+    expect(textOf(r)).toMatch(
+      /ceiling of 1 Gem was GENERATION_CONFIRM_ABOVE_GEMS \(1\), sent as maxGems because this client cannot ask the user/,
+    );
+    expect(textOf(r)).toMatch(/nothing was charged/);
+    expect(textOf(r)).toMatch(
+      /Next: this client cannot ask the user, so no call spends above GENERATION_CONFIRM_ABOVE_GEMS/,
+    );
     expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
-    // The caller's explicit maxGems is its answer: it goes through.
-    structured(await h.call("generate_video", { ...video, maxGems: 100_000 }));
-    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(1);
+    // A maxGems of the call's own is no agreement of the user's: the threshold still binds.
+    const own = await h.call("generate_video", { ...video, maxGems: 100_000 });
+    expect(textOf(own)).toMatch(/^PRICE_CHANGED: .*above maxGems 1\b/);
+    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
+  });
+
+  it("a client that cannot ask: a call under the threshold goes through with the threshold as its ceiling", async () => {
+    await open({ config: { confirmAboveGems: 10 } });
+    const r = await h.call("generate_image", {
+      model: "sandbox-image-fast",
+      prompt: "cheap",
+      maxGems: 1_000,
+      wait: 0,
+    });
+    expect(structured(r)).toMatchObject({ created: true });
+    expect(textOf(r)).toMatch(
+      /Sent with maxGems 10, your confirmation threshold \(GENERATION_CONFIRM_ABOVE_GEMS 10\), without asking: this client cannot ask the user \(no elicitation\); the call's maxGems 1000 was lowered to it/,
+    );
   });
 
   it("a lower GENERATION_MAX_GEMS stays the ceiling, without the threshold note", async () => {
@@ -100,6 +120,8 @@ describe("the spending threshold when the host cannot ask", () => {
 });
 
 describe("saving and the charge", () => {
+  // The harness sets GENERATION_OUTPUT_DIR explicitly.
+  const outputDir = (): string => h.engine.config.outputDir ?? "";
   it("refuses save: true before submitting when the output directory is outside the allowed ones", async () => {
     await open({ config: { outputDir: "/" } });
     const r = await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", save: true });
@@ -120,7 +142,7 @@ describe("saving and the charge", () => {
     });
     const s = structured<{ saved?: string[] }>(r);
     expect(s.saved?.length).toBe(1);
-    expect(s.saved?.[0]?.startsWith(h.engine.config.outputDir)).toBe(true);
+    expect(s.saved?.[0]?.startsWith(outputDir())).toBe(true);
   });
 
   it("with roots outside GENERATION_FILES, says which directories are in force and how to allow one", async () => {
@@ -133,14 +155,17 @@ describe("saving and the charge", () => {
     expect(textOf(r)).toContain(`narrowed by the client's MCP roots (${pathToFileURL(outside).href})`);
     expect(h.sandbox.stats.dispatches()).toBe(0);
     const s = await h.call("save_outputs", { taskId: "task_x" });
-    expect(textOf(s)).toMatch(/^SAVE_NOT_ALLOWED: .*add it to the host's MCP roots/);
+    // The fix that works first: roots only narrow, so the root's folder must join GENERATION_FILES.
+    expect(textOf(s)).toMatch(
+      /^SAVE_NOT_ALLOWED: .*Next: The client's MCP roots lie outside GENERATION_FILES: add the folder the host works in/,
+    );
     expect(textOf(s)).not.toMatch(/no downloadable outputs/);
   });
 
   it("a save that fails after the charge says the work is done and charged, with the task ID, and points to save_outputs", async () => {
     await open();
     // A regular file where the output directory should be: allowed, but nothing can be written.
-    await writeFile(h.engine.config.outputDir, "not a directory");
+    await writeFile(outputDir(), "not a directory");
     const r = await h.call("generate_image", {
       model: "sandbox-image-fast",
       prompt: "fox",
@@ -167,7 +192,7 @@ describe("saving and the charge", () => {
     });
     const s = structured<{ saved: string[] }>(r);
     expect(s.saved[0]).toBe(
-      path.join(h.engine.config.outputDir, `${(s as unknown as { task: { id: string } }).task.id}-0.png`),
+      path.join(outputDir(), `${(s as unknown as { task: { id: string } }).task.id}-0.png`),
     );
     expect(textOf(r)).toMatch(/Next: tell the user where the saved files are/);
     expect(textOf(r)).not.toMatch(/Next: .*save_outputs/);

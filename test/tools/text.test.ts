@@ -62,6 +62,22 @@ describe("chat", () => {
     expect(h.sandbox.stats.dispatches(CHAT)).toBe(1);
   });
 
+  it("three identical chats at once: one request, and one answer says how to get different ones", async () => {
+    h = await harness();
+    const args = { model: "sandbox-chat-small", messages: [{ role: "user", content: "a name for a cat" }] };
+    const results = await Promise.all([0, 1, 2].map(() => h.call("chat", args)));
+    expect(new Set(results.map((r) => structured<{ idempotencyKey: string }>(r).idempotencyKey)).size).toBe(
+      1,
+    );
+    expect(h.sandbox.stats.dispatches(CHAT)).toBe(1);
+    const told = results.filter((r) =>
+      /several different results: vary the messages of each call, or give each call its own idempotencyKey/.test(
+        textOf(r),
+      ),
+    );
+    expect(told).toHaveLength(1);
+  });
+
   it("refuses a bad conversation locally", async () => {
     h = await harness();
     const none = await h.call("chat", { model: "sandbox-chat-small", messages: [] });
@@ -116,8 +132,13 @@ describe("discovery, ledger and resources", () => {
     const gen = structured<{ idempotencyKey: string; task: { id: string } }>(
       await h.call("generate_image", { model: "sandbox-image-fast", prompt: "fox", wait: 0 }),
     );
-    // Refused by the service (the edit model needs a source image): a closed record.
-    await h.call("generate_image", { model: "sandbox-image-edit", prompt: "x", wait: 0 });
+    // Refused by the service (a source image this key does not own): a closed record.
+    await h.call("generate_image", {
+      model: "sandbox-image-edit",
+      prompt: "x",
+      parameters: { sourceImage: "ast_not_owned" },
+      wait: 0,
+    });
     const all = structured<{ requests: { idempotencyKey: string; state: string; taskId?: string }[] }>(
       await h.call("list_requests", {}),
     );

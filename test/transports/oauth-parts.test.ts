@@ -149,4 +149,28 @@ describe("--auth oauth settings", () => {
       serve(["--transport", "http"], { ...base, GENERATION_PUBLIC_URL: "http://127.0.0.1:3333" }).name,
     ).toBe("serve");
   });
+
+  it("reports every missing or malformed OAuth setting in the same run, one line each", () => {
+    const lines = (argv: string[], env: Record<string, string>): string[] => {
+      try {
+        serve(argv, env);
+      } catch (error) {
+        return (error as { lines: string[] }).lines;
+      }
+      return [];
+    };
+    expect(lines([], { GENERATION_AUTH: "oauth" })).toEqual([
+      expect.stringMatching(/^--auth: 'oauth' needs --transport http/),
+      expect.stringMatching(/^GENERATION_PUBLIC_URL: required with --auth oauth/),
+      expect.stringMatching(/^GENERATION_AUTH_SECRET: required with --auth oauth/),
+    ]);
+    // A malformed one is named as such, and not again as missing.
+    expect(lines([], { GENERATION_AUTH: "oauth", GENERATION_PUBLIC_URL: "http://gm.internal.test" })).toEqual(
+      [
+        expect.stringMatching(/^GENERATION_PUBLIC_URL: must be https/),
+        expect.stringMatching(/^--auth: 'oauth' needs --transport http/),
+        expect.stringMatching(/^GENERATION_AUTH_SECRET: required with --auth oauth/),
+      ],
+    );
+  });
 });

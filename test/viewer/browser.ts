@@ -9,10 +9,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import type { McpUiResourceCsp } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { McpUiHostCapabilities, McpUiResourceCsp } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { build } from "esbuild";
 import type { BrowserContext, Frame, Page } from "playwright-core";
 import { launchChromiumContext } from "../helpers/chromium.js";
+import type { HostLog } from "./host/host-log.js";
 
 const VIEWER = "ui://generation/viewer";
 
@@ -20,7 +21,7 @@ const VIEWER = "ui://generation/viewer";
 export interface HostWindow {
   showView(o: unknown): Promise<void>;
   setTheme(theme: "light" | "dark"): void;
-  hostLog: { downloads: unknown[]; resultSentAt: number; sizes: unknown[] };
+  hostLog: HostLog;
 }
 
 /**
@@ -113,6 +114,10 @@ export interface ShowOptions {
   theme?: "light" | "dark";
   /** Ends the call with tool-cancelled (this reason) instead of sending its result. */
   cancelled?: string;
+  /** The host's capabilities, in place of the test host's default. */
+  capabilities?: McpUiHostCapabilities;
+  /** Changes the arguments of the view's tool calls on their way, as a faulty host might. */
+  tamper?: (name: string, args: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export interface Browser {
@@ -138,10 +143,15 @@ export async function openBrowser(client: Client): Promise<Browser> {
   const page = context.pages()[0] ?? (await context.newPage());
   const requests: Browser["requests"] = [];
   let refuseRead = false;
+  let tamper: ShowOptions["tamper"];
   await page.exposeFunction("mcpRequest", async (method: string, params: Record<string, unknown>) => {
     requests.push({ method, params });
     if (refuseRead && method === "resources/read") throw new Error("result larger than this host allows");
-    if (method === "tools/call") return client.callTool(params as never);
+    if (method === "tools/call") {
+      const name = String(params.name);
+      const args = (params.arguments ?? {}) as Record<string, unknown>;
+      return client.callTool({ name, arguments: tamper ? tamper(name, args) : args });
+    }
     if (method === "resources/read") return client.readResource(params as never);
     throw new Error(`the test host forwards no ${method}`);
   });
@@ -156,6 +166,7 @@ export async function openBrowser(client: Client): Promise<Browser> {
       const result = (await client.callTool({ name, arguments: args })) as Record<string, unknown>;
       requests.length = 0;
       refuseRead = o.refuseResourceRead === true;
+      tamper = o.tamper;
       await page.evaluate((opts) => (globalThis as unknown as HostWindow).showView(opts), {
         html: content.text,
         csp: o.csp ?? content._meta?.ui?.csp,
@@ -165,6 +176,7 @@ export async function openBrowser(client: Client): Promise<Browser> {
         theme: o.theme ?? "light",
         ...(o.cancelled === undefined ? {} : { cancelled: o.cancelled }),
         ...(o.exactOrigins ? { exactOrigins: true } : {}),
+        ...(o.capabilities ? { capabilities: o.capabilities } : {}),
       });
       const frame = page.frames().find((f) => f.parentFrame()?.url().includes("/sandbox.html"));
       if (!frame) throw new Error("the view's frame did not appear");

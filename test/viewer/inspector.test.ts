@@ -11,23 +11,19 @@ import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
+import { launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { CLI, isolatedEnv, ROOT, type Started, startHttpCli } from "../helpers/cli.js";
-import { type InspectorInstall, inspectorInstall, startInspector } from "../helpers/inspector.js";
+import {
+  connectInspector,
+  type InspectorInstall,
+  inspectorOrMissing,
+  startInspector,
+} from "../helpers/inspector.js";
 
 const SHOTS = join(ROOT, ".tmp", "viewer");
 const PROMPT = "a red fox in fresh snow";
 
-function setUp(): InspectorInstall | string {
-  const missing = chromiumMissing();
-  if (missing !== undefined) return missing;
-  try {
-    return inspectorInstall();
-  } catch (error) {
-    return `the MCP Inspector could not be installed into .tmp/inspector: ${(error as Error).message.split("\n")[0]}`;
-  }
-}
-const install = setUp();
+const install = inspectorOrMissing();
 const ready = runnableOrSkipped(
   typeof install === "string" ? install : undefined,
   "test/viewer/inspector.test.ts",
@@ -35,26 +31,7 @@ const ready = runnableOrSkipped(
 
 /** Connects to the one server listed, opens the Apps tab and runs generate_image as a user would. */
 async function generateInApps(page: Page, url: string): Promise<Frame> {
-  // The UI links Google Fonts; the machine may be offline, and the test needs no fonts from there.
-  await page.route(/fonts\.(googleapis|gstatic)\.com/, (r) => r.abort());
-  await page.goto(url);
-  // The server's card says Disconnected once the UI has rendered (and its handlers are attached).
-  await page.getByText("Disconnected", { exact: true }).waitFor({ timeout: 20_000 });
-  // Mantine's switch hides its input under a styled track: the click goes to the input itself.
-  const toggle = page.getByRole("switch", { name: /Connect or disconnect/ });
-  const connected = page.getByText("Connected", { exact: true });
-  for (let attempt = 1; ; attempt++) {
-    if (!(await toggle.isChecked())) await toggle.click({ force: true });
-    try {
-      await connected.waitFor({ timeout: 10_000 });
-      break;
-    } catch (error) {
-      // Seen once on a loaded machine: the first click had no effect. Once more, with evidence.
-      await page.screenshot({ path: join(SHOTS, `inspector-connect-attempt-${attempt}.png`) });
-      if (attempt === 2) throw error;
-      if (await toggle.isChecked()) await toggle.click({ force: true });
-    }
-  }
+  await connectInspector(page, url, { shots: SHOTS });
   await page.getByText("Apps", { exact: true }).first().click();
   await page.getByText("Generate an image", { exact: true }).click();
   await page.getByLabel("model *", { exact: true }).fill("sandbox-image-fast");

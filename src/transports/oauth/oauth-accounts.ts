@@ -14,8 +14,6 @@ interface AccountRecord {
   grants: string[];
 }
 
-/** An account outlives its longest grant (see provider.ts). */
-export const ACCOUNT_TTL_MS = 90 * 24 * 60 * 60 * 1000;
 /** Grants remembered per account; the oldest are forgotten first (they expire on their own). */
 const MAX_GRANTS = 200;
 const MAX_SWAP_TRIES = 8;
@@ -23,9 +21,11 @@ const MAX_SWAP_TRIES = 8;
 const accountKey = (keyHash: string): string => `oauth:account:${keyHash}`;
 
 export class Accounts {
+  /** `ttlMs`: how long an account lives unused, as long as its grants (GENERATION_AUTH_IDLE_TTL). */
   constructor(
     private readonly kv: KeyedStore,
     private readonly sealing: Sealing,
+    private readonly ttlMs: number,
   ) {}
 
   /** Stores the key (sealed) and adds a grant to its account, atomically against other replicas. */
@@ -46,9 +46,14 @@ export class Accounts {
     if (opened.stale) {
       // Sealed under a secret being rotated out: seal it again under the new one.
       const next: AccountRecord = { ...rec, key: this.sealing.seal(opened.plain, keyHash) };
-      await this.kv.swap(accountKey(keyHash), raw, JSON.stringify(next), ACCOUNT_TTL_MS);
+      await this.kv.swap(accountKey(keyHash), raw, JSON.stringify(next), this.ttlMs);
     }
     return opened.plain;
+  }
+
+  /** The account is in use: it lives `ttlMs` from now, as its grant does. */
+  async touch(keyHash: string): Promise<void> {
+    await this.#update(keyHash, (rec) => rec);
   }
 
   async exists(keyHash: string): Promise<boolean> {
@@ -65,12 +70,17 @@ export class Accounts {
     return rec.grants.length;
   }
 
-  async #update(keyHash: string, change: (rec: AccountRecord | undefined) => AccountRecord): Promise<void> {
+  /** Rewrites the account atomically; `change` returning undefined leaves an absent account absent. */
+  async #update(
+    keyHash: string,
+    change: (rec: AccountRecord | undefined) => AccountRecord | undefined,
+  ): Promise<void> {
     const key = accountKey(keyHash);
     for (let i = 0; i < MAX_SWAP_TRIES; i++) {
       const raw = await this.kv.get(key);
-      const next = JSON.stringify(change(raw === undefined ? undefined : (JSON.parse(raw) as AccountRecord)));
-      if (await this.kv.swap(key, raw, next, ACCOUNT_TTL_MS)) return;
+      const rec = change(raw === undefined ? undefined : (JSON.parse(raw) as AccountRecord));
+      if (rec === undefined) return;
+      if (await this.kv.swap(key, raw, JSON.stringify(rec), this.ttlMs)) return;
     }
     throw new Error("the account record could not be updated: the store kept changing");
   }

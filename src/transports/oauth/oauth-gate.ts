@@ -8,6 +8,7 @@
  * Bearer key. http-server.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { BlockList } from "node:net";
 import {
   type AuthInfo,
   bearerAuthChallengeResponse,
@@ -22,8 +23,11 @@ import type { KeyedStore } from "../../ledger/open-ledger.js";
 import type { Engine } from "../../mcp/context.js";
 import type { KeyCheck } from "../engine.js";
 import type { Accounts } from "./oauth-accounts.js";
-import { createProvider, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
+import { StoreAdapter } from "./oauth-adapter.js";
+import type { OAuthLog } from "./oauth-log.js";
+import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
 import type { Sealing } from "./oauth-sealing.js";
+import { RegistrationLimit } from "./register-limit.js";
 import { serveSignIn } from "./sign-in.js";
 
 /** The engines a checked token or a signed-in key resolves to (engine.ts's Engines). */
@@ -45,6 +49,11 @@ export interface OAuthOptions {
   checkKey(apiKey: string): Promise<KeyCheck>;
   engines: KeyEngines;
   sandboxKey?: string;
+  lifetimes: Lifetimes;
+  /** The proxies whose X-Forwarded-For is believed (GENERATION_TRUSTED_PROXIES), as a BlockList. */
+  trustedProxies?: BlockList;
+  /** The operator's log lines (oauth-log.ts, on stderr). */
+  log: OAuthLog;
 }
 
 export interface OAuthGate {
@@ -65,7 +74,7 @@ const AS_METADATA = new Set(["/.well-known/oauth-authorization-server", "/.well-
 export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   const issuer = new URL(o.publicUrl).origin;
   const resource = `${issuer}/mcp`;
-  const { sealing, accounts } = o;
+  const { sealing, accounts, log } = o;
   const loopbackHttp = issuer.startsWith("http:");
   const provider = await createProvider({
     issuer,
@@ -73,8 +82,13 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     kv: o.kv,
     sealing,
     accounts,
+    lifetimes: o.lifetimes,
+    log,
     allowLoopbackClients: loopbackHttp,
   });
+  const registrations = new RegistrationLimit(o.trustedProxies);
+  // A registration a sign-in used lives as long as the grants over it (see keepAlive).
+  const registered = new StoreAdapter("Client", o.kv);
   const callback = provider.callback();
   // SQL stores keep expired tokens until swept (Redis expires them itself).
   setInterval(() => void o.kv.sweep(Date.now()).catch(() => undefined), SWEEP_MS).unref();
@@ -94,6 +108,8 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       dangerouslyAllowInsecureIssuerUrl: loopbackHttp,
     }),
   );
+  // Each request's check extends the grant it uses (see keepAlive).
+  const touch = keepAlive(o.kv, accounts, o.lifetimes.grantIdle);
   const bearer = {
     expectedResource: new URL(resource),
     requiredScopes: [MCP_SCOPE],
@@ -108,6 +124,11 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     resource,
     hashKey: o.hashKey,
     checkKey: o.checkKey,
+    log,
+    async granted(clientId: string, keyHash: string) {
+      log.signedIn(clientId, keyHash);
+      await registered.touch(clientId, o.lifetimes.grantIdle);
+    },
     ...(o.sandboxKey === undefined ? {} : { sandboxKey: o.sandboxKey }),
   };
 
@@ -125,10 +146,12 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       req.headers["x-forwarded-proto"] = forwarded.proto;
       req.headers["x-forwarded-host"] = forwarded.host;
       if (path.startsWith(SIGN_IN_PATH)) {
-        const uid = decodeURIComponent(path.slice(SIGN_IN_PATH.length));
-        serveSignIn(req, res, uid, signIn).catch(() => {
+        serveSignIn(req, res, path.slice(SIGN_IN_PATH.length), signIn).catch(() => {
           if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
         });
+        return true;
+      }
+      if (path === "/oauth/register" && req.method === "POST" && !admitted(req, res, registrations, log)) {
         return true;
       }
       if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
@@ -140,7 +163,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       let found: FoundToken | undefined;
       const verifier: OAuthTokenVerifier = {
         async verifyAccessToken(token) {
-          found = await findToken(provider, token);
+          found = await findToken(provider, token, touch);
           return found.auth;
         },
       };
@@ -156,6 +179,50 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
         return bearerAuthChallengeResponse(error, bearer);
       }
     },
+  };
+}
+
+/** Counts a registration against its source's rate; answers 429 (RFC 6585) when it is over. */
+function admitted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: RegistrationLimit,
+  log: OAuthLog,
+): boolean {
+  const admission = limit.admit(req);
+  if (admission.ok) return true;
+  log.rateLimited(admission.source, admission.limit);
+  res
+    .writeHead(429, {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "retry-after": String(admission.retryAfterS),
+    })
+    .end(
+      JSON.stringify({
+        error: "too_many_requests",
+        error_description: `Too many client registrations: ${admission.limit}. Retry after ${admission.retryAfterS} s, or register by Client ID Metadata Document.`,
+      }),
+    );
+  return false;
+}
+
+/**
+ * A grant in use lives on: each request checked against it extends it (and its account and
+ * registered client) to the idle lifetime again, at most once per tenth of that lifetime (and at
+ * least once a day), so a sign-in ends only after it has gone unused that long.
+ */
+function keepAlive(kv: KeyedStore, accounts: Accounts, idleS: number) {
+  const grants = new StoreAdapter("Grant", kv);
+  const clients = new StoreAdapter("Client", kv);
+  const everyS = Math.min(24 * 60 * 60, idleS / 10);
+  return async (grantId: string, exp: number | undefined, clientId: string, keyHash: string) => {
+    if (exp !== undefined && exp - Date.now() / 1000 > idleS - everyS) return;
+    await Promise.all([
+      grants.touch(grantId, idleS),
+      clients.touch(clientId, idleS),
+      accounts.touch(keyHash),
+    ]);
   };
 }
 
@@ -195,15 +262,19 @@ interface FoundToken {
  * An access token is valid while its record (stored by hash) and its grant both live: revoking,
  * reusing a refresh token or the service refusing the key deletes the grant (adapter.ts).
  */
-async function findToken(provider: Provider, token: string): Promise<FoundToken> {
+async function findToken(
+  provider: Provider,
+  token: string,
+  touch: ReturnType<typeof keepAlive>,
+): Promise<FoundToken> {
   const at = await provider.AccessToken.find(token);
   if (at === undefined || typeof at.grantId !== "string") {
     throw invalid("The access token is unknown, expired or revoked");
   }
-  if ((await provider.Grant.find(at.grantId)) === undefined) {
-    throw invalid("The sign-in behind this access token was revoked");
-  }
+  const grant = await provider.Grant.find(at.grantId);
+  if (grant === undefined) throw invalid("The sign-in behind this access token was revoked");
   if (typeof at.accountId !== "string") throw invalid("The access token names no account");
+  await touch(at.grantId, grant.exp, at.clientId ?? "", at.accountId).catch(() => undefined);
   const aud = Array.isArray(at.aud) ? at.aud[0] : at.aud;
   const auth: AuthInfo = {
     token: "",

@@ -1,16 +1,19 @@
 /**
- * `--auth oauth` built in an order with no cycle: the token store (the ledger's keyed values) and
- * the accounts over it first; then the engines, told to end every sign-in over a key the service
- * refuses later (revoked, expired), which is the accounts' work; then the gate, which resolves a
- * checked token to its key's engine and checks a signing-in key with the service through one.
+ * `--auth oauth` built in an order with no cycle: the token store (the ledger's keyed values), the
+ * accounts over it and the operator's log first; then the engines, told to end every sign-in over a
+ * key the service refuses later (revoked, expired), which is the accounts' work, said in the log;
+ * then the gate, which resolves a checked token to its key's engine and checks a signing-in key with
+ * the service through one.
  */
 
 import type { Config } from "../../config/index.js";
+import { trustedProxyList } from "../../config/oauth-settings.js";
+import { hashKey } from "../../ledger/identity.js";
 import type { LazyLedger } from "../../ledger/lazy-ledger.js";
-import { hashKey } from "../../ledger/record.js";
 import { createEngines, type Engines } from "../engine.js";
 import { Accounts } from "./oauth-accounts.js";
 import { createOAuth, type OAuthGate } from "./oauth-gate.js";
+import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
 import { Sealing } from "./oauth-sealing.js";
 
 export interface OAuthStart {
@@ -24,11 +27,18 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
   }
   const kv = await ledger.keyed();
   const sealing = new Sealing(config.authSecret);
-  const accounts = new Accounts(kv, sealing);
+  const lifetimes = {
+    accessToken: config.accessTokenTtl,
+    refreshToken: config.refreshTokenTtl,
+    grantIdle: config.grantIdleTtl,
+    refreshGrace: config.refreshGrace,
+  };
+  const accounts = new Accounts(kv, sealing, lifetimes.grantIdle * 1000);
+  const log = oauthLog((line) => process.stderr.write(line));
   const engines = await createEngines(config, {
     ledger,
     onKeyRefused: (keyHash) =>
-      void accounts.revoke(keyHash).catch((error: unknown) => {
+      void revokeKey(accounts, log, keyHash).catch((error: unknown) => {
         console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
       }),
   });
@@ -40,7 +50,21 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
     hashKey,
     checkKey: (apiKey) => engines.checkKey(apiKey),
     engines,
+    lifetimes,
+    ...(config.trustedProxies === undefined
+      ? {}
+      : { trustedProxies: trustedProxyList(config.trustedProxies) }),
+    log,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
   return { engines, gate };
+}
+
+/** The service refused a key: every sign-in over it ends, and the operator's log says so. */
+async function revokeKey(accounts: Accounts, log: OAuthLog, keyHash: string): Promise<void> {
+  const ended = await accounts.revoke(keyHash);
+  log.revoked(
+    `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
+    "the service refused its key (INVALID_API_KEY: revoked or expired)",
+  );
 }

@@ -7,8 +7,10 @@ import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1b1b1b}
-main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border:1px solid #d6d6d0;border-radius:8px}
-h1{font-size:1.4rem;margin-top:0}label{display:block;font-weight:600;margin-top:1rem}
+main{max-width:34rem;margin:1.5rem auto;padding:1.5rem;background:#fff;border:1px solid #d6d6d0;border-radius:8px}
+h1{font-size:1.3rem;margin-top:0}label{display:block;font-weight:600;margin-top:1rem}
+.returns{font-size:1.05rem;border-left:4px solid #2a6df4;background:#eef3fe;padding:.5rem .75rem;overflow-wrap:anywhere}
+.name{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:3;overflow:hidden;overflow-wrap:anywhere}
 input{width:100%;box-sizing:border-box;font:inherit;padding:.5rem;margin:.25rem 0;border:1px solid #767676;border-radius:4px}
 .help{color:#4a4a4a;font-size:.9rem}.error{border-left:4px solid #b00020;background:#fdecee;padding:.5rem .75rem;margin:1rem 0}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap;margin-top:1.25rem}
@@ -24,10 +26,10 @@ export function escapeHtml(text: string): string {
   );
 }
 
-function document(title: string, body: string): string {
+function document(title: string, body: string, head = ""): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<meta name="referrer" content="no-referrer">${head}<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><main>${body}</main></body></html>`;
 }
 
@@ -54,15 +56,16 @@ export function signInPage(v: SignInView): string {
     : "";
   return document(
     `Connect ${v.clientName} to generation-mcp`,
-    `<h1>Connect <q>${name}</q> to generation-mcp</h1>
-<p><strong>${name}</strong>, which returns to <code>${escapeHtml(v.redirectHost)}</code>, asks to generate media with your service key. It will spend Gems from that key, within the key's own monthly cap, and see your generation requests.</p>
+    `<h1>Connect an app to generation-mcp</h1>
+<p class="returns" id="returns-to">Once you answer, your browser returns to <strong><code>${escapeHtml(v.redirectHost)}</code></strong>.</p>
+<p><strong class="name" id="client-name">${name}</strong> asks to generate media with your service key. It will spend Gems from that key, within the key's own monthly cap, and see your generation requests.</p>
 ${error}
 <form method="post" action="/oauth/sign-in/${encodeURIComponent(v.uid)}">
 <input type="hidden" name="csrf" value="${escapeHtml(v.csrf)}">
 <label for="key">Your service key</label>
 <input id="key" name="key" type="password" autocomplete="off" spellcheck="false" autocapitalize="off"
  aria-describedby="key-help${v.error === undefined ? "" : " key-error"}"${v.error === undefined ? "" : ' aria-invalid="true"'} autofocus>
-<p class="help" id="key-help">It starts with <code>lgk_</code>. It is checked with the service, then kept encrypted on this server; ${name} never sees it. Revoking the key in your account ends this connection.</p>
+<p class="help" id="key-help">It starts with <code>lgk_</code>. It is checked with the service, then kept encrypted on this server; the app never sees it. Revoking the key in your account ends this connection.</p>
 <div class="actions">
 <button type="submit" class="primary" name="action" value="allow">Allow</button>
 <button type="submit" name="action" value="deny" formnovalidate>Deny</button>
@@ -81,13 +84,28 @@ export function errorPage(error: string, description: string): string {
   );
 }
 
+/**
+ * The page that follows the form (sign-in.ts): it moves on to the authorization endpoint, and from
+ * there to the client, by a meta refresh, a navigation that the form's `form-action` does not govern.
+ */
+export function continuePage(resumeUrl: string, redirectHost: string): string {
+  const href = escapeHtml(resumeUrl);
+  return document(
+    "Returning to the app",
+    `<h1>Returning to the app</h1>
+<p class="returns" id="returns-to">Your browser now returns to <strong><code>${escapeHtml(redirectHost)}</code></strong>.</p>
+<p>If nothing happens, <a href="${href}">continue</a>.</p>`,
+    `<meta http-equiv="refresh" content="0;url=${href}">`,
+  );
+}
+
 /** The headers every page gets: no framing, no third-party anything, no caching, no referrer. */
-export function pageHeaders(formTargets: string[] = []): Record<string, string> {
+export function pageHeaders(): Record<string, string> {
   const csp = [
     "default-src 'none'",
     `style-src 'sha256-${STYLE_HASH}'`,
-    // Chromium applies form-action to the redirects after a post: the client's redirect URI too.
-    `form-action 'self' ${formTargets.join(" ")}`.trim(),
+    // Forms post only here; the page after a post moves on by navigation (continuePage).
+    "form-action 'self'",
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join("; ");
@@ -101,6 +119,6 @@ export function pageHeaders(formTargets: string[] = []): Record<string, string> 
   };
 }
 
-export function sendPage(res: ServerResponse, status: number, html: string, formTargets?: string[]): void {
-  res.writeHead(status, pageHeaders(formTargets)).end(html);
+export function sendPage(res: ServerResponse, status: number, html: string): void {
+  res.writeHead(status, pageHeaders()).end(html);
 }

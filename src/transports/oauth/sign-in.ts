@@ -6,15 +6,23 @@
  * resource is made. The form carries a CSRF token bound to the interaction, and the interaction
  * itself is bound to the browser by oidc-provider's signed cookie. A refusal says why, naming the
  * scope or the format, never the key; nothing is stored for a refused attempt.
+ *
+ * The form is answered with a 303 to a page of ours (`…/continue`) that moves on by a meta
+ * refresh, not with the redirect to the client: Chromium applies the form's `form-action` to every
+ * redirect that follows a form submission, so a client callback that redirects onward (a bounce
+ * page handing off to a desktop app) would be blocked and the user left on the form. The move
+ * from our page is a plain navigation, which `form-action` does not govern.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
+import { LIMITS } from "../../config/service-limits.js";
 import type { KeyCheck } from "../engine.js";
 import { readBody } from "../http-guard.js";
 import type { Accounts } from "./oauth-accounts.js";
+import type { OAuthLog } from "./oauth-log.js";
 import { MCP_SCOPE } from "./oauth-provider.js";
 import type { Sealing } from "./oauth-sealing.js";
-import { errorPage, sendPage, signInPage } from "./sign-in-page.js";
+import { continuePage, errorPage, sendPage, signInPage } from "./sign-in-page.js";
 
 export interface SignInDeps {
   provider: Provider;
@@ -23,16 +31,18 @@ export interface SignInDeps {
   resource: string;
   hashKey(apiKey: string): string;
   checkKey(apiKey: string): Promise<KeyCheck>;
+  log: OAuthLog;
+  /** A grant was made for this client over this key (the client's registration is kept from now on). */
+  granted(clientId: string, keyHash: string): Promise<void>;
   /** With --sandbox: the sandbox's key, offered by a button (never written into the page). */
   sandboxKey?: string;
 }
 
-const KEY = /^lgk_[0-9a-f]{64}$/;
 /**
- * The scopes the provider lists (oauth-provider.ts): a client may register and ask for any of
- * them, and consent covers what it asked for; `mcp` is also granted on the resource below.
+ * The scopes a request carries by now (oauth-provider.ts's `extraParams` leaves only these, and
+ * always `mcp`): consent covers them; `mcp` is also granted on the resource below.
  */
-const OIDC_SCOPES = new Set(["openid", "offline_access", MCP_SCOPE]);
+const OIDC_SCOPES = new Set(["offline_access", MCP_SCOPE]);
 const MAX_FORM_BYTES = 8 * 1024;
 
 const REFUSALS: Record<string, string> = {
@@ -52,28 +62,33 @@ interface Interaction {
   uid: string;
   params: Record<string, unknown>;
   prompt: { details: Record<string, unknown> };
+  returnTo: string;
 }
 
+/** Serves `/oauth/sign-in/<uid>` (the form) and `/oauth/sign-in/<uid>/continue` (after it). */
 export async function serveSignIn(
   req: IncomingMessage,
   res: ServerResponse,
-  uid: string,
+  path: string,
   d: SignInDeps,
 ): Promise<void> {
+  const [uid = "", step] = path.split("/");
   let details: Interaction;
   try {
     details = (await d.provider.interactionDetails(req, res)) as unknown as Interaction;
   } catch {
     return expired(res);
   }
-  if (details.uid !== uid) return expired(res);
+  if (details.uid !== decodeURIComponent(uid) || (step !== undefined && step !== "continue"))
+    return expired(res);
   const clientId = String(details.params.client_id ?? "");
   const client = await d.provider.Client.find(clientId);
   const redirect = URL.parse(String(details.params.redirect_uri ?? ""));
   if (client === undefined || redirect === null) return expired(res);
-  // The client's redirect: where the browser goes once this form is posted (see pageHeaders).
-  const target =
-    redirect.protocol === "https:" || redirect.protocol === "http:" ? redirect.origin : redirect.protocol;
+  // An app's own scheme (cursor://…) is shown with its scheme: it names the app, not a web site.
+  const web = redirect.protocol === "https:" || redirect.protocol === "http:";
+  const redirectHost = web ? redirect.host : `${redirect.protocol}//${redirect.host}`;
+  if (step === "continue") return sendPage(res, 200, continuePage(details.returnTo, redirectHost));
   const show = (status: number, error?: string) =>
     sendPage(
       res,
@@ -82,11 +97,10 @@ export async function serveSignIn(
         uid,
         csrf: d.sealing.csrfToken(uid),
         clientName: client.clientName ?? redirect.host ?? clientId,
-        redirectHost: redirect.host || redirect.protocol,
+        redirectHost,
         sandbox: d.sandboxKey !== undefined,
         ...(error === undefined ? {} : { error }),
       }),
-      [target],
     );
 
   if (req.method === "GET") return show(200);
@@ -106,20 +120,22 @@ export async function serveSignIn(
     );
   }
   const action = form.get("action");
+  const finish = async (result: Record<string, unknown>) => {
+    await d.provider.interactionResult(req, res, result, { mergeWithLastSubmission: false });
+    const next = `/oauth/sign-in/${encodeURIComponent(details.uid)}/continue`;
+    res.writeHead(303, { location: next, "cache-control": "no-store" }).end();
+  };
   if (action === "deny") {
-    await d.provider.interactionFinished(
-      req,
-      res,
-      { error: "access_denied", error_description: "The user declined to connect their key" },
-      { mergeWithLastSubmission: false },
-    );
-    return;
+    return finish({ error: "access_denied", error_description: "The user declined to connect their key" });
   }
   const apiKey =
     action === "sandbox" && d.sandboxKey !== undefined ? d.sandboxKey : (form.get("key") ?? "").trim();
-  if (!KEY.test(apiKey)) return show(400, refusal("FORMAT"));
+  if (!LIMITS.apiKeyPattern.test(apiKey)) return show(400, refusal("FORMAT"));
   const check = await d.checkKey(apiKey).catch(() => ({ ok: false, code: "UNREACHABLE" }) as const);
-  if (!check.ok) return show(check.code === "INVALID_API_KEY" ? 401 : 403, refusal(check.code));
+  if (!check.ok) {
+    d.log.keyRefused(clientId, check.code);
+    return show(check.code === "INVALID_API_KEY" ? 401 : 403, refusal(check.code));
+  }
 
   const keyHash = d.hashKey(apiKey);
   const grant = new d.provider.Grant({ accountId: keyHash, clientId });
@@ -130,12 +146,8 @@ export async function serveSignIn(
   grant.addResourceScope(d.resource, MCP_SCOPE);
   const grantId = await grant.save();
   await d.accounts.remember(keyHash, apiKey, grantId);
-  await d.provider.interactionFinished(
-    req,
-    res,
-    { login: { accountId: keyHash }, consent: { grantId } },
-    { mergeWithLastSubmission: false },
-  );
+  await d.granted(clientId, keyHash);
+  return finish({ login: { accountId: keyHash }, consent: { grantId } });
 }
 
 function expired(res: ServerResponse): void {

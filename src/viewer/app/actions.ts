@@ -28,6 +28,9 @@ async function copyText(text: string, status: HTMLElement): Promise<void> {
  * what next) stays in the status's tooltip.
  */
 export function refusalShort(text: string): string {
+  if (text.startsWith("SAVE_NOT_ALLOWED") && /for remote users/.test(text)) {
+    return "Not saved: this server keeps no files for remote users. Use Download, or the output's link.";
+  }
   if (text.startsWith("SAVE_NOT_ALLOWED")) {
     return "Not saved: no folder is allowed. Add one to GENERATION_FILES (or the host's roots), then Save again.";
   }
@@ -53,11 +56,39 @@ async function save(host: Host, task: Task, status: HTMLElement): Promise<void> 
   }
 }
 
+/** The output's bytes as an embedded file, read through the host; or, where they cannot be read, a fresh signed URL. */
+async function downloadItem(
+  host: Host,
+  task: Task,
+  out: Output,
+  name: string,
+  mimeType: string,
+): Promise<object> {
+  try {
+    const { blob } = await readBytes(host, { taskId: task.id, index: out.index, mimeType });
+    return {
+      type: "resource",
+      resource: {
+        uri: `file:///${encodeURIComponent(name)}`,
+        mimeType: blob.type,
+        blob: await toBase64(blob),
+      },
+    };
+  } catch {
+    const url = await freshUrl(host, task.id, out.index);
+    if (!url) throw new Error("the output could be read neither whole nor by its URL");
+    return { type: "resource_link", uri: url, name, mimeType };
+  }
+}
+
 /**
- * Hands the output to the host's download: its bytes, embedded (hosts save an embedded blob as a
- * file named by the URI's last segment, as the ext-apps SDK's own examples name it `file:///…`),
- * read through the host as the view reads media. A host may fetch no `generation://` link (the MCP
- * Inspector opens only http(s) links); where the bytes cannot be read, a freshly signed URL.
+ * Gives the user the output's file on their device, never a path on the server. Where the host
+ * downloads (`ui/download-file`), it gets the bytes embedded (hosts save an embedded blob as a file
+ * named by the URI's last segment, as the ext-apps SDK's own examples name it `file:///…`), read
+ * through the host as the view reads media; a host may fetch no `generation://` link (the MCP
+ * Inspector opens only http(s) links), so where the bytes cannot be read, a freshly signed URL.
+ * Where it does not download but opens links (`ui/open-link`), it opens a freshly signed URL; where
+ * it does neither, the view shows that URL to open or copy.
  */
 async function download(host: Host, task: Task, out: Output, status: HTMLElement): Promise<void> {
   const asset = out.asset;
@@ -66,24 +97,26 @@ async function download(host: Host, task: Task, out: Output, status: HTMLElement
   const name = `${task.id}-${out.index}.${ext}`;
   status.textContent = "Preparing the download…";
   try {
-    let item: object;
-    try {
-      const { blob } = await readBytes(host, { taskId: task.id, index: out.index, mimeType: asset.mimeType });
-      item = {
-        type: "resource",
-        resource: {
-          uri: `file:///${encodeURIComponent(name)}`,
-          mimeType: blob.type,
-          blob: await toBase64(blob),
-        },
-      };
-    } catch {
-      const url = await freshUrl(host, task.id, out.index);
-      if (!url) throw new Error("the output could be read neither whole nor by its URL");
-      item = { type: "resource_link", uri: url, name, mimeType: asset.mimeType };
+    if (host.capabilities.downloadFile !== undefined) {
+      const item = await downloadItem(host, task, out, name, asset.mimeType);
+      const r = (await host.request("ui/download-file", { contents: [item] })) as { isError?: boolean };
+      status.textContent = r.isError ? "The host did not download it." : `Download of ${name} started.`;
+      return;
     }
-    const r = (await host.request("ui/download-file", { contents: [item] })) as { isError?: boolean };
-    status.textContent = r.isError ? "The host did not download it." : `Download of ${name} started.`;
+    const url = await freshUrl(host, task.id, out.index);
+    if (!url) throw new Error("no signed URL for this output");
+    if (host.capabilities.openLinks !== undefined) {
+      const r = (await host.request("ui/open-link", { url })) as { isError?: boolean };
+      if (!r.isError) {
+        status.textContent = `Opened the link to ${name} (it expires; Download again for a fresh one).`;
+        return;
+      }
+    }
+    status.replaceChildren(
+      "This host downloads nothing from the view: ",
+      h("a", { href: url, target: "_blank", rel: "noopener", download: name }, `open ${name}`),
+      " (a signed link that expires), or copy it.",
+    );
   } catch (err) {
     status.textContent = `No download: ${(err as Error).message}`;
   }
@@ -106,9 +139,7 @@ export function outputActions(
     { class: "actions" },
     button("Save", () => void save(host, task, status), "Save this task's outputs to the output directory"),
   );
-  if (host.capabilities.downloadFile !== undefined) {
-    bar.append(button("Download", () => void download(host, task, out, status)));
-  }
+  bar.append(button("Download", () => void download(host, task, out, status)));
   bar.append(button("Copy task ID", () => void copyText(task.id, status)));
   if (identity) bar.append(button("Copy identity", () => void copyText(identity, status)));
   bar.append(status);

@@ -1,6 +1,7 @@
 /**
  * The media viewer's entry: connects to the host, shows the tool result it is given (a task from
- * generate_image, generate_video, generate_audio or poll_task, or an asset from upload_asset), and
+ * generate_image, generate_video, generate_audio or poll_task, an asset from upload_asset, a voice
+ * from upload_voice, or the upload form where those were called with no file: upload.ts), and
  * follows a running task through the app-only tool viewer_read_task on poll_task's schedule
  * (about 2, 4, 8, then 15 s, with jitter) until it is terminal. The model calls nothing for it.
  */
@@ -9,6 +10,10 @@ import { h } from "./dom.js";
 import { Host, type HostContext, type ToolResult } from "./protocol.js";
 import { renderStatus, renderTask, type Shown } from "./render.js";
 import { type Asset, type CallResult, type Task, TERMINAL, textOf } from "./types.js";
+import { showUpload, type UploadRequest } from "./upload.js";
+
+/** package.json's version, inlined by scripts/build-viewer.mjs. */
+declare const GENERATION_MCP_VERSION: string;
 
 const root = document.getElementById("app") as HTMLElement;
 let prompt: string | undefined;
@@ -107,8 +112,12 @@ function show(result: ToolResult): void {
   const sc = r.structuredContent ?? {};
   const task = sc.task as Task | undefined;
   if (r.isError || !task) {
+    const voice = sc.voice as { id: string; name: string } | undefined;
     if (r.isError) showError(textOf(r) || "The tool call failed.");
+    else if (sc.upload) showUpload(root, host, sc.upload as UploadRequest);
     else if (sc.asset) showAsset(sc.asset as Asset);
+    else if (voice)
+      root.replaceChildren(h("p", { class: "status" }, `Voice ${voice.id} (${voice.name}), private`));
     else showError("This result carries no task to show.");
     return;
   }
@@ -126,6 +135,6 @@ new ResizeObserver(() => {
   host.reportSize(Math.ceil(rect.width), Math.ceil(rect.height));
 }).observe(document.documentElement);
 
-host.connect({ name: "generation-mcp viewer", version: "0.1.0" }).catch((err: Error) => {
+host.connect({ name: "generation-mcp viewer", version: GENERATION_MCP_VERSION }).catch((err: Error) => {
   showError(`The host did not connect the viewer: ${err.message}`);
 });

@@ -31,12 +31,20 @@ export async function readBytes(
   }
 }
 
-/** Base64 of a blob's bytes, for an embedded resource. */
-export async function toBase64(blob: Blob): Promise<string> {
-  const bytes = new Uint8Array(await blob.arrayBuffer());
-  let raw = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) raw += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(raw);
+/**
+ * Base64 of a blob's bytes, for an embedded resource or an upload chunk: the browser's own encoder
+ * (a data: URL read by FileReader), several times faster than encoding in script.
+ */
+export function toBase64(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result);
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    reader.onerror = () => reject(reader.error ?? new Error("the file could not be read"));
+    reader.readAsDataURL(blob);
+  });
 }
 
 /** Resolves once the element has loaded enough to show (or play), rejects on an error. */

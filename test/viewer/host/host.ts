@@ -7,17 +7,19 @@
  */
 import {
   AppBridge,
+  type McpUiHostCapabilities,
   type McpUiHostContext,
   type McpUiResourceCsp,
   PostMessageTransport,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
+import type { HostLog } from "./host-log.js";
 
 declare global {
   interface Window {
     mcpRequest(method: string, params: unknown): Promise<unknown>;
     showView(o: ShowOptions): Promise<void>;
     setTheme(theme: "light" | "dark"): void;
-    hostLog: { downloads: unknown[]; resultSentAt: number; sizes: unknown[] };
+    hostLog: HostLog;
   }
 }
 
@@ -32,10 +34,12 @@ interface ShowOptions {
   cancelled?: string;
   /** Media only from the declared origins, no blob: or data: (the MCP Inspector's rule). */
   exactOrigins?: boolean;
+  /** The host's capabilities, in place of the default (tools, resources, downloads, links, context). */
+  capabilities?: McpUiHostCapabilities;
 }
 
 let bridge: AppBridge | undefined;
-window.hostLog = { downloads: [], resultSentAt: 0, sizes: [] };
+window.hostLog = { downloads: [], resultSentAt: 0, sizes: [], context: [], messages: [], opened: [] };
 
 function waitForProxy(frame: HTMLIFrameElement): Promise<void> {
   return new Promise((resolve) => {
@@ -66,32 +70,59 @@ window.showView = async (o) => {
   bridge = new AppBridge(
     null,
     { name: "viewer-test-host", version: "1.0.0" },
-    { serverTools: {}, serverResources: {}, downloadFile: {}, openLinks: {} },
+    o.capabilities ?? {
+      serverTools: {},
+      serverResources: {},
+      downloadFile: {},
+      openLinks: {},
+      updateModelContext: { text: {}, structuredContent: {} },
+    },
     { hostContext: context },
   );
+  // Only what the host declared is answered, as a host that implements no more would.
+  const caps = o.capabilities ?? { downloadFile: {}, openLinks: {}, updateModelContext: {} };
+  if (caps.updateModelContext) {
+    bridge.onupdatemodelcontext = async (params) => {
+      window.hostLog.context.push(params);
+      return {};
+    };
+  }
+  if (caps.message) {
+    bridge.onmessage = async (params) => {
+      window.hostLog.messages.push(params);
+      return {};
+    };
+  }
+  if (caps.openLinks) {
+    bridge.onopenlink = async ({ url }) => {
+      window.hostLog.opened.push(url);
+      return {};
+    };
+  }
   bridge.oncalltool = async (params) => (await window.mcpRequest("tools/call", params)) as never;
   bridge.onreadresource = async (params) => (await window.mcpRequest("resources/read", params)) as never;
   // The MCP Inspector's rule (2.12, its web client's download handler): an embedded resource is
   // saved as a file named by its URI's last segment; a resource_link is opened only when it is an
   // http(s) URL, and anything else is skipped. Recorded here as what the person would receive.
-  bridge.ondownloadfile = async (params) => {
-    let skipped = 0;
-    for (const item of params.contents) {
-      if (item.type === "resource_link") {
-        const ok = /^https?:$/.test(new URL(item.uri, "x:/").protocol);
-        if (ok) window.hostLog.downloads.push({ opened: item.uri });
-        else skipped++;
-      } else if ("blob" in item.resource) {
-        const name = item.resource.uri.split(/[\\/]/).pop() || "download";
-        window.hostLog.downloads.push({
-          file: name,
-          bytes: atob(item.resource.blob).length,
-          mimeType: item.resource.mimeType,
-        });
-      } else skipped++;
-    }
-    return skipped > 0 ? { isError: true } : {};
-  };
+  if (caps.downloadFile)
+    bridge.ondownloadfile = async (params) => {
+      let skipped = 0;
+      for (const item of params.contents) {
+        if (item.type === "resource_link") {
+          const ok = /^https?:$/.test(new URL(item.uri, "x:/").protocol);
+          if (ok) window.hostLog.downloads.push({ opened: item.uri });
+          else skipped++;
+        } else if ("blob" in item.resource) {
+          const name = item.resource.uri.split(/[\\/]/).pop() || "download";
+          window.hostLog.downloads.push({
+            file: name,
+            bytes: atob(item.resource.blob).length,
+            mimeType: item.resource.mimeType,
+          });
+        } else skipped++;
+      }
+      return skipped > 0 ? { isError: true } : {};
+    };
   bridge.onsizechange = (size) => {
     window.hostLog.sizes.push(size);
   };

@@ -1,0 +1,75 @@
+/**
+ * What the operator sees of `--auth oauth` on stderr: one line per registration, sign-in, key the
+ * service refused, revocation (with its reason), CIMD failure (host and reason) and registration
+ * refused for its rate. Lines name clients by ID and accounts by a short tag of the key's hash;
+ * never a key, token, code or secret. What strangers can trigger at will (CIMD failures, rate
+ * refusals) is said once a minute per distinct line, so they cannot flood the log.
+ */
+import { LRUCache } from "lru-cache";
+
+const PREFIX = "generation-mcp: oauth:";
+const QUIET_MS = 60_000;
+
+/** A value a client chose, made safe for one log line: no controls, at most `max` characters. */
+export function loggable(text: string, max = 60): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: controls are what is removed
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ");
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** Where a redirect URI leads: its host, or an app's scheme and host (cursor://anysphere.cursor-mcp). */
+function redirectPlace(uri: string): string {
+  const url = URL.parse(uri);
+  if (url === null) return "?";
+  return url.protocol === "https:" || url.protocol === "http:" ? url.host : `${url.protocol}//${url.host}`;
+}
+
+/** The account a key hash names, shortened: enough to tell accounts apart in a log. */
+export const accountTag = (keyHash: string): string => keyHash.slice(0, 12);
+
+export interface OAuthLog {
+  registered(clientId: string, name: string | undefined, redirects: readonly string[]): void;
+  signedIn(clientId: string, keyHash: string): void;
+  keyRefused(clientId: string, code: string): void;
+  revoked(what: string, reason: string): void;
+  cimdFailed(clientIdUrl: string, reason: string): void;
+  rateLimited(source: string, limit: string): void;
+}
+
+export function oauthLog(write: (line: string) => void): OAuthLog {
+  const said = new LRUCache<string, true>({ max: 1_000, ttl: QUIET_MS });
+  const line = (text: string) => write(`${PREFIX} ${text}\n`);
+  const once = (text: string) => {
+    if (said.has(text)) return;
+    said.set(text, true);
+    line(text);
+  };
+  return {
+    registered(clientId, name, redirects) {
+      const hosts = [...new Set(redirects.map(redirectPlace))];
+      line(
+        `client registered: ${clientId} "${loggable(name ?? "")}", returning to ${loggable(hosts.join(", "))}`,
+      );
+    },
+    signedIn(clientId, keyHash) {
+      line(`sign-in: client ${loggable(clientId)} connected to account ${accountTag(keyHash)}`);
+    },
+    keyRefused(clientId, code) {
+      line(
+        `sign-in refused for client ${loggable(clientId)}: the service answered ${code.replace(/[^A-Z0-9_]/g, "")}`,
+      );
+    },
+    revoked(what, reason) {
+      line(`revoked: ${what}: ${reason}`);
+    },
+    cimdFailed(clientIdUrl, reason) {
+      const host = URL.parse(clientIdUrl)?.host ?? "?";
+      once(`client metadata document from ${loggable(host)} refused: ${loggable(reason, 200)}`);
+    },
+    rateLimited(source, limit) {
+      once(
+        `registration refused for ${source}: ${limit}; if ${source} is your proxy, list it in GENERATION_TRUSTED_PROXIES`,
+      );
+    },
+  };
+}
