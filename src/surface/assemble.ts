@@ -26,13 +26,28 @@ export const SERVER_NAME = "generation-mcp";
  * all descriptions on every turn); each tool's description says what is its own. What files a
  * caller may use depends on who they are (src/calls/file-areas.ts), so that line is theirs.
  */
-const instructions = (engine: Engine): string =>
+const instructionsWith = (files: string): string =>
   `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
 Start with list_models (and list_voices for speech). upload_asset and upload_voice give the IDs that generation takes as references or voices.
 Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED, and nothing is charged); a call without one is capped by GENERATION_MAX_GEMS when set. With GENERATION_CONFIRM_ABOVE_GEMS set, a host that can ask asks the user before a call whose estimate or maxGems exceeds it, and the amount accepted is the cap; a call not asked about is capped at that setting. A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments (or its identity): it replays and is not charged twice. Repeating a call whose result arrived is new work and spends again.
 Generation tools wait up to \`wait\` seconds (default 45 unless configured), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview.
-${filesRule(engine)}
+${files}
 An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
+
+/**
+ * The instructions for each files rule (three at most), written once: every server keeps its own
+ * otherwise, some 2 KB per session (docs/deploying.md counts what an idle session costs).
+ */
+const INSTRUCTIONS = new Map<string, string>();
+function instructions(engine: Engine): string {
+  const files = filesRule(engine);
+  let text = INSTRUCTIONS.get(files);
+  if (text === undefined) {
+    text = instructionsWith(files);
+    INSTRUCTIONS.set(files, text);
+  }
+  return text;
+}
 
 /** Every tool a server answers, the same table for all: the catalog's, then the viewer's app-only ones. */
 const TOOLS: ReadonlyMap<string, ToolEntry> = new Map(
