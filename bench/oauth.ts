@@ -1,21 +1,31 @@
 /**
- * (e) and (f) of `npm run bench`: what `--auth oauth` costs the server.
- *  (e) the sign-in flow's server time, step by step (registration, authorization request, the
- *      sign-in page, the form post with the service's key check, the resume, the code exchange),
- *      driven over raw HTTP with a cookie jar, as a browser would, so only server time is counted;
- *  (f) token validation per MCP request: the same load of SESSIONS concurrent Streamable HTTP
- *      sessions calling list_models, once with the service key as Bearer (`--auth key`) and once
- *      with access tokens (`--auth oauth`), p50/p99 of each and the difference.
+ * (e), (f) and (k) of `npm run bench`: what `--auth oauth` costs the server, against key mode in the
+ * same run, on a sandbox of its own (bench/keyed-sandbox.ts, in its own process) holding one key per
+ * user, so every signed-in user is a key of their own, as on a real deployment:
+ *  (e) the sign-in flow's server time, step by step, over raw HTTP as a browser drives it
+ *      (test/helpers/sign-in-direct.ts), so only server time is counted;
+ *  (f) SESSIONS users, each a session of their own calling list_models CALLS times, all at once:
+ *      throughput and p50/p99, signed in (access tokens) against key mode (each user's key as
+ *      Bearer), alternated ROUNDS times, and the server's CPU time per call (which the machine's
+ *      other load does not change); then one session alone, the check's own cost;
+ *  (k) resident memory per idle signed-in user at IDLE_USERS users (bench/oauth-idle.ts).
  */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
-import { startHttpCli } from "../test/helpers/cli.js";
+import { type Started, startHttpCli } from "../test/helpers/cli.js";
+import { registerClient, signInDirect } from "../test/helpers/sign-in-direct.js";
 import { freePort } from "../test/ledger/stores.js";
+import { cpuMsOf } from "./memory-probe.js";
+import { idleMemory } from "./oauth-idle.js";
 
 const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 20);
-const REDIRECT = "http://127.0.0.1:9/callback";
-const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const ROUNDS = Number(process.env.BENCH_OAUTH_ROUNDS ?? 5);
+const IDLE_USERS = Number(process.env.BENCH_IDLE_USERS ?? 1_000);
+const THROUGHPUT_GOAL = 0.9;
+const P99_GOAL = 1.2;
+const SECRET = Buffer.alloc(32, 3).toString("base64");
+const KEYED_SANDBOX = fileURLToPath(new URL("./keyed-sandbox.ts", import.meta.url));
 
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -23,90 +33,51 @@ const percentile = (xs: number[], p: number) => {
 };
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 const print = (line: string) => process.stdout.write(`${line}\n`);
+const met = (ok: boolean) => (ok ? "met" : "NOT met");
 
-/** A browser's part of the flow: cookies kept, redirects not followed, each request timed. */
-class Jar {
-  readonly #cookies = new Map<string, string>();
-  readonly steps: Record<string, number> = {};
-
-  async go(step: string, url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.#cookies.size > 0)
-      headers.set("cookie", [...this.#cookies].map(([k, v]) => `${k}=${v}`).join("; "));
-    const started = performance.now();
-    const res = await fetch(url, { ...init, headers, redirect: "manual" });
-    const body = await res.text();
-    this.steps[step] = (this.steps[step] ?? 0) + performance.now() - started;
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ""] = c.split(";");
-      const at = pair.indexOf("=");
-      this.#cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return new Response(body, { status: res.status, headers: res.headers });
-  }
+/** The keyed sandbox, started; its URL and keys. */
+async function keyedSandbox(count: number): Promise<{ url: string; keys: string[]; stop(): void }> {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [
+    "--import",
+    "tsx",
+    KEYED_SANDBOX,
+    String(count),
+  ]);
+  let out = "";
+  const started = await new Promise<{ url: string; keys: string[] }>((resolve, reject) => {
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("\n"))
+        resolve(JSON.parse(out.split("\n")[0] ?? "") as { url: string; keys: string[] });
+    });
+    child.once("exit", (code) => reject(new Error(`the keyed sandbox exited with ${code}`)));
+  });
+  return { ...started, stop: () => child.stdin.end() };
 }
 
-/** One whole sign-in over raw HTTP; the access token and the time of each step. */
-async function signIn(
-  issuer: string,
-  user: number,
-): Promise<{ token: string; steps: Record<string, number> }> {
-  const jar = new Jar();
-  const reg = await jar.go("register", `${issuer}/oauth/register`, {
-    method: "POST",
-    // Each user from an address of their own, as the trusted proxy in front says (the rate limit is per address).
-    headers: {
-      "content-type": "application/json",
-      "x-forwarded-for": `10.${(user >> 8) & 255}.${user & 255}.1`,
-    },
-    body: JSON.stringify({
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: "none",
-      client_name: "bench",
-    }),
+/** An OAuth server on a port of its own (its issuer is its loopback URL). */
+export async function oauthServer(env: Record<string, string>): Promise<{ cli: Started; issuer: string }> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const cli = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
+    ...env,
+    GENERATION_PUBLIC_URL: issuer,
+    GENERATION_AUTH_SECRET: SECRET,
   });
-  const { client_id } = (await reg.json()) as { client_id: string };
-  const query = new URLSearchParams({
-    response_type: "code",
-    client_id,
-    redirect_uri: REDIRECT,
-    scope: "mcp",
-    resource: `${issuer}/mcp`,
-    code_challenge: CHALLENGE,
-    code_challenge_method: "S256",
-  });
-  const toPage = await jar.go("authorize", `${issuer}/oauth/authorize?${query}`);
-  const pageUrl = new URL(toPage.headers.get("location") ?? "", issuer).href;
-  const page = await (await jar.go("sign-in page", pageUrl)).text();
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
-  const posted = await jar.go("sign-in post (key checked)", pageUrl, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: issuer },
-    body: new URLSearchParams({ csrf, action: "allow", key: SANDBOX_API_KEY }).toString(),
-  });
-  // The form is answered with a page of ours that moves on by a meta refresh (sign-in.ts).
-  const next = await jar.go("continue page", new URL(posted.headers.get("location") ?? "", issuer).href);
-  const resume = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(await next.text())?.[1] ?? "";
-  const resumed = await jar.go("resume", new URL(resume.replaceAll("&amp;", "&"), issuer).href);
-  const code = new URL(resumed.headers.get("location") ?? "").searchParams.get("code") ?? "";
-  const token = await jar.go("code exchange", `${issuer}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT,
-      client_id,
-      code_verifier: VERIFIER,
-    }).toString(),
-  });
-  const { access_token } = (await token.json()) as { access_token?: string };
-  if (access_token === undefined) throw new Error("the bench sign-in got no access token");
-  return { token: access_token, steps: jar.steps };
+  return { cli, issuer };
 }
 
-/** SESSIONS sessions, each calling list_models CALLS times; every latency. */
-async function load(url: string, bearers: string[], calls: number): Promise<number[]> {
+interface Load {
+  latencies: number[];
+  /** Wall time, ms. */
+  ms: number;
+  /** The server's CPU time, ms. */
+  cpu: number;
+}
+
+/** Each bearer a session of its own calling list_models `calls` times, all at once, on `server`. */
+async function load(server: Started, bearers: string[], calls: number): Promise<Load> {
+  const url = server.url;
   const transports: StreamableHTTPClientTransport[] = [];
   const clients = await Promise.all(
     bearers.map(async (bearer) => {
@@ -120,78 +91,103 @@ async function load(url: string, bearers: string[], calls: number): Promise<numb
   );
   await Promise.all(clients.map((c) => c.callTool({ name: "list_models", arguments: {} })));
   const latencies: number[] = [];
+  const pid = server.child.pid as number;
+  const cpu = cpuMsOf(pid);
+  const started = performance.now();
   await Promise.all(
     clients.map(async (c) => {
       for (let i = 0; i < calls; i++) {
-        const started = performance.now();
+        const t = performance.now();
         const r = await c.callTool({ name: "list_models", arguments: {} });
         if (r.isError) throw new Error("list_models failed");
-        latencies.push(performance.now() - started);
+        latencies.push(performance.now() - t);
       }
     }),
   );
-  // Ended (DELETE), not only dropped: the next round opens as many sessions under the same key.
+  const elapsed = performance.now() - started;
+  const used = cpuMsOf(pid) - cpu;
+  // Ended (DELETE), not only dropped: the next round opens as many sessions under the same keys.
   await Promise.all(transports.map((t) => t.terminateSession()));
   await Promise.all(clients.map((c) => c.close()));
-  return latencies;
+  return { latencies, ms: elapsed, cpu: used };
 }
 
-export async function oauthCosts(
-  serviceEnv: Record<string, string>,
-  sessions: number,
-  calls: number,
-): Promise<void> {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const { GENERATION_API_KEY: _unused, ...env } = serviceEnv;
-  const oauth = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
-    ...env,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: Buffer.alloc(32, 3).toString("base64"),
-    GENERATION_TRUSTED_PROXIES: "127.0.0.1",
-  });
-  const key = await startHttpCli([], serviceEnv);
+/** (e) and (f). */
+async function signedInLoad(env: Record<string, string>, keys: string[], sessions: number, calls: number) {
+  const { cli: oauth, issuer } = await oauthServer(env);
+  const key = await startHttpCli([], env);
   try {
+    const clientId = await registerClient(issuer);
     const totals: number[] = [];
     const perStep: Record<string, number[]> = {};
     const tokens: string[] = [];
     for (let i = 0; i < Math.max(SIGN_INS, sessions); i++) {
-      const { token, steps } = await signIn(issuer, i);
-      tokens.push(token);
+      const { access, steps } = await signInDirect(issuer, clientId, keys[i] as string);
+      tokens.push(access);
       if (i >= SIGN_INS) continue;
       totals.push(Object.values(steps).reduce((a, b) => a + b, 0));
       for (const [step, t] of Object.entries(steps)) perStep[step] = [...(perStep[step] ?? []), t];
     }
     print(`(e) the OAuth sign-in flow's server time, ${SIGN_INS} sign-ins over loopback HTTP (no browser)`);
     print(`    whole flow p50 ${ms(percentile(totals, 50))}, p99 ${ms(percentile(totals, 99))}`);
-    print(
-      `    per step (p50): ${Object.entries(perStep)
-        .map(([step, xs]) => `${step} ${ms(percentile(xs, 50))}`)
-        .join(", ")}`,
-    );
-    // Alternate the two modes so neither gets a warmer machine.
-    const keyed: number[] = [];
-    const tokened: number[] = [];
-    for (let round = 0; round < 2; round++) {
-      keyed.push(...(await load(key.url, Array(sessions).fill(SANDBOX_API_KEY), calls)));
-      tokened.push(...(await load(oauth.url, tokens.slice(0, sessions), calls)));
+    const steps = Object.entries(perStep).map(([step, xs]) => `${step} ${ms(percentile(xs, 50))}`);
+    print(`    per step (p50): ${steps.join(", ")}`);
+    // Alternate the two modes so neither gets a warmer machine; each round a pair, side by side in time.
+    const keyed: Load[] = [];
+    const tokened: Load[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      keyed.push(await load(key, keys.slice(0, sessions), calls));
+      tokened.push(await load(oauth, tokens.slice(0, sessions), calls));
     }
-    const line = (label: string, xs: number[]) =>
-      `    ${label} p50 ${ms(percentile(xs, 50))}, p99 ${ms(percentile(xs, 99))}`;
+    const rate = (r: Load) => r.latencies.length / (r.ms / 1000);
+    const p99 = (r: Load) => percentile(r.latencies, 99);
+    const pooled = (rs: Load[]): Load => ({
+      latencies: rs.flatMap((r) => r.latencies),
+      ms: rs.reduce((a, r) => a + r.ms, 0),
+      cpu: rs.reduce((a, r) => a + r.cpu, 0),
+    });
+    const line = (label: string, r: Load) =>
+      `    ${label} ${rate(r).toFixed(0)} calls/s, p50 ${ms(percentile(r.latencies, 50))}, p99 ${ms(p99(r))}; server CPU ${(r.cpu / r.latencies.length).toFixed(2)} ms per call`;
     print(
-      `(f) token validation per MCP request: ${sessions} sessions x ${calls} list_models calls, twice, per mode`,
+      `(f) ${sessions} users, a session each, x ${calls} list_models calls, all at once; ${ROUNDS} rounds per mode, alternated`,
     );
-    print(line("--auth key   (Bearer lgk_…):  ", keyed));
-    print(line("--auth oauth (access tokens): ", tokened));
+    print(line("--auth key   (each user's key as Bearer):", pooled(keyed)));
+    print(line("--auth oauth (each user signed in):      ", pooled(tokened)));
+    // The median over rounds of each pair's ratio: a burst of the machine's other load spoils one pair, not the figure.
+    const ratio = (f: (r: Load) => number) =>
+      percentile(
+        keyed.map((k, i) => f(tokened[i] as Load) / f(k)),
+        50,
+      );
+    const throughput = ratio(rate);
+    const tail = ratio(p99);
     print(
-      `    added by token validation: p50 ${ms(percentile(tokened, 50) - percentile(keyed, 50))}, p99 ${ms(percentile(tokened, 99) - percentile(keyed, 99))}`,
+      `    oauth / key, median of the rounds' ratios: throughput ${throughput.toFixed(2)}x (goal >= ${THROUGHPUT_GOAL}: ${met(throughput >= THROUGHPUT_GOAL)}), p99 ${tail.toFixed(2)}x (goal <= ${P99_GOAL}: ${met(tail <= P99_GOAL)})`,
     );
-    // One session alone: the validation's own cost (two reads of the store), without queueing.
-    const soloKey = await load(key.url, [SANDBOX_API_KEY], 200);
-    const soloToken = await load(oauth.url, tokens.slice(0, 1), 200);
-    print(line("one session, --auth key:      ", soloKey));
-    print(line("one session, --auth oauth:    ", soloToken));
+    // One session alone: the token check's own cost (reads of the store), without queueing.
+    const soloKey = await load(key, keys.slice(0, 1), 200);
+    const soloToken = await load(oauth, tokens.slice(0, 1), 200);
+    print(
+      `    one session alone: key p50 ${ms(percentile(soloKey.latencies, 50))}, oauth p50 ${ms(percentile(soloToken.latencies, 50))}`,
+    );
   } finally {
     await Promise.all([oauth.stop(), key.stop()]);
+  }
+}
+
+export async function oauthCosts(
+  env: Record<string, string>,
+  parts: string,
+  sessions: number,
+  calls: number,
+): Promise<void> {
+  const keys = await keyedSandbox(Math.max(IDLE_USERS, sessions, SIGN_INS));
+  const withService = { ...env, GENERATION_BASE_URL: keys.url };
+  try {
+    if (parts.includes("e") || parts.includes("f"))
+      await signedInLoad(withService, keys.keys, sessions, calls);
+    if (parts.includes("k")) await idleMemory(withService, keys.keys.slice(0, IDLE_USERS), oauthServer);
+  } finally {
+    keys.stop();
   }
 }

@@ -7,8 +7,9 @@
  *  (c) 100 concurrent Streamable HTTP sessions calling list_models: throughput and p99 latency;
  *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
  *      and what it costs a client declaring MCP Apps (it is also listed the viewer's app-only tools);
- *  (e), (f) what --auth oauth costs: the sign-in flow's server time, and token validation per
- *      request against the header key on the same load (bench/oauth.ts). BENCH_ONLY=oauth runs only these.
+ *  (e), (f), (k) what --auth oauth costs, against key mode in the same run (bench/oauth.ts): the
+ *      sign-in flow's server time; 100 signed-in users' sessions x 10 list_models, throughput and
+ *      p50/p99; resident memory per idle signed-in user at 1,000 users. BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
  *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios.
  *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor, and how soon a
@@ -41,7 +42,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "ef" : "abcdefghij");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijk");
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
 const PAID_MEDIAN_TARGET = 1.3;
 const PAID_P99_TARGET = 1.5;
@@ -344,7 +345,7 @@ async function main(): Promise<void> {
       catalogCost(cold.ours, cold.peers);
       await catalogCostWithApps();
     }
-    if (PARTS.includes("e") || PARTS.includes("f")) await oauthCosts(serviceEnv, SESSIONS, CALLS_PER_SESSION);
+    if (/[efk]/.test(PARTS)) await oauthCosts(iso.env, PARTS, SESSIONS, CALLS_PER_SESSION);
     if (PARTS.includes("h")) await taskCreation(serviceEnv);
     if (PARTS.includes("i")) await taskDetection();
     if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`, part (h): a 30 MiB (31,457,280-byte) file uploaded through the media viewer's
+ * `npm run bench`, part (j): a 30 MiB (31,457,280-byte) file uploaded through the media viewer's
  * chunks (the app-only tool viewer_upload: an upload opened, then 60 base64 chunks of 512 KiB, the
  * file sent to the service after the last) against the same file by `upload_asset {path}`, both
  * through the built CLI over Streamable HTTP (the viewer's path from a remote host) to the sandbox in
@@ -138,7 +138,7 @@ function report(label: string, r: Compared, print: (line: string) => void): void
 }
 
 /**
- * (h), printed with `print`: on bare loopback to the sandbox (no cost of the link, so the ratio is
+ * (j), printed with `print`: on bare loopback to the sandbox (no cost of the link, so the ratio is
  * the chunks' whole overhead), and through a 100 Mbit/s uplink (bench/delay-proxy.ts), as a server
  * on the user's own machine reaches the service. `env` points the server at the sandbox.
  */
@@ -151,7 +151,7 @@ export async function viewerUploadCost(
   writePngFile(file, SIZE);
   writePngFile(join(dir, "warm.png"), 64 * 1024);
   print(
-    `(h) a ${SIZE}-byte file through the viewer's chunks (open + ${SIZE / CHUNK} chunks of 512 KiB, base64) vs upload_asset by path, over HTTP, interleaved`,
+    `(j) a ${SIZE}-byte file through the viewer's chunks (open + ${SIZE / CHUNK} chunks of 512 KiB, base64) vs upload_asset by path, over HTTP, interleaved`,
   );
   const loopback = await compare(env, dir, file, ROUNDS);
   report(`loopback, ${ROUNDS} rounds`, loopback, print);

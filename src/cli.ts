@@ -5,8 +5,8 @@
  */
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
 import { packageVersion } from "./config/package-version.js";
+import type { LazyLedger } from "./ledger/lazy-ledger.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
-import { channelInAuth } from "./mcp/delivery.js";
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -45,6 +45,25 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   }, WARM_UP_DELAY_MS).unref();
 }
 
+/**
+ * A configured key the service refuses (revoked, expired, unknown) is said on stderr soon after
+ * start, in the background, rather than found by the first paid call; nothing waits for it, and
+ * paid calls under it are refused locally from then on (src/calls/paid-call.ts).
+ */
+function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyCheck>): void {
+  setTimeout(() => {
+    check().then(
+      (result) => {
+        if (!result.ok && result.code === "INVALID_API_KEY")
+          console.error(
+            "generation-mcp: the service refused the key in GENERATION_API_KEY (INVALID_API_KEY: revoked, expired or mistyped); paid tools refuse until it is set to a key the service accepts and the server restarted",
+          );
+      },
+      () => undefined,
+    );
+  }, WARM_UP_DELAY_MS).unref();
+}
+
 async function serveStdio(config: Config): Promise<void> {
   const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
     import("./transports/engine.js"),
@@ -55,43 +74,51 @@ async function serveStdio(config: Config): Promise<void> {
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
+  // The key, from the environment, checked once: its engine serves the connection.
   const key = engines.defaultApiKey;
   if (key === undefined) fail("GENERATION_API_KEY: required on stdio", EXIT_CONFIG);
   const engine = engines.forKey(key);
   serveOverStdio({
-    createServer: (channel) => createMcpServer(engine, () => channel),
+    createServer: (channel) => createMcpServer(engine, channel),
     onClose: () => engines.close(),
   });
   warmUpSoon(engines);
+  if (!config.sandbox) checkKeySoon(() => engines.checkKey(key));
+}
+
+/** --auth oauth: its token store (the ledger's), its engines and its gate; or exit saying why not. */
+async function startOAuthOrExit(config: Config, ledger: LazyLedger) {
+  const { startOAuth } = await import("./transports/oauth/oauth-start.js");
+  try {
+    return await startOAuth(config, ledger);
+  } catch (error) {
+    await ledger.close();
+    const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    fail(`--auth oauth: the token store could not be opened (${why})`);
+  }
 }
 
 async function serveHttp(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { startHttpServer, isLoopbackHost }, { scrubWrites }] =
-    await Promise.all([
-      import("./transports/engine.js"),
-      import("./surface/assemble.js"),
-      import("./transports/http-server.js"),
-      import("./transports/scrub-writes.js"),
-    ]);
-  let oauth: import("./transports/oauth/oauth-gate.js").OAuthGate | undefined;
-  const engines = await createEngines(config, {
-    // --auth oauth: a key the service refuses (revoked, expired) ends the sign-ins over it.
-    onKeyRefused: (keyHash) =>
-      void oauth?.revokeKey(keyHash).catch((error: unknown) => {
-        console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
-      }),
-  });
+  const [
+    { createEngines, lazyLedger },
+    { createMcpServer },
+    { startHttpServer, isLoopbackHost },
+    { scrubWrites },
+  ] = await Promise.all([
+    import("./transports/engine.js"),
+    import("./surface/assemble.js"),
+    import("./transports/http-server.js"),
+    import("./transports/scrub-writes.js"),
+  ]);
+  const ledger = lazyLedger(config);
+  // --auth oauth makes its engines after its accounts: they end the sign-ins over a key the service refuses.
+  const { engines, gate } =
+    config.auth === "oauth"
+      ? await startOAuthOrExit(config, ledger)
+      : { engines: await createEngines(config, { ledger }), gate: undefined };
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
-  if (config.auth === "oauth") {
-    const { startOAuth } = await import("./transports/oauth/oauth-start.js");
-    oauth = await startOAuth(config, engines).catch(async (error: unknown) => {
-      await engines.close();
-      fail(
-        `--auth oauth: the token store could not be opened (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
-      );
-    });
-  } else if (config.apiKey !== undefined && !isLoopbackHost(config.host)) {
+  if (gate === undefined && config.apiKey !== undefined && !isLoopbackHost(config.host)) {
     console.warn(
       "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
     );
@@ -102,20 +129,20 @@ async function serveHttp(config: Config): Promise<void> {
       host: config.host,
       port: config.port,
       ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
-      keyHash: (apiKey) => engines.forKey(apiKey).keyHash,
-      createServer: (keyHash) => createMcpServer(engines.byHash(keyHash), channelInAuth),
+      engineFor: (apiKey) => engines.forKey(apiKey),
+      createServer: (engine, channel) => createMcpServer(engine, channel),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
-      ...(oauth === undefined ? {} : { oauth }),
+      ...(gate === undefined ? {} : { oauth: gate }),
     });
   } catch (error) {
     await engines.close();
     failToBind(error, config.host, config.port);
   }
   process.stdout.write(
-    oauth === undefined
+    gate === undefined
       ? connectionHelp(handle.url, config, engines.baseUrl, isLoopbackHost(config.host))
-      : oauthHelp(handle.url, oauth.resource, config, engines.baseUrl),
+      : oauthHelp(handle.url, gate.resource, config, engines.baseUrl),
   );
   warmUpSoon(engines);
   const shutdown = () => {

@@ -24,7 +24,8 @@ import type { Prepared } from "../client/requests.js";
 import type { RunResult } from "../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
-import { describeError, errorResult } from "../mcp/results.js";
+import { stepByKey } from "../mcp/next-steps.js";
+import { describeError, errorResult, keyRefused } from "../mcp/results.js";
 import { handBack, type Steps, type Within } from "./background.js";
 import type { Budget } from "./budget.js";
 import { chargedText } from "./charged.js";
@@ -73,8 +74,10 @@ export interface Send<T> {
 /**
  * Step 3: the ledger claims the identity (stored with the bytes before the first byte is sent),
  * sends within the budget and replays uncertain outcomes. Throws IdentifiedError once claimed.
+ * Under a key the service has already refused, nothing is claimed or sent.
  */
-export function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): Promise<RunResult<T>> {
+export async function claimAndSend<T>(engine: Engine, ctx: ToolContext, o: Send<T>): Promise<RunResult<T>> {
+  if (engine.key.refused) throw keyRefused(engine.key.origin);
   return engine.ledger.run(
     {
       keyHash: engine.keyHash,
@@ -152,7 +155,7 @@ export function refused(
 ): ToolOutcome {
   const { code } = describeError(err);
   const price = ceiling !== undefined && code === "PRICE_CHANGED" ? priceRefusal(engine, ceiling) : undefined;
-  const instead = price?.next ?? next?.(code);
+  const instead = price?.next ?? next?.(code) ?? stepByKey(engine.key.origin)(code);
   return errorResult(err, {
     notes: price ? [price.note] : [],
     ...(instead === undefined ? {} : { next: instead }),

@@ -4,7 +4,8 @@
  * src/transports/oauth/). Values are opaque strings; atomicity comes from each back end's own
  * primitive: one SQL statement (SQLite, PostgreSQL), SET NX or a Lua script (Redis, keyed-redis.ts).
  * Keys live apart from the ledger's (`kv:` in the SQL tables, `gm:kv:` in Redis), so the
- * ledger's range scans never meet them.
+ * ledger's range scans never meet them. Writes may go another way than reads: on SQLite they pass
+ * the same check as claims (a ledger file deleted under the server refuses them, sqlite.ts).
  */
 
 export interface KeyedStore {
@@ -25,6 +26,12 @@ export interface KeyedStore {
 /** Rows as a SQL driver returns them. */
 type Rows = Array<Record<string, unknown>>;
 export type SqlQuery = (sql: string, params: unknown[]) => Promise<Rows>;
+
+/** How the keyed API reaches its table: reads, and writes (which may be checked first). */
+export interface SqlAccess {
+  read: SqlQuery;
+  write: SqlQuery;
+}
 
 interface Dialect {
   table: string;
@@ -60,11 +67,17 @@ const POSTGRES: Dialect = {
 
 /** The keyed API over one SQL table of (key, JSON value) rows, as SQLite and PostgreSQL hold them. */
 class SqlKeyed implements KeyedStore {
+  private readonly q: SqlQuery;
+  private readonly w: SqlQuery;
+
   constructor(
-    private readonly q: SqlQuery,
+    access: SqlAccess,
     private readonly d: Dialect,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.q = access.read;
+    this.w = access.write;
+  }
 
   #row(value: string, ttlMs: number): string {
     return JSON.stringify({ kv: value, exp: this.now() + ttlMs });
@@ -82,7 +95,7 @@ class SqlKeyed implements KeyedStore {
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
     const { d } = this;
-    await this.q(
+    await this.w(
       `INSERT INTO ${d.table}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [d.prefix + key, this.#row(value, ttlMs)],
@@ -95,13 +108,13 @@ class SqlKeyed implements KeyedStore {
     const t = d.table;
     const rows =
       expected === undefined
-        ? await this.q(
+        ? await this.w(
             `INSERT INTO ${t}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
              ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE ${d.exp(`${t}.value`)} <= ${d.p(3)}
              RETURNING key`,
             [d.prefix + key, this.#row(next, ttlMs), now],
           )
-        : await this.q(
+        : await this.w(
             `UPDATE ${t} SET value = ${d.json(d.p(1))}
              WHERE key = ${d.p(2)} AND ${d.text("value")} = ${d.p(3)} AND ${d.exp("value")} > ${d.p(4)}
              RETURNING key`,
@@ -111,13 +124,13 @@ class SqlKeyed implements KeyedStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.q(`DELETE FROM ${this.d.table} WHERE key = ${this.d.p(1)}`, [this.d.prefix + key]);
+    await this.w(`DELETE FROM ${this.d.table} WHERE key = ${this.d.p(1)}`, [this.d.prefix + key]);
   }
 
   async sweep(now: number): Promise<number> {
     const { d } = this;
     // ':' + 1 = ';': the range is exactly the prefix.
-    const rows = await this.q(
+    const rows = await this.w(
       `DELETE FROM ${d.table} WHERE key >= ${d.p(1)} AND key < ${d.p(2)} AND ${d.exp("value")} <= ${d.p(3)}
        RETURNING key`,
       [d.prefix, `${d.prefix.slice(0, -1)};`, now],
@@ -126,5 +139,7 @@ class SqlKeyed implements KeyedStore {
   }
 }
 
-export const sqliteKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, SQLITE, now);
-export const postgresKeyed = (q: SqlQuery, now?: () => number): KeyedStore => new SqlKeyed(q, POSTGRES, now);
+export const sqliteKeyed = (access: SqlAccess, now?: () => number): KeyedStore =>
+  new SqlKeyed(access, SQLITE, now);
+export const postgresKeyed = (q: SqlQuery, now?: () => number): KeyedStore =>
+  new SqlKeyed({ read: q, write: q }, POSTGRES, now);

@@ -1,6 +1,8 @@
 /**
  * Where the SQLite ledger lives: its URI read by the one store URI reader, the directory made for
- * it, and the file's identity (device and inode) that the store compares before each claim.
+ * it, and the file's identity (device and inode) that the store compares before each claim. What
+ * this process creates is private to its user: directories 0700, the file 0600 (SQLite gives its
+ * -wal and -shm files the database file's mode), and so is a copy written back.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -49,9 +51,15 @@ export interface FileId {
   ino: number;
 }
 
+/** Modes of what the ledger creates: its records hold prompts, and OAuth's grants and clients. */
+const PRIVATE_DIR = 0o700;
+const PRIVATE_FILE = 0o600;
+
 /**
- * `mkdir -p` one level at a time. Node's own recursive mkdir never returns for some paths
- * (e.g. under /proc, Node 20), which would hang startup; a plain mkdir fails fast instead.
+ * `mkdir -p` one level at a time, the ledger's own directory (the last) made private and those
+ * above it as usual (`~/.local/share` stays what other programs expect). Node's own recursive
+ * mkdir never returns for some paths (e.g. under /proc, Node 20), which would hang startup; a
+ * plain mkdir fails fast instead.
  */
 export function ensureDir(dir: string): void {
   const missing: string[] = [];
@@ -59,7 +67,36 @@ export function ensureDir(dir: string): void {
     missing.push(d);
     if (dirname(d) === d) break;
   }
-  for (const d of missing.reverse()) mkdirSync(d);
+  for (const d of missing.reverse()) mkdirSync(d, d === dir ? { mode: PRIVATE_DIR } : {});
+}
+
+/**
+ * The ledger's directory made (private), and its file created private unless it exists, before
+ * SQLite opens it (SQLite would create it readable by all). A path SQLite cannot open either is
+ * reported when it tries, with its reason.
+ */
+export function prepareLedgerPath(path: string): void {
+  try {
+    ensureDir(dirname(path));
+  } catch (cause) {
+    throw new LedgerError("LEDGER_UNAVAILABLE", `cannot create the ledger directory ${dirname(path)}`, {
+      cause,
+    });
+  }
+  try {
+    createPrivateFile(path);
+  } catch {
+    // connect() says why this path cannot be a database.
+  }
+}
+
+/** Creates `path` empty and private (0600) unless it exists. */
+export function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, "wx", PRIVATE_FILE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 export function fileId(path: string): FileId | undefined {
@@ -92,6 +129,8 @@ export async function writeBack(
 ): Promise<WrittenBack> {
   ensureDir(dirname(path));
   const temp = `${path}.writeback-${process.pid}-${randomBytes(4).toString("hex")}`;
+  // VACUUM INTO fills an empty file it is given, keeping its mode.
+  createPrivateFile(temp);
   await vacuumInto(temp);
   try {
     syncFile(temp);

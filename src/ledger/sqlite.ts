@@ -11,7 +11,6 @@
  * One connection serves the whole process, so a statement issued while a transaction is open
  * would join it: every statement goes through one queue.
  */
-import { dirname } from "node:path";
 import { TERMINAL_STATUSES } from "../config/service-limits.js";
 import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
@@ -19,12 +18,12 @@ import { LedgerError } from "./ledger-errors.js";
 import type { StoredRecord } from "./record.js";
 import { parseRecord } from "./record-rules.js";
 import {
-  ensureDir,
   errText,
   type FileId,
   fileGone,
   fileId,
   parseSqliteUri,
+  prepareLedgerPath,
   writeBack,
 } from "./sqlite-file.js";
 import {
@@ -68,13 +67,7 @@ export class SqliteStore implements LedgerStore {
   /** `notify` gets the one line said when the file is found gone (stderr unless a test listens). */
   static async open(uri: string, notify = toStderr): Promise<SqliteStore> {
     const { path, busyTimeoutMs, driver } = parseSqliteUri(uri);
-    try {
-      ensureDir(dirname(path));
-    } catch (cause) {
-      throw new LedgerError("LEDGER_UNAVAILABLE", `cannot create the ledger directory ${dirname(path)}`, {
-        cause,
-      });
-    }
+    prepareLedgerPath(path);
     let conn: SqliteConnection;
     try {
       conn = await connect(path, driver);
@@ -165,8 +158,16 @@ export class SqliteStore implements LedgerStore {
     });
   }
 
+  /** Keyed values (OAuth grants, clients): their writes refuse a deleted file as claims do. */
   keyed(): KeyedStore {
-    return sqliteKeyed((sql, params) => this.query(sql, ...params));
+    return sqliteKeyed({
+      read: (sql, params) => this.query(sql, ...params),
+      write: (sql, params) =>
+        this.queue.run(async () => {
+          await this.#checkFile();
+          return this.#q(sql, ...params);
+        }),
+    });
   }
 
   /** A file deleted since the last claim is written back first: the connection holds its last copy. */

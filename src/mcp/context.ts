@@ -20,12 +20,27 @@ import { declaresTasks } from "./task-wire.js";
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
 
+/**
+ * Where an engine's key came from, which decides what a user does when the service refuses it
+ * (src/mcp/next-steps.ts): the environment (GENERATION_API_KEY), an HTTP request's own
+ * `Authorization` header, or an OAuth sign-in (the key the user typed on the sign-in page).
+ */
+export type KeyOrigin = "environment" | "header" | "sign-in";
+
+/** What tools know of the key in force: never the key itself. */
+export interface KeyStanding {
+  readonly origin: KeyOrigin;
+  /** The service refused the key (401 INVALID_API_KEY) since this engine was made. */
+  readonly refused: boolean;
+}
+
 export interface Engine {
   config: EngineConfig;
   client: ServiceClient;
   ledger: Ledger;
   /** Hash of the API key in force: every ledger record is bound to it. */
   keyHash: string;
+  key: KeyStanding;
   /**
    * The base key that seals the questions' requestState (src/mcp/answers.ts), the same on every
    * replica when derived from GENERATION_AUTH_SECRET; a random key of this process when absent.

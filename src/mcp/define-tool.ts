@@ -1,27 +1,32 @@
 /**
- * Tools are data: `defineTool({...})` in tools/*.ts, registered here. Arguments are
+ * Tools are data: `defineTool({...})` in tools/*.ts, answered here. Arguments are
  * validated by us, not by the SDK, so a refusal is an `INVALID_ARGUMENT` result naming
  * the field and the limit (the SDK's would read `MCP error -32602 …`), while tools/list
- * still advertises the strict JSON schema of the zod definition (precomputed in
- * tools/catalog.ts, which a test keeps equal to the definitions). The wrapper also hands each
- * call's delivery hooks to the channel its transport passed with the call (see delivery.ts), which
- * settles them once the result was written to a live client, or lost.
+ * advertises the strict JSON schema of the zod definition (precomputed in tools/catalog.ts,
+ * which a test keeps equal to the definitions). Each server answers tools/call with one handler
+ * over a tool table every server shares: a server per HTTP session costs one closure for its
+ * tools, not a registration per tool. The handler also hands each call's delivery hooks to the
+ * channel its server was built with (see delivery.ts), which settles them once the result was
+ * written to a live client, or lost.
  */
-import type {
-  CallToolResult,
-  InputRequiredResult,
-  McpServer,
-  ServerContext,
-  StandardSchemaWithJSON,
-  ToolAnnotations,
+import {
+  type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ServerContext,
+  type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { ArgumentError } from "../client/local-refusals.js";
 import { parseOrThrow } from "../client/schemas.js";
 import { scrubDeep } from "../client/scrub.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
-import type { ChannelOf } from "./delivery.js";
+import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
+import { stepByKey } from "./next-steps.js";
 import { errorResult, guard } from "./results.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
@@ -87,23 +92,9 @@ export function listing(def: ToolDefinition): ListedTool {
 }
 
 /**
- * Advertises a JSON Schema but accepts any value, so validation failures reach our
- * handler instead of becoming the SDK's generic error text.
- */
-function advertiseOnly(json: Record<string, unknown>): StandardSchemaWithJSON {
-  return {
-    "~standard": {
-      vendor: "generation-mcp",
-      version: 1,
-      validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: () => json, output: () => json },
-    },
-  };
-}
-
-/**
- * The rule the SDK keeps for a tool with an output schema: a result that is not an error (nor a
- * question to the user, nor a task handed back) carries structuredContent.
+ * The rule the SDK keeps for a tool with an output schema (its `validateToolOutput`, which this
+ * handler replaces): a result that is not an error (nor a question to the user, nor a task handed
+ * back, src/calls/background.ts) carries structuredContent.
  */
 function withStructure(name: string, result: ToolOutcome): ToolOutcome {
   const r = result as CallToolResult & { resultType?: string };
@@ -123,65 +114,78 @@ function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void
   }
 }
 
+/** A tool as servers answer it: its listing, and its code (zod schemas, handler), loaded on first call. */
+export interface ToolEntry {
+  listed: ListedTool;
+  load: () => Promise<ToolDefinition>;
+}
+
 /**
- * Registers a tool by its listing; its code (zod schemas, handler) is loaded by `load`
- * on the first call, so answering tools/list needs none of it. `channelOf` finds the delivery
- * channel the transport passed with a call (none: an in-process pair, where returning is delivering).
+ * Answers tools/call on `server` for the tools of `table` (by name), over `engine`. `channel` is
+ * where the server's transport settles delivery (none: an in-process pair, where returning is
+ * delivering). tools/list is answered apart, from the precomputed listings (surface/assemble.ts).
  */
-export function registerTool(
+export function answerToolCalls(
   server: McpServer,
   engine: Engine,
-  listed: ListedTool,
-  load: () => Promise<ToolDefinition>,
-  channelOf: ChannelOf = () => undefined,
+  table: ReadonlyMap<string, ToolEntry>,
+  channel?: DeliveryChannel,
 ): void {
-  server.registerTool(
-    listed.name,
-    {
-      title: listed.title,
-      description: listed.description,
-      inputSchema: advertiseOnly(listed.inputSchema),
-      // No outputSchema here: the SDK would turn a task handed back (resultType "task",
-      // src/calls/background.ts) into an error for lacking structuredContent. tools/list shows the
-      // output schema from the catalog all the same, and `withStructure` below keeps the rule.
-      annotations: listed.annotations,
-      ...(listed._meta === undefined ? {} : { _meta: listed._meta }),
-    },
-    (async (raw: unknown, ctx: ServerContext) => {
-      // The channel this call came through (its HTTP exchange's, or the stdio connection's).
-      const channel = channelOf(ctx.http?.authInfo);
-      const signal =
-        channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry]);
-      const hooks: DeliveryHooks = { pending: [], signal };
-      const scrub = engine.client.scrub;
-      const answered = await guard(async () => {
-        if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
-          throw new ArgumentError("arguments", "must be an object");
-        }
-        const def = await load();
-        const args = (raw ?? {}) as Record<string, unknown>;
-        refuseUnknown(def, args);
-        const parsed = parseOrThrow(def.inputSchema, args);
-        return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
-      });
-      // The service may echo the key in any message: no text, structuredContent or _meta carries it.
-      const result = withStructure(listed.name, scrubDeep(answered, scrub));
-      // A cancelled call gets no response at all, so nothing of it is ever delivered.
-      if (ctx.mcpReq.signal.aborted) {
-        for (const hook of hooks.pending) void hook(false);
-        return result;
-      }
-      if (channel !== undefined) {
-        // Only a tool that reached the service proves the key (list_requests reads local state).
-        const reachedService = listed.annotations.openWorldHint !== false;
-        if (reachedService && !("isError" in result && result.isError)) channel.succeeded();
-        channel.expect(ctx.mcpReq.id, hooks.pending);
-      } else {
-        // A transport that passes no channel (an in-process pair) hands the result straight to its
-        // client: returning it is the delivery.
-        for (const hook of hooks.pending) await hook(true);
-      }
-      return result;
-    }) as never,
-  );
+  server.server.setRequestHandler("tools/call", async (request, ctx) => {
+    const { name, arguments: raw } = request.params;
+    const tool = table.get(name);
+    // As the SDK answers a name it does not know: a protocol error, not a tool result.
+    if (tool === undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+    const result = await callTool(server, engine, tool, raw, ctx, channel);
+    // A question (input_required) and a task handed back (resultType "task") pass as they are: the
+    // projection only reshapes structuredContent, which neither carries.
+    return isInputRequiredResult(result)
+      ? result
+      : server.server.projectCallToolResult(result, tool.listed.outputSchema);
+  });
+}
+
+/** One call: checked, run, scrubbed of the key, its delivery hooks handed to the channel. */
+async function callTool(
+  server: McpServer,
+  engine: Engine,
+  tool: ToolEntry,
+  raw: unknown,
+  ctx: ServerContext,
+  channel: DeliveryChannel | undefined,
+): Promise<ToolOutcome> {
+  const id = ctx.mcpReq.id;
+  const signal =
+    channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry(id)]);
+  const hooks: DeliveryHooks = { pending: [], signal };
+  const scrub = engine.client.scrub;
+  const answered = await guard(async () => {
+    if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
+      throw new ArgumentError("arguments", "must be an object");
+    }
+    const def = await tool.load();
+    const args = (raw ?? {}) as Record<string, unknown>;
+    refuseUnknown(def, args);
+    const parsed = parseOrThrow(def.inputSchema, args);
+    return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
+  }, stepByKey(engine.key.origin));
+  // The service may echo the key in any message: no text, structuredContent or _meta carries it.
+  const result = withStructure(tool.listed.name, scrubDeep(answered, scrub));
+  // A cancelled call gets no response at all, so nothing of it is ever delivered.
+  if (ctx.mcpReq.signal.aborted) {
+    for (const hook of hooks.pending) void hook(false);
+    return result;
+  }
+  if (channel !== undefined) {
+    // Only a tool that reached the service proves the key (list_requests reads local state).
+    const reachedService = tool.listed.annotations.openWorldHint !== false;
+    if (reachedService && !("isError" in result && result.isError)) channel.succeeded(id);
+    channel.expect(id, hooks.pending);
+  } else {
+    // A transport that passes no channel (an in-process pair) hands the result straight to its
+    // client: returning it is the delivery.
+    for (const hook of hooks.pending) await hook(true);
+  }
+  return result;
 }

@@ -3,50 +3,85 @@
  * transport has written it to a client still connected (docs/idempotency.md#delivery): the stdout
  * write completed, or the HTTP response was flushed to an open connection. A call says what to do
  * once that is known (`ToolContext.onDelivery`); the registering wrapper hands those hooks to the
- * channel the transport gave the call, and the transport settles each one exactly once: written
- * (true), or lost, dropped or cancelled (false).
+ * channel of its server, and the transport settles each one exactly once: written (true), or lost,
+ * dropped or cancelled (false).
  *
- * The channel travels with the call, never looked up: on stdio the assembly is given the
- * connection's channel; on HTTP each exchange's channel rides in the request's AuthInfo, which the
- * SDK hands to the call's context (`ctx.http.authInfo`).
+ * Each server is built with its channel, never looking one up: on stdio, the connection's; for a
+ * 2026-07-28 request, served by a server of its own, that HTTP exchange's; for a 2025-era session,
+ * whose one server answers every exchange of the session, a SessionChannel that passes each call
+ * on to the exchange that carried it, by its JSON-RPC request ID, as the SDK's transport routes
+ * the call's response itself.
  */
-import type { AuthInfo, RequestId } from "@modelcontextprotocol/server";
+import type { RequestId } from "@modelcontextprotocol/server";
 
 /** Settles one call's delivery: `true` once its answer reached a live client, else `false`. Never throws. */
 export type DeliveryHook = (delivered: boolean) => Promise<void>;
 
 export interface DeliveryChannel {
   /**
-   * Aborted when calls in flight should answer now with what they have: the server is shutting
-   * down (their answer is still written), or the client is gone (nothing will be).
+   * Aborted when the call `id` should answer now with what it has: the server is shutting down
+   * (its answer is still written), or its client is gone (nothing will be).
    */
-  readonly hurry: AbortSignal;
+  hurry(id: RequestId): AbortSignal;
   /** Takes a finished call's hooks, to settle once its response is written or lost. */
-  expect(requestId: RequestId, hooks: readonly DeliveryHook[]): void;
-  /** A tool call on this channel answered without an error (its key is one the service accepts). */
-  succeeded(): void;
+  expect(id: RequestId, hooks: readonly DeliveryHook[]): void;
+  /** The tool call `id` answered without an error (its key is one the service accepts). */
+  succeeded(id: RequestId): void;
 }
 
-/** How the assembly finds the channel of one call: from what the transport passed with it. */
-export type ChannelOf = (auth: AuthInfo | undefined) => DeliveryChannel | undefined;
+const NEVER = new AbortController().signal;
 
-/** The AuthInfo an HTTP exchange passes on, carrying its channel. */
-export function withChannel(auth: AuthInfo, channel: DeliveryChannel): AuthInfo {
-  return { ...auth, extra: { ...auth.extra, delivery: channel } };
+/** The IDs of the tool calls in a JSON-RPC body (one message or a batch). */
+function toolCallIds(body: unknown): RequestId[] {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const ids: RequestId[] = [];
+  for (const m of messages) {
+    const { method, id } = (m ?? {}) as { method?: unknown; id?: unknown };
+    if (method === "tools/call" && (typeof id === "string" || typeof id === "number")) ids.push(id);
+  }
+  return ids;
 }
 
-/** The channel an HTTP exchange put in the call's AuthInfo (see withChannel). */
-export const channelInAuth: ChannelOf = (auth) => {
-  const channel = auth?.extra?.delivery;
-  return channel instanceof Channel ? channel : undefined;
-};
+/** A 2025-era session's channel: each call's delivery is that of the exchange that carried it. */
+export class SessionChannel implements DeliveryChannel {
+  readonly #carriers = new Map<RequestId, Channel>();
 
-/** The channel transports use: hooks wait by request ID until written (true) or lost (false). */
+  /** The exchange on `channel` carries `body`: its tool calls are delivered with it. */
+  carry(channel: Channel, body: unknown): void {
+    const ids = toolCallIds(body);
+    if (ids.length === 0) return;
+    for (const id of ids) this.#carriers.set(id, channel);
+    channel.onEnd(() => {
+      for (const id of ids) if (this.#carriers.get(id) === channel) this.#carriers.delete(id);
+    });
+  }
+
+  hurry(id: RequestId): AbortSignal {
+    return this.#carriers.get(id)?.hurry(id) ?? NEVER;
+  }
+
+  expect(id: RequestId, hooks: readonly DeliveryHook[]): void {
+    const carrier = this.#carriers.get(id);
+    // A call whose exchange has ended (the client left) was never delivered.
+    if (carrier === undefined) for (const hook of hooks) void hook(false);
+    else carrier.expect(id, hooks);
+  }
+
+  succeeded(id: RequestId): void {
+    this.#carriers.get(id)?.succeeded();
+  }
+}
+
+/**
+ * The channel of one connection (stdio) or one HTTP exchange: hooks wait by request ID until
+ * written (true) or lost (false).
+ */
 export class Channel implements DeliveryChannel {
   readonly #hurry = new AbortController();
   readonly #waiting = new Map<RequestId, DeliveryHook[]>();
   readonly #onError: (error: unknown) => void;
   readonly #running = new Set<Promise<void>>();
+  readonly #onEnd: Array<() => void> = [];
   #gone = false;
   #succeeded = false;
 
@@ -54,7 +89,7 @@ export class Channel implements DeliveryChannel {
     this.#onError = onError;
   }
 
-  get hurry(): AbortSignal {
+  hurry(_id?: RequestId): AbortSignal {
     return this.#hurry.signal;
   }
 
@@ -89,6 +124,16 @@ export class Channel implements DeliveryChannel {
   /** The response to `requestId` could not be written: it was never delivered. */
   lost(requestId: RequestId): void {
     this.#take(requestId, false);
+  }
+
+  /** Runs `listener` once the exchange has ended (see `end`). */
+  onEnd(listener: () => void): void {
+    this.#onEnd.push(listener);
+  }
+
+  /** The exchange is over: written or lost, its hooks settled. */
+  end(): void {
+    for (const listener of this.#onEnd.splice(0)) listener();
   }
 
   /** Resolves once the hooks started so far have finished (a shutdown waits for them). */

@@ -4,6 +4,7 @@
  * listed keeps the action its error carries (the service's own client action, docs/service.md#errors).
  */
 import type { RequestKind } from "../client/service-errors.js";
+import type { KeyOrigin } from "./context.js";
 
 const NEXT_STEPS: Record<string, string> = {
   INVALID_API_KEY:
@@ -22,6 +23,28 @@ const NEXT_STEPS: Record<string, string> = {
   OUTPUT_TOO_LARGE:
     "The output is larger than this server reads inline; call save_outputs with the task ID, or download it from its signed URL.",
 };
+
+/**
+ * What to do about a key the service refused (INVALID_API_KEY), by where the key came from: a
+ * remote user reconnects their connector (a new sign-in, with a key that works); only a key from
+ * the environment is fixed in GENERATION_API_KEY.
+ */
+const KEY_REFUSED: Record<KeyOrigin, string> = {
+  environment:
+    "The service refused the key in GENERATION_API_KEY (revoked, expired or mistyped). Set it to a key the service accepts, then restart the MCP server; paid calls are refused until then.",
+  header:
+    "The service refused the key in this request's Authorization header (revoked, expired or mistyped). Connect again with a key the service accepts (Authorization: Bearer lgk_…).",
+  "sign-in":
+    "The service refused the key you signed in with (revoked or expired), so this connection has ended. Reconnect the connector in your app (disconnect it, then connect again) and sign in with a key the service accepts.",
+};
+
+export const keyRefusedStep = (origin: KeyOrigin): string => KEY_REFUSED[origin];
+
+/** The next step for a failure's code where the key's origin decides it (a refused key), else none. */
+export const stepByKey =
+  (origin: KeyOrigin) =>
+  (code: string): string | undefined =>
+    code === "INVALID_API_KEY" ? KEY_REFUSED[origin] : undefined;
 
 /** The voice named in parameters.voiceProfileId is the reference refused: no asset upload helps. */
 const UNKNOWN_VOICE =

@@ -5,10 +5,20 @@
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
 import { CodedError } from "../client/coded-error.js";
+import { LocalRefusal } from "../client/local-refusals.js";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import { IdentifiedError } from "../ledger/ledger-errors.js";
-import { nextStep } from "./next-steps.js";
+import type { KeyOrigin } from "./context.js";
+import { keyRefusedStep, nextStep } from "./next-steps.js";
+
+/** A paid call under a key the service has already refused: refused here, before any record. */
+export const keyRefused = (origin: KeyOrigin): LocalRefusal =>
+  new LocalRefusal(
+    "INVALID_API_KEY",
+    "The service refused this key earlier (revoked, expired or unknown), so this paid call was not sent and nothing was recorded or spent.",
+    keyRefusedStep(origin),
+  );
 
 /**
  * Defence in depth: no text we return may carry anything shaped like a key, whatever a message
@@ -114,11 +124,17 @@ export function okResult(
   };
 }
 
-/** Runs a handler; anything it throws becomes an error result. The only try/catch tools need. */
-export async function guard<T extends object>(run: () => Promise<T>): Promise<T | CallToolResult> {
+/**
+ * Runs a handler; anything it throws becomes an error result. The only try/catch tools need.
+ * `next` gives the next step for a code where the caller knows better (a refused key's origin).
+ */
+export async function guard<T extends object>(
+  run: () => Promise<T>,
+  next?: (code: string) => string | undefined,
+): Promise<T | CallToolResult> {
   try {
     return await run();
   } catch (err) {
-    return errorResult(err);
+    return errorResult(err, { next: next?.(describeError(err).code) });
   }
 }

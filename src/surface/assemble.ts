@@ -7,16 +7,17 @@ import { filesRule } from "../calls/file-areas.js";
 import { packageVersion } from "../config/package-version.js";
 import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
-import { registerTool } from "../mcp/define-tool.js";
-import type { ChannelOf } from "../mcp/delivery.js";
+import { answerToolCalls, type ToolEntry } from "../mcp/define-tool.js";
+import type { DeliveryChannel } from "../mcp/delivery.js";
 import { TASKS_EXTENSION } from "../mcp/task-wire.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
+import { answerCompletions } from "./completions.js";
 import { discoverEveryRevision } from "./discover.js";
 import { registerTasks } from "./mcp-tasks.js";
-import { registerPrompts } from "./prompts.js";
-import { registerResources } from "./resources.js";
-import { mediaOrigins, registerViewer, viewerToolsFor } from "./viewer.js";
+import { PROMPT_COMPLETIONS, registerPrompts } from "./prompts.js";
+import { registerResources, TEMPLATE_COMPLETIONS } from "./resources.js";
+import { mediaOrigins, registerViewer, VIEWER_TOOL_ENTRIES, viewerToolsFor } from "./viewer.js";
 
 export const SERVER_NAME = "generation-mcp";
 
@@ -25,16 +26,44 @@ export const SERVER_NAME = "generation-mcp";
  * all descriptions on every turn); each tool's description says what is its own. What files a
  * caller may use depends on who they are (src/calls/file-areas.ts), so that line is theirs.
  */
-const instructions = (engine: Engine): string =>
+const instructionsWith = (files: string): string =>
   `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
 Start with list_models (and list_voices for speech). upload_asset and upload_voice give the IDs that generation takes as references or voices.
 Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED, and nothing is charged); a call without one is capped by GENERATION_MAX_GEMS when set. With GENERATION_CONFIRM_ABOVE_GEMS set, a host that can ask asks the user before a call whose estimate or maxGems exceeds it, and the amount accepted is the cap; a call not asked about is capped at that setting. A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments (or its identity): it replays and is not charged twice. Repeating a call whose result arrived is new work and spends again.
 Generation tools wait up to \`wait\` seconds (default 45 unless configured), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview.
-${filesRule(engine)}
+${files}
 An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
 
-/** `channelOf`: where this transport puts each call's delivery channel (see src/mcp/delivery.ts). */
-export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServer {
+/**
+ * The instructions for each files rule (three at most), written once: every server keeps its own
+ * otherwise, some 2 KB per session (docs/deploying.md counts what an idle session costs).
+ */
+const INSTRUCTIONS = new Map<string, string>();
+function instructions(engine: Engine): string {
+  const files = filesRule(engine);
+  let text = INSTRUCTIONS.get(files);
+  if (text === undefined) {
+    text = instructionsWith(files);
+    INSTRUCTIONS.set(files, text);
+  }
+  return text;
+}
+
+/** Every tool a server answers, the same table for all: the catalog's, then the viewer's app-only ones. */
+const TOOLS: ReadonlyMap<string, ToolEntry> = new Map(
+  [
+    ...CATALOG.map((listed): ToolEntry => {
+      const load = TOOL_LOADERS[listed.name];
+      if (!load)
+        throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/all-tools.ts does not load`);
+      return { listed, load: async () => (await load()).default };
+    }),
+    ...VIEWER_TOOL_ENTRIES,
+  ].map((tool) => [tool.listed.name, tool]),
+);
+
+/** `channel`: where this server's transport settles each call's delivery (see src/mcp/delivery.ts). */
+export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: packageVersion() },
     {
@@ -51,20 +80,17 @@ export function createMcpServer(engine: Engine, channelOf?: ChannelOf): McpServe
       requestState: { verify: verifyAnswers(engine) },
     },
   );
-  for (const listed of CATALOG) {
-    const load = TOOL_LOADERS[listed.name];
-    if (!load) throw new Error(`tools/catalog.ts lists ${listed.name}, which tools/index.ts does not load`);
-    registerTool(server, engine, listed, async () => (await load()).default, channelOf);
-  }
+  answerToolCalls(server, engine, TOOLS, channel);
   registerResources(server, engine);
-  registerViewer(server, engine, {
+  registerViewer(server, {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
   });
   registerPrompts(server, engine);
+  answerCompletions(server, engine, { prompts: PROMPT_COMPLETIONS, templates: TEMPLATE_COMPLETIONS });
   discoverEveryRevision(server);
-  registerTasks(server, engine, channelOf);
-  // tools/list answered from the precomputed listings (what the SDK would build from the tools
-  // registered above), with the viewer's app-only tools for clients that render MCP Apps only.
+  registerTasks(server, engine, channel);
+  // tools/list answered from the precomputed listings (what the SDK would build from the tool
+  // definitions), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({
     tools: [...CATALOG, ...viewerToolsFor(clientCapabilities(server, ctx))] as never,
   }));

@@ -2,9 +2,12 @@
  * Completions (`completion/complete`): task IDs from this key's ledger, output indexes from the
  * task itself, and prompt arguments from the catalog (model IDs of one kind, voice IDs).
  * A completion is a convenience: anything that cannot be read answers with no values, never
- * an error, and every service read is bounded so a host's typing never waits long.
+ * an error, and every service read is bounded so a host's typing never waits long. Each server
+ * answers them with one handler over its engine, from tables every server shares (the prompts'
+ * and the resource templates'), so no schema or callback is built per server.
  */
 
+import { type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { modelCatalog } from "../calls/models.js";
 import { readMemo } from "../calls/read-memo.js";
 import { type Model, voicesFollow } from "../client/schemas.js";
@@ -109,11 +112,40 @@ export async function completeVoiceId(engine: Engine, prefix: string): Promise<s
   );
 }
 
-/** The `complete` callbacks of the task resource templates. */
-export function taskCompletions(engine: Engine) {
-  return {
-    taskId: (value: string) => completeTaskId(engine, value),
-    index: (value: string, context?: { arguments?: Record<string, string> }) =>
-      completeOutputIndex(engine, value, context?.arguments?.taskId),
-  };
+/** Completes one argument over an engine; `given` are the arguments already given. */
+export type Completer = (engine: Engine, value: string, given: Record<string, string>) => Promise<string[]>;
+/** The completers of one prompt's or one resource template's arguments, by argument name. */
+export type ArgumentCompleters = Readonly<Record<string, Completer>>;
+
+export interface CompletionTables {
+  /** By prompt name. */
+  prompts: Readonly<Record<string, ArgumentCompleters>>;
+  /** By URI template, as resources/templates/list gives it. */
+  templates: Readonly<Record<string, ArgumentCompleters>>;
+}
+
+/**
+ * Answers completion/complete on `server` over `engine`, as the SDK would for completable
+ * arguments: a prompt or template it does not know is an invalid-params error, an argument with
+ * no completer completes to nothing, and a result carries at most MAX_VALUES values.
+ */
+export function answerCompletions(server: McpServer, engine: Engine, tables: CompletionTables): void {
+  server.server.setRequestHandler("completion/complete", async (request) => {
+    const { ref, argument, context } = request.params;
+    const known = ref.type === "ref/prompt" ? tables.prompts[ref.name] : tables.templates[ref.uri];
+    if (known === undefined) {
+      const what = ref.type === "ref/prompt" ? `Prompt ${ref.name}` : `Resource template ${ref.uri}`;
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${what} not found`);
+    }
+    const complete = known[argument.name];
+    if (complete === undefined) return { completion: { values: [], hasMore: false } };
+    const values = await complete(engine, argument.value, context?.arguments ?? {});
+    return {
+      completion: {
+        values: values.slice(0, MAX_VALUES),
+        total: values.length,
+        hasMore: values.length > MAX_VALUES,
+      },
+    };
+  });
 }

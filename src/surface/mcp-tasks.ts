@@ -19,7 +19,7 @@ import { beforeRead, drives, stopAll, stopWaiting } from "../calls/background.js
 import { takeOver } from "../calls/resume.js";
 import { contextOf, taskStore } from "../calls/task-record.js";
 import type { Engine } from "../mcp/context.js";
-import type { ChannelOf } from "../mcp/delivery.js";
+import type { DeliveryChannel } from "../mcp/delivery.js";
 import type { DetailedTask } from "../mcp/task-wire.js";
 import { requireTasks, TaskIdParams, taskNotFound } from "../mcp/task-wire.js";
 
@@ -29,16 +29,13 @@ import { requireTasks, TaskIdParams, taskNotFound } from "../mcp/task-wire.js";
  */
 export const stopTasks = stopAll;
 
-export function registerTasks(
-  server: McpServer,
-  engine: Engine,
-  channelOf: ChannelOf = () => undefined,
-): void {
+/** `channel`: where this server's transport settles delivery (none: returning is delivering). */
+export function registerTasks(server: McpServer, engine: Engine, channel?: DeliveryChannel): void {
   server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => {
     requireTasks(server, ctx, "tasks/get");
     const read = await readTask(engine, params.taskId);
     if (read === undefined) throw taskNotFound();
-    if (read.delivers !== undefined) onDelivered(engine, ctx, channelOf, read.delivers);
+    if (read.delivers !== undefined) onDelivered(engine, ctx, channel, read.delivers);
     return { ...read.task };
   });
   server.server.setRequestHandler("tasks/update", { params: TaskIdParams }, async (_params, ctx) => {
@@ -73,11 +70,15 @@ async function readTask(
 }
 
 /** Once the transport wrote this answer to a live client, the request's result is delivered. */
-function onDelivered(engine: Engine, ctx: ServerContext, channelOf: ChannelOf, identity: string): void {
+function onDelivered(
+  engine: Engine,
+  ctx: ServerContext,
+  channel: DeliveryChannel | undefined,
+  identity: string,
+): void {
   const mark = async (delivered: boolean) => {
     if (delivered) await engine.ledger.markDelivered(engine.keyHash, identity, true).catch(() => {});
   };
-  const channel = channelOf(ctx.http?.authInfo);
   if (channel === undefined) void mark(true);
   else channel.expect(ctx.mcpReq.id, [mark]);
 }

@@ -5,7 +5,7 @@
  * where it has one (a hint; the service sets the real quote at submission), and plainly that
  * the cost is only quoted at submission where it has none.
  */
-import { completable, type GetPromptResult, type McpServer } from "@modelcontextprotocol/server";
+import type { GetPromptResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Model } from "../client/schemas.js";
 import { count as countOf, gems, withArticle } from "../client/wording.js";
@@ -13,7 +13,13 @@ import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
 import type { LedgerRecord } from "../ledger/listing.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords, storedFilter } from "../mcp/request-view.js";
-import { catalogOf, completeModelId, completeTaskId, completeVoiceId } from "./completions.js";
+import {
+  type ArgumentCompleters,
+  catalogOf,
+  completeModelId,
+  completeTaskId,
+  completeVoiceId,
+} from "./completions.js";
 
 const MAX_SHOTS = 12;
 
@@ -51,6 +57,44 @@ function imageCost(models: Model[] | undefined, modelId: string | undefined, cou
     : `No image model in the catalog has a baseGems hint: ${quoted}.`;
 }
 
+/*
+ * The prompts' arguments, built once for every server (zod schemas are most of what a prompt
+ * costs a server, and a server is built per HTTP session); their completions are answered apart,
+ * over each server's engine (PROMPT_COMPLETIONS, completions.ts).
+ */
+const STORYBOARD_ARGS = z.object({
+  scene: z.string().min(1).max(LIMITS.mediaPrompt).describe("The scene to film, in a few sentences."),
+  shots: z
+    .string()
+    .regex(/^([1-9]|1[0-2])$/, `a whole number of shots from 1 to ${MAX_SHOTS}`)
+    .optional()
+    .describe(`How many shots, 1 to ${MAX_SHOTS} (default 4).`),
+  imageModel: z
+    .string()
+    .describe("Image model ID for the keyframes (one that takes a prompt alone).")
+    .optional(),
+  videoModel: z.string().describe("Video model ID for the clips.").optional(),
+});
+
+const VOICE_OVER_ARGS = z.object({
+  script: z.string().min(1).max(LIMITS.mediaPrompt).describe("The text to read."),
+  voiceId: z.string().describe("Voice ID (from list_voices); chosen with the user when left out.").optional(),
+});
+
+const RECOVER_ARGS = z.object({
+  taskId: z.string().describe("A task ID to pick up, if known.").optional(),
+});
+
+/** What completion/complete offers for each prompt's arguments, by prompt and argument name. */
+export const PROMPT_COMPLETIONS: Readonly<Record<string, ArgumentCompleters>> = {
+  storyboard: {
+    imageModel: (engine, value) => completeModelId(engine, "image", value, takesPromptAlone),
+    videoModel: (engine, value) => completeModelId(engine, "video", value),
+  },
+  voice_over: { voiceId: (engine, value) => completeVoiceId(engine, value) },
+  recover_lost_work: { taskId: (engine, value) => completeTaskId(engine, value) },
+};
+
 function storyboard(server: McpServer, engine: Engine): void {
   server.registerPrompt(
     "storyboard",
@@ -58,21 +102,7 @@ function storyboard(server: McpServer, engine: Engine): void {
       title: "Storyboard a scene into video",
       description:
         "Splits a scene into shots, generates consistent keyframes, turns each into a video clip, and saves them. Says what it will cost before spending.",
-      argsSchema: z.object({
-        scene: z.string().min(1).max(LIMITS.mediaPrompt).describe("The scene to film, in a few sentences."),
-        shots: z
-          .string()
-          .regex(/^([1-9]|1[0-2])$/, `a whole number of shots from 1 to ${MAX_SHOTS}`)
-          .optional()
-          .describe(`How many shots, 1 to ${MAX_SHOTS} (default 4).`),
-        imageModel: completable(
-          z.string().describe("Image model ID for the keyframes (one that takes a prompt alone)."),
-          (v) => completeModelId(engine, "image", v ?? "", takesPromptAlone),
-        ).optional(),
-        videoModel: completable(z.string().describe("Video model ID for the clips."), (v) =>
-          completeModelId(engine, "video", v ?? ""),
-        ).optional(),
-      }),
+      argsSchema: STORYBOARD_ARGS,
     },
     async ({ scene, shots, imageModel, videoModel }) => {
       const n = shots === undefined ? 4 : Number(shots);
@@ -112,13 +142,7 @@ function voiceOver(server: McpServer, engine: Engine): void {
       title: "Voice-over from a script",
       description:
         "Reads a script aloud with a chosen voice (list_voices, then generate_audio), and saves the audio.",
-      argsSchema: z.object({
-        script: z.string().min(1).max(LIMITS.mediaPrompt).describe("The text to read."),
-        voiceId: completable(
-          z.string().describe("Voice ID (from list_voices); chosen with the user when left out."),
-          (v) => completeVoiceId(engine, v ?? ""),
-        ).optional(),
-      }),
+      argsSchema: VOICE_OVER_ARGS,
     },
     async ({ script, voiceId }) => {
       const limit = LIMITS.speech.prompt;
@@ -156,11 +180,7 @@ function recover(server: McpServer, engine: Engine): void {
       title: "Recover lost work",
       description:
         "Finds requests whose result never arrived (a cut-off call, a restart) in this key's ledger and picks them up without paying twice.",
-      argsSchema: z.object({
-        taskId: completable(z.string().describe("A task ID to pick up, if known."), (v) =>
-          completeTaskId(engine, v ?? ""),
-        ).optional(),
-      }),
+      argsSchema: RECOVER_ARGS,
     },
     async ({ taskId }) => {
       const open = await lostWork(engine);

@@ -15,7 +15,7 @@ import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords } from "../mcp/request-view.js";
 import { describeError } from "../mcp/results.js";
-import { taskCompletions } from "./completions.js";
+import { type ArgumentCompleters, completeOutputIndex, completeTaskId } from "./completions.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
 export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
@@ -47,14 +47,23 @@ const json = (uri: URL, value: unknown) => ({
 
 const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? "") : (v ?? ""));
 
-export function registerResources(server: McpServer, engine: Engine, o: { maxBytes?: number } = {}): void {
-  const complete = taskCompletions(engine);
-  registerModels(server, engine);
-  registerOutput(server, engine, o.maxBytes ?? RESOURCE_MAX_BYTES, complete);
-  registerTask(server, engine, complete);
-}
+const OUTPUT_TEMPLATE = "generation://tasks/{taskId}/outputs/{index}";
+const TASK_TEMPLATE = "generation://tasks/{taskId}";
 
-type Completions = ReturnType<typeof taskCompletions>;
+/** What completion/complete offers for the templates' variables (completions.ts answers them). */
+export const TEMPLATE_COMPLETIONS: Readonly<Record<string, ArgumentCompleters>> = {
+  [OUTPUT_TEMPLATE]: {
+    taskId: (engine, value) => completeTaskId(engine, value),
+    index: (engine, value, given) => completeOutputIndex(engine, value, given.taskId),
+  },
+  [TASK_TEMPLATE]: { taskId: (engine, value) => completeTaskId(engine, value) },
+};
+
+export function registerResources(server: McpServer, engine: Engine, o: { maxBytes?: number } = {}): void {
+  registerModels(server, engine);
+  registerOutput(server, engine, o.maxBytes ?? RESOURCE_MAX_BYTES);
+  registerTask(server, engine);
+}
 
 function registerModels(server: McpServer, engine: Engine): void {
   server.registerResource(
@@ -73,10 +82,10 @@ function registerModels(server: McpServer, engine: Engine): void {
   );
 }
 
-function registerOutput(server: McpServer, engine: Engine, maxBytes: number, complete: Completions): void {
+function registerOutput(server: McpServer, engine: Engine, maxBytes: number): void {
   server.registerResource(
     "task-output",
-    new ResourceTemplate("generation://tasks/{taskId}/outputs/{index}", { list: undefined, complete }),
+    new ResourceTemplate(OUTPUT_TEMPLATE, { list: undefined }),
     {
       title: "Task output",
       description: `An output's bytes with its MIME type, fetched through a freshly signed URL (up to ${byteSize(maxBytes)}; larger ones are saved with save_outputs or downloaded from the URL poll_task gives).`,
@@ -118,11 +127,10 @@ function registerOutput(server: McpServer, engine: Engine, maxBytes: number, com
   );
 }
 
-function registerTask(server: McpServer, engine: Engine, complete: Completions): void {
+function registerTask(server: McpServer, engine: Engine): void {
   server.registerResource(
     "task",
-    new ResourceTemplate("generation://tasks/{taskId}", {
-      complete: { taskId: complete.taskId },
+    new ResourceTemplate(TASK_TEMPLATE, {
       // The tasks this key submitted, from the local ledger: the service has no task listing.
       list: async () => {
         // Hosts list resources when they connect: a ledger that cannot be read lists no tasks

@@ -1,12 +1,12 @@
 /**
  * The media viewer (MCP Apps): the `ui://generation/viewer` resource, served from memory, and the
- * two app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
+ * app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
  * HTML and the tools' code load on first use: tools/list and resources/list need neither.
  */
 import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
 import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
-import { type Engine, rendersApps } from "../mcp/context.js";
-import { type ListedTool, registerTool } from "../mcp/define-tool.js";
+import { rendersApps } from "../mcp/context.js";
+import type { ListedTool, ToolEntry } from "../mcp/define-tool.js";
 import { VIEWER_URI } from "../mcp/viewer-link.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
@@ -41,7 +41,18 @@ export function viewerToolsFor(caps: ClientCapabilities | undefined): readonly L
   return rendersApps(caps) ? VIEWER_TOOLS : [];
 }
 
-export function registerViewer(server: McpServer, engine: Engine, o: ViewerOptions): void {
+/** The app-only tools as every server answers them (assemble.ts): their code loads on first call. */
+export const VIEWER_TOOL_ENTRIES: readonly ToolEntry[] = VIEWER_TOOLS.map((listed) => ({
+  listed,
+  load: async () => {
+    const def = (await import("./viewer-tools.js")).VIEWER_TOOL[listed.name];
+    if (!def)
+      throw new Error(`surface/viewer.ts lists ${listed.name}, which viewer-tools.ts does not define`);
+    return def;
+  },
+}));
+
+export function registerViewer(server: McpServer, o: ViewerOptions): void {
   // The view fetches nothing itself (connectDomains stays empty); media come from these origins,
   // from blob: URLs of bytes read through the host, or not at all.
   const csp = { resourceDomains: [...o.mediaOrigins] };
@@ -64,12 +75,4 @@ export function registerViewer(server: McpServer, engine: Engine, o: ViewerOptio
       };
     },
   );
-  for (const listed of VIEWER_TOOLS) {
-    registerTool(server, engine, listed, async () => {
-      const def = (await import("./viewer-tools.js")).VIEWER_TOOL[listed.name];
-      if (!def)
-        throw new Error(`surface/viewer.ts lists ${listed.name}, which viewer-tools.ts does not define`);
-      return def;
-    });
-  }
 }

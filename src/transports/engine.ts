@@ -1,15 +1,18 @@
 /**
- * Builds Engines: one per API key (stdio has one key; HTTP one per session key), all sharing one
- * ledger per process (a LazyLedger, opened on first use) and one service target (the configured
+ * Builds Engines: one per API key (stdio has one key; HTTP one per request's key), all sharing one
+ * ledger per process (a LazyLedger, opened on first use, made by `lazyLedger` so that OAuth's token
+ * store can be opened from it before the engines exist) and one service target (the configured
  * service, or the embedded sandbox of sandbox-start.ts, listening on loopback from the start).
+ * Each engine knows where its key came from and whether the service has refused it since.
  */
 
+import type { LRUCache } from "lru-cache";
 import { scrubKeyShapes } from "../client/scrub.js";
+import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
-import type { KeyedStore } from "../ledger/open-ledger.js";
 import { answerKey } from "../mcp/answers.js";
-import type { Engine } from "../mcp/context.js";
+import type { Engine, KeyOrigin } from "../mcp/context.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
@@ -19,14 +22,16 @@ export interface Engines {
   readonly defaultApiKey: string | undefined;
   /** The service's base address in use (the sandbox's when --sandbox). */
   readonly baseUrl: string;
-  /** The engine for a key, built once per key and kept; validates the key's format. */
+  /** The engine for a key, made on first use and kept while used; validates the key's format. */
   forKey(apiKey: string): Engine;
-  /** The engine of a key registered earlier through forKey, by its hash. */
-  byHash(keyHash: string): Engine;
-  /** Whether an engine for this key hash is kept (registered through forKey, not yet dropped). */
-  has(keyHash: string): boolean;
-  /** The keyed values of the ledger's store (OAuth grants), opening the ledger if need be. */
-  keyed(): Promise<KeyedStore>;
+  /** The engine kept for a key hash (marked as just used), or undefined when none is kept. */
+  kept(keyHash: string): Engine | undefined;
+  /**
+   * Asks the service whether a key works (GET /api/generate/models, which needs the `read` scope),
+   * through its engine: the sign-in page's check, and stdio's at start. A key it accepts is no
+   * longer taken as refused.
+   */
+  checkKey(apiKey: string): Promise<KeyCheck>;
   /**
    * Opens the ledger (and loads an in-process sandbox) ahead of the first call that needs them, so
    * an unusable store is reported early and the first generation does not wait for SQLite.
@@ -38,8 +43,12 @@ export interface Engines {
 }
 
 export interface EngineOptions {
-  /** Told (by key hash) when the service refuses a key: --auth oauth ends the grants over it. */
+  /** The process's ledger (lazyLedger); one is made when none is given. */
+  ledger?: LazyLedger;
+  /** Told (by key hash) when the service refuses a key: --auth oauth ends the sign-ins over it. */
   onKeyRefused?: (keyHash: string) => void;
+  /** How many engines are kept for reuse (default MAX_CACHED_ENGINES). */
+  maxEngines?: number;
 }
 
 interface ServiceTarget {
@@ -65,66 +74,91 @@ async function serviceTarget(config: Config): Promise<ServiceTarget> {
   };
 }
 
-/**
- * Engines kept for reuse, least recently used dropped first: on HTTP anyone can present made-up
- * keys, and a cache without a bound would grow with each one. Live sessions keep their own engine.
- */
-export const MAX_CACHED_ENGINES = 256;
-
-export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from identity.js, not the ledger's index: the index pulls the store modules in.
-  const [{ ServiceClient }, { hashKey }] = await Promise.all([
-    import("../client/service-client.js"),
-    import("../ledger/identity.js"),
-  ]);
-  const target = await serviceTarget(config);
-  const serviceUrl = target.baseUrl;
-
-  const ledger = new LazyLedger(async () => {
+/** The process's one ledger, opened on first use (a store accepted below "durable" said once, at open). */
+export function lazyLedger(config: Config): LazyLedger {
+  return new LazyLedger(async () => {
     const { openLedger } = await import("../ledger/open-ledger.js");
     const opened = await openLedger({ storeUri: config.store });
-    // A store accepted below "durable before the first byte" is said loudly, once, at open.
     if (opened.durabilityNote !== undefined)
       process.stderr.write(`generation-mcp: WARNING: ${opened.durabilityNote}\n`);
     return opened;
   });
+}
 
-  const engines = new Map<string, Engine>();
+/**
+ * Engines kept for reuse, least recently used dropped first (every use counts: a token check, a
+ * request's key): on HTTP anyone can present made-up keys, and a cache without a bound would grow
+ * with each one. A request or session holds the engine it was given, so a drop never fails one.
+ */
+export const MAX_CACHED_ENGINES = 256;
+
+/** Where the keys of this process's engines come from (what a refused key's next step names). */
+function originOf(config: Config, apiKey: string): KeyOrigin {
+  if (config.auth === "oauth" && config.transport === "http") return "sign-in";
+  return config.transport === "stdio" || apiKey === config.apiKey ? "environment" : "header";
+}
+
+export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
+  // hashKey from identity.js, not the ledger's index: the index pulls the store modules in.
+  const [{ ServiceClient }, { hashKey }, { LRUCache }] = await Promise.all([
+    import("../client/service-client.js"),
+    import("../ledger/identity.js"),
+    import("lru-cache"),
+  ]);
+  const target = await serviceTarget(config);
+  const ledger = o.ledger ?? lazyLedger(config);
+  const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
   // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
   const sealing = answerKey(config.authSecret);
+
+  /** Whether the service has refused each engine's key, until it accepts it again. */
+  const refusals = new WeakMap<Engine, { refused: boolean }>();
+  const make = (apiKey: string, keyHash: string): Engine => {
+    const standing = { refused: false };
+    const client = new ServiceClient({
+      baseUrl: target.baseUrl,
+      apiKey,
+      onKeyRefused: () => {
+        standing.refused = true;
+        o.onKeyRefused?.(keyHash);
+      },
+    });
+    const key = {
+      origin: originOf(config, apiKey),
+      get refused() {
+        return standing.refused;
+      },
+    };
+    const engine: Engine = { config, client, ledger, keyHash, key, answerKey: sealing };
+    refusals.set(engine, standing);
+    return engine;
+  };
+
+  const forKey = (apiKey: string): Engine => {
+    const keyHash = hashKey(apiKey);
+    const known = engines.get(keyHash);
+    if (known !== undefined) return known;
+    const engine = make(apiKey, keyHash);
+    engines.set(keyHash, engine);
+    return engine;
+  };
+
   return {
     defaultApiKey: target.defaultApiKey,
-    baseUrl: serviceUrl,
-    forKey(apiKey) {
-      const keyHash = hashKey(apiKey);
-      const known = engines.get(keyHash);
-      if (known !== undefined) {
-        // Map order is insertion order: re-inserting marks it most recently used.
-        engines.delete(keyHash);
-        engines.set(keyHash, known);
-        return known;
+    baseUrl: target.baseUrl,
+    forKey,
+    kept: (keyHash) => engines.get(keyHash),
+    async checkKey(apiKey) {
+      const engine = forKey(apiKey);
+      try {
+        await engine.client.listModels();
+      } catch (error) {
+        return { ok: false, code: error instanceof ServiceError ? error.code : "UNREACHABLE" };
       }
-      const client = new ServiceClient({
-        baseUrl: serviceUrl,
-        apiKey,
-        ...(o.onKeyRefused === undefined ? {} : { onKeyRefused: () => o.onKeyRefused?.(keyHash) }),
-      });
-      const engine: Engine = { config, client, ledger, keyHash, answerKey: sealing };
-      engines.set(keyHash, engine);
-      if (engines.size > MAX_CACHED_ENGINES) {
-        const oldest = engines.keys().next().value;
-        if (oldest !== undefined) engines.delete(oldest);
-      }
-      return engine;
+      const standing = refusals.get(engine);
+      if (standing !== undefined) standing.refused = false;
+      return { ok: true };
     },
-    byHash(keyHash) {
-      const engine = engines.get(keyHash);
-      if (engine === undefined)
-        throw new Error("no engine for this key hash; register the key with forKey first");
-      return engine;
-    },
-    has: (keyHash) => engines.has(keyHash),
-    keyed: () => ledger.keyed(),
     async warmUp() {
       await Promise.all([ledger.open(), target.warmUp?.()]);
     },
@@ -141,3 +175,6 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
   };
 }
+
+/** What the service said of a key: usable, or the service's refusal code. */
+export type KeyCheck = { ok: true } | { ok: false; code: string };

@@ -7,15 +7,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type NodeIncomingMessageLike, toWebRequest } from "@modelcontextprotocol/node";
-import type { AuthInfo } from "@modelcontextprotocol/server";
 import { waitAtMost } from "../client/deadline.js";
-import { Channel, withChannel } from "../mcp/delivery.js";
+import { Channel } from "../mcp/delivery.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
-export type FetchHandler = (
-  request: Request,
-  options: { authInfo?: AuthInfo; parsedBody?: unknown },
-) => Promise<Response>;
+/** Serves one exchange's request; the calls it answers settle their delivery on `channel`. */
+export type FetchHandler = (request: Request, channel: Channel) => Promise<Response>;
 
 /** The exchanges in flight, so a shutdown can hurry them and wait for their answers. */
 export class Exchanges {
@@ -41,7 +38,6 @@ export class Exchanges {
 
 export interface ExchangeOptions {
   handler: FetchHandler;
-  authInfo: AuthInfo;
   parsedBody?: unknown;
   exchanges: Exchanges;
 }
@@ -113,12 +109,7 @@ async function run(
             maxRequestBodySize: MAX_BODY_BYTES,
           })
         : headersOnly(req, abort.signal);
-    // The calls of this exchange get its channel with their AuthInfo (ctx.http.authInfo).
-    const authInfo = withChannel(o.authInfo, channel);
-    response = await o.handler(
-      request,
-      o.parsedBody === undefined ? { authInfo } : { authInfo, parsedBody: o.parsedBody },
-    );
+    response = await o.handler(request, channel);
   } catch (error) {
     report(error);
     response = Response.json(
@@ -130,6 +121,7 @@ async function run(
   const delivered = await finished;
   if (delivered) channel.writtenAll();
   await channel.idle();
+  channel.end();
   return delivered;
 }
 

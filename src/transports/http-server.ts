@@ -1,22 +1,24 @@
 /**
- * Streamable HTTP at /mcp, for both protocol eras:
+ * Streamable HTTP at /mcp, for both protocol eras. One request reads top to bottom in `handle`:
+ * the Host and Origin checks of http-guard.ts; its credential checked once, where it arrives (a
+ * service key, or with --auth oauth an access token: oauth/oauth-gate.ts), giving the engine of
+ * that key; the body read once; then the exchange (http-exchange.ts, which decides delivery) served
+ * with that engine, passed on explicitly:
  * - 2025-11-25 (and older 2025 revisions): sessionful, see http-sessions.ts.
- * - 2026-07-28: sessionless; the SDK's createMcpHandler serves each request with a fresh server for
- *   the key of that very request.
- * In front of both: the checks of http-guard.ts. Each exchange is written by http-exchange.ts,
- * which decides delivery. `GET /healthz` tells whether the ledger is usable.
+ * - 2026-07-28: sessionless; the SDK's createMcpHandler serves the request with a fresh server over
+ *   the request's engine and its exchange's delivery channel.
+ * `GET /healthz` tells whether the ledger is usable.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
-  type AuthInfo,
   createMcpHandler,
   isJsonContentType,
   isLegacyRequest,
-  type McpServer,
   validateHostHeader,
 } from "@modelcontextprotocol/server";
-import { Exchanges, type FetchHandler, serveExchange } from "./http-exchange.js";
+import type { Channel } from "../mcp/delivery.js";
+import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
   allowedHostnames,
@@ -26,34 +28,54 @@ import {
   readJson,
   sendJson,
 } from "./http-guard.js";
-import { type SessionLimits, Sessions } from "./http-sessions.js";
-import type { OAuthGate } from "./oauth/oauth-gate.js";
+import { type Keyed, type ServerFactory, type SessionLimits, Sessions } from "./http-sessions.js";
 
 export { isLoopbackHost, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./http-guard.js";
 export { MAX_SESSIONS, MAX_SESSIONS_PER_KEY, SESSION_IDLE_MS, UNPROVEN_IDLE_MS } from "./http-sessions.js";
 
 /** How long a shutdown waits for the calls in flight to write their answers. */
 export const SHUTDOWN_GRACE_MS = 1_500;
+/**
+ * 2026-07-28 `subscriptions/listen` streams open at once, over all requests: each request is
+ * served by a handler of its own, so the SDK's cap per handler (the same number) bounds nothing.
+ */
+export const MAX_SUBSCRIPTIONS = 1_024;
 
-export interface HttpServerOptions {
+/** --auth oauth as the HTTP server uses it (oauth/oauth-gate.ts's OAuthGate). */
+export interface TokenGate<E> {
+  /** The public URL's host name, which Host headers may carry. */
+  readonly hostname: string;
+  /** Serves an OAuth route (metadata, authorization server, sign-in); false when `path` is none. */
+  serve(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  /** Checks a request's access token: the engine of the key behind it, or the 401/403 answer. */
+  authenticate(req: IncomingMessage): Promise<E | Response>;
+}
+
+export interface HttpServerOptions<E extends Keyed> {
   host: string;
   port: number;
+  /**
+   * Key mode (no `oauth`): the engine for a request's key, its own `Authorization: Bearer lgk_…`
+   * or `defaultApiKey`; throws for a key it refuses. Sessions and records are bound to the
+   * engine's key hash, never the key.
+   */
+  engineFor(apiKey: string): E;
   /** GENERATION_API_KEY: the key of sessions that bring none, honoured only when bound to loopback. */
   defaultApiKey?: string;
-  /** Registers a key and returns its hash: sessions and records are bound to the hash, never the key. */
-  keyHash(apiKey: string): string;
-  /** One MCP server for one key (by hash): createMcpServer over that key's engine. */
-  createServer(keyHash: string): McpServer | Promise<McpServer>;
+  /** One MCP server over an engine: createMcpServer, whose calls deliver on `channel`. */
+  createServer: ServerFactory<E>;
   /** Resolves when the ledger is usable, rejects otherwise (GET /healthz). */
   health?(): Promise<void>;
   onError?(error: Error): void;
   /** Session caps and idle times (tests shorten them). */
   sessions?: Partial<SessionLimits>;
+  /** Subscription streams open at once (default MAX_SUBSCRIPTIONS; tests lower it). */
+  maxSubscriptions?: number;
   /**
    * --auth oauth: the OAuth routes, and the access token (never a service key) as the credential
-   * of /mcp; a session's key is then the one behind the token's grant.
+   * of /mcp; a request's engine is then the one of the key behind the token's grant.
    */
-  oauth?: OAuthGate;
+  oauth?: TokenGate<E>;
 }
 
 export interface HttpServerHandle {
@@ -71,58 +93,57 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-/** The key hash travels in AuthInfo.extra; `token` never holds a key or a hash of one. */
-const authFor = (keyHash: string): AuthInfo => ({
-  token: "",
-  clientId: "generation-mcp",
-  scopes: [],
-  extra: { keyHash },
-});
-const hashOf = (auth: AuthInfo | undefined): string | undefined => {
-  const value = auth?.extra?.keyHash;
-  return typeof value === "string" ? value : undefined;
-};
-
-/** Routes an admitted request to the session table (2025 era) or the per-request handler (2026). */
-function router(o: HttpServerOptions, sessions: Sessions, report: (e: unknown) => void) {
-  const modern = createMcpHandler(
-    ({ authInfo }) => {
-      const keyHash = hashOf(authInfo);
-      if (keyHash === undefined) throw new Error("request reached the MCP handler without a resolved key");
-      return o.createServer(keyHash);
-    },
-    { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report },
-  );
+/**
+ * Routes one exchange, already given its engine, to the session table (2025 era) or to a
+ * 2026-07-28 handler whose one server is built over that engine and the exchange's channel.
+ */
+function router<E extends Keyed>(
+  o: HttpServerOptions<E>,
+  sessions: Sessions<E>,
+  report: (e: unknown) => void,
+) {
+  const modernOptions = { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report } as const;
+  const maxListening = o.maxSubscriptions ?? MAX_SUBSCRIPTIONS;
+  let listening = 0;
   // The body arrives parsed (see readJson): the SDK then neither clones the request nor reads it again.
-  const route: FetchHandler = async (request, options) => {
-    const keyHash = hashOf(options.authInfo);
-    if (keyHash === undefined) return Response.json({ error: "Unauthorized" }, { status: 401 });
-    const parsedBody = options.parsedBody;
+  return async (request: Request, engine: E, channel: Channel, parsedBody: unknown): Promise<Response> => {
     // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
     const legacy =
       request.headers.has("mcp-session-id") ||
       (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }));
-    if (legacy) return sessions.serve(request, keyHash, parsedBody, options.authInfo);
-    return modern.fetch(request, options);
+    if (legacy) return sessions.serve(request, engine, channel, parsedBody);
+    const listen = parsedBody as { method?: unknown; id?: unknown } | null;
+    if (listen?.method === "subscriptions/listen") {
+      // Refused as the SDK refuses one past its cap: in-band, before the stream opens.
+      if (listening >= maxListening) {
+        const error = { code: -32603, message: "Subscription limit reached" };
+        return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
+      }
+      listening++;
+      channel.onEnd(() => listening--);
+    }
+    const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
+    return modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
   };
-  return { route, close: () => modern.close() };
 }
 
-export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerHandle> {
+export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>): Promise<HttpServerHandle> {
   const loopback = isLoopbackHost(o.host);
   const hostnames = allowedHostnames(o.host);
   if (o.oauth !== undefined && !hostnames.includes(o.oauth.hostname)) hostnames.push(o.oauth.hostname);
   const fallbackKey = loopback && o.oauth === undefined ? o.defaultApiKey : undefined;
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
-  const sessions = new Sessions((keyHash) => o.createServer(keyHash), report, o.sessions);
-  const { route, close: closeModern } = router(o, sessions, report);
+  const sessions = new Sessions<E>(o.createServer, report, o.sessions);
+  const route = router(o, sessions, report);
   const exchanges = new Exchanges();
   let stopping = false;
 
-  const serve = (req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo) => {
+  /** One admitted request under its engine: the body read once, then the exchange. */
+  const serve = (req: IncomingMessage, res: ServerResponse, engine: E) => {
     const exchange = (parsedBody?: unknown) => {
       const sessionId = req.headers["mcp-session-id"];
-      serveExchange(req, res, { handler: route, authInfo, exchanges, parsedBody }, report, (succeeded) => {
+      const handler = (request: Request, channel: Channel) => route(request, engine, channel, parsedBody);
+      serveExchange(req, res, { handler, exchanges, parsedBody }, report, (succeeded) => {
         if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
       });
     };
@@ -149,26 +170,16 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
     if (path !== "/mcp") return sendJson(res, 404, "Not found: the MCP endpoint is /mcp");
     if (!admit(req, res, hostnames)) return;
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
-    if (o.oauth !== undefined) {
-      o.oauth.authenticate(req).then(
-        (auth) => (auth instanceof Response ? void sendWeb(res, auth) : serve(req, res, auth)),
-        (error: unknown) => {
-          report(error);
-          if (!res.headersSent) sendJson(res, 503, "The token store is not usable; retry shortly");
-        },
-      );
-      return;
-    }
-    const key = chooseKey(req.headers.authorization, fallbackKey);
-    if (!key.ok) return sendJson(res, 401, key.message);
-    let authInfo: AuthInfo;
-    try {
-      authInfo = authFor(o.keyHash(key.apiKey));
-    } catch {
-      // A key the engine refuses (it names no reason that could echo the key).
-      return sendJson(res, 401, "Unauthorized: the key in the Authorization header was refused");
-    }
-    serve(req, res, authInfo);
+    // The credential, checked once, here: the engine it gives serves the whole request.
+    const checked =
+      o.oauth === undefined ? Promise.resolve(byKey(req, o, fallbackKey)) : o.oauth.authenticate(req);
+    checked.then(
+      (engine) => (engine instanceof Response ? void sendWeb(res, engine) : serve(req, res, engine)),
+      (error: unknown) => {
+        report(error);
+        if (!res.headersSent) sendJson(res, 503, "The token store is not usable; retry shortly");
+      },
+    );
   };
 
   const server = createServer(handle);
@@ -188,11 +199,27 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServerH
       clearInterval(sweep);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await exchanges.settle(SHUTDOWN_GRACE_MS);
-      await Promise.all([closeModern(), sessions.closeAll()]);
+      await sessions.closeAll();
       server.closeAllConnections();
       await closed;
     },
   };
+}
+
+/** Key mode: the engine of the key a request presents (or the fallback), or the answer refusing it. */
+function byKey<E extends Keyed>(
+  req: IncomingMessage,
+  o: HttpServerOptions<E>,
+  fallbackKey: string | undefined,
+): E | Response {
+  const key = chooseKey(req.headers.authorization, fallbackKey);
+  if (!key.ok) return jsonError(401, key.message);
+  try {
+    return o.engineFor(key.apiKey);
+  } catch {
+    // A key the engine refuses (it names no reason that could echo the key).
+    return jsonError(401, "Unauthorized: the key in the Authorization header was refused");
+  }
 }
 
 /** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
@@ -200,7 +227,7 @@ async function health(
   req: IncomingMessage,
   res: ServerResponse,
   hostnames: string[],
-  check: HttpServerOptions["health"],
+  check: (() => Promise<void>) | undefined,
 ): Promise<void> {
   if (!admit(req, res, hostnames)) return;
   const usable = await (check?.() ?? Promise.resolve()).then(
@@ -212,7 +239,12 @@ async function health(
     .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
 }
 
-/** Writes a small fetch Response (an OAuth challenge) to a Node response. */
+/** A refusal before any MCP exchange, in the JSON-RPC error shape sendJson writes. */
+function jsonError(status: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, { status });
+}
+
+/** Writes a small fetch Response (a refusal, an OAuth challenge) to a Node response. */
 async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
   const body = await response.text();
   res.writeHead(response.status, Object.fromEntries(response.headers)).end(body);

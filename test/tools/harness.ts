@@ -105,7 +105,13 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     defaultWaitSeconds: 20,
     ...o.config,
   };
-  const engine: Engine = { config, client, ledger, keyHash: hashKey(apiKey) };
+  const engine: Engine = {
+    config,
+    client,
+    ledger,
+    keyHash: hashKey(apiKey),
+    key: { origin: "environment", refused: false },
+  };
   const server = createMcpServer(engine);
   const [a, b] = InMemoryTransport.createLinkedPair();
   // 2026-07-28 is served by the SDK's HTTP entry, one server per request; fetch calls it in-process.

@@ -67,8 +67,8 @@ describe("createEngines", () => {
       expect(b).not.toBe(a);
       expect(b.keyHash).not.toBe(a.keyHash);
       expect(b.ledger).toBe(a.ledger);
-      expect(engines.byHash(b.keyHash)).toBe(b);
-      expect(() => engines.byHash("unknown")).toThrow(/no engine/);
+      expect(engines.kept(b.keyHash)).toBe(b);
+      expect(engines.kept("unknown")).toBeUndefined();
     } finally {
       await engines.close();
     }

@@ -7,31 +7,43 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { channelInAuth } from "../../src/mcp/delivery.js";
+import type { DeliveryChannel } from "../../src/mcp/delivery.js";
 import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/transports/http-server.js";
 
 const KEY_A = `lgk_${"a".repeat(64)}`;
 const KEY_B = `lgk_${"b".repeat(64)}`;
 const KEY_ENV = `lgk_${"e".repeat(64)}`;
 const hash = (key: string) => `hash-${key.slice(4, 8)}`;
+/** The engine a key is given where it arrives: here only its hash. */
+const engineOf = (key: string) => ({ keyHash: hash(key) });
+/** What the "channel" tool's delivery hooks were settled with, in order. */
+const settled: boolean[] = [];
 
-function whoamiServer(keyHash: string): McpServer {
+function whoamiServer(engine: { keyHash: string }, channel: DeliveryChannel): McpServer {
   const server = new McpServer({ name: "probe", version: "1.0.0" });
   server.registerTool(
     "whoami",
     { description: "the key hash", inputSchema: z.object({}) },
     async (_args, ctx) => {
       // As the real tools do (src/mcp/define-tool.ts): a call that worked tells its channel.
-      channelInAuth(ctx.http?.authInfo)?.succeeded();
-      return { content: [{ type: "text", text: keyHash }] };
+      channel.succeeded(ctx.mcpReq.id);
+      return { content: [{ type: "text", text: engine.keyHash }] };
     },
   );
   server.registerTool(
     "channel",
-    { description: "whether delivery is tracked", inputSchema: z.object({}) },
-    async (_args, ctx) => ({
-      content: [{ type: "text", text: channelInAuth(ctx.http?.authInfo) === undefined ? "none" : "bound" }],
-    }),
+    {
+      description: "a delivery hook, settled by the exchange that carried the call",
+      inputSchema: z.object({}),
+    },
+    async (_args, ctx) => {
+      channel.expect(ctx.mcpReq.id, [
+        async (delivered) => {
+          settled.push(delivered);
+        },
+      ]);
+      return { content: [{ type: "text", text: "expected" }] };
+    },
   );
   return server;
 }
@@ -44,7 +56,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     defaultApiKey: KEY_ENV,
-    keyHash: hash,
+    engineFor: engineOf,
     createServer: whoamiServer,
     onError: (e) => errors.push(e),
   });
@@ -250,11 +262,15 @@ describe("HTTP sessions and keys", () => {
     await a.client.close();
   });
 
-  it("finds the delivery channel of the exchange a call came in, in both eras", async () => {
+  it("settles a call's delivery on the exchange that carried it, in both eras", async () => {
     for (const modern of [false, true]) {
+      settled.length = 0;
       const a = await connect(KEY_A, modern);
       const result = await a.client.callTool({ name: "channel", arguments: {} });
-      expect((result.content as { text: string }[])[0]?.text).toBe("bound");
+      expect((result.content as { text: string }[])[0]?.text).toBe("expected");
+      // Written to a live client: the exchange's channel says so once its response is flushed.
+      for (let i = 0; i < 100 && settled.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(settled).toEqual([true]);
       await a.client.close();
     }
   });
@@ -273,7 +289,7 @@ describe("HTTP without a usable default key", () => {
     const bare = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
-      keyHash: hash,
+      engineFor: engineOf,
       createServer: whoamiServer,
     });
     try {
@@ -309,7 +325,7 @@ describe("HTTP session caps", () => {
     const capped = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
-      keyHash: hash,
+      engineFor: engineOf,
       createServer: whoamiServer,
       sessions: { maxPerKey: 5, maxSessions: 8 },
     });
@@ -332,7 +348,7 @@ describe("HTTP session caps", () => {
     const capped = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
-      keyHash: hash,
+      engineFor: engineOf,
       createServer: whoamiServer,
       sessions: { maxPerKey: 2, maxSessions: 3 },
     });
@@ -361,7 +377,7 @@ describe("HTTP session caps", () => {
     const h = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
-      keyHash: hash,
+      engineFor: engineOf,
       createServer: whoamiServer,
     });
     try {
@@ -387,7 +403,7 @@ describe("HTTP /healthz", () => {
     const h = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
-      keyHash: hash,
+      engineFor: engineOf,
       createServer: whoamiServer,
       health: async () => {
         if (!usable) throw new Error("SQLITE_CANTOPEN /secret/path lgk_0000");

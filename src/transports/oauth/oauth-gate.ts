@@ -2,9 +2,10 @@
  * `--auth oauth`: the MCP authorization spec on the HTTP transport. This server is both the
  * protected resource (`<public URL>/mcp`, its metadata per RFC 9728, bearer checks with the SDK's
  * resource-server helpers) and the authorization server (provider.ts, issuer = the public URL).
- * A token resolves to the account of the key it was granted over (accounts.ts), so every ledger
- * record, session and per-key cap is bound to that key's hash, exactly as with a Bearer key.
- * http.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
+ * A token resolves to the account of the key it was granted over (accounts.ts), and `authenticate`
+ * gives the request that key's engine (the one kept for it, or one made from the stored key), so
+ * every ledger record, session and per-key cap is bound to that key's hash, exactly as with a
+ * Bearer key. http-server.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { BlockList } from "node:net";
@@ -19,35 +20,40 @@ import {
 } from "@modelcontextprotocol/server";
 import type Provider from "oidc-provider";
 import type { KeyedStore } from "../../ledger/open-ledger.js";
-import { Accounts } from "./oauth-accounts.js";
+import type { Engine } from "../../mcp/context.js";
+import type { KeyCheck } from "../engine.js";
+import type { Accounts } from "./oauth-accounts.js";
 import { StoreAdapter } from "./oauth-adapter.js";
-import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
+import type { OAuthLog } from "./oauth-log.js";
 import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
-import { Sealing } from "./oauth-sealing.js";
+import type { Sealing } from "./oauth-sealing.js";
 import { RegistrationLimit } from "./register-limit.js";
-import { type KeyCheck, serveSignIn } from "./sign-in.js";
+import { serveSignIn } from "./sign-in.js";
 
-export type { KeyCheck } from "./sign-in.js";
+/** The engines a checked token or a signed-in key resolves to (engine.ts's Engines). */
+export interface KeyEngines {
+  forKey(apiKey: string): Engine;
+  kept(keyHash: string): Engine | undefined;
+}
 
 export interface OAuthOptions {
   /** The origin users reach (GENERATION_PUBLIC_URL). */
   publicUrl: string;
-  /** GENERATION_AUTH_SECRET(S), base64. */
-  secrets: readonly string[];
+  /** What GENERATION_AUTH_SECRET(S) protect. */
+  sealing: Sealing;
   kv: KeyedStore;
+  /** The signed-in keys, sealed, and the grants over each (over `kv`). */
+  accounts: Accounts;
   hashKey(apiKey: string): string;
   /** Asks the service whether a key works (GET /api/generate/models). */
   checkKey(apiKey: string): Promise<KeyCheck>;
-  /** Whether this process already serves the key behind a hash. */
-  hasKey(keyHash: string): boolean;
-  /** Makes this process serve a key (its engine), opened from the account. */
-  useKey(apiKey: string): void;
+  engines: KeyEngines;
   sandboxKey?: string;
   lifetimes: Lifetimes;
   /** The proxies whose X-Forwarded-For is believed (GENERATION_TRUSTED_PROXIES), as a BlockList. */
   trustedProxies?: BlockList;
-  /** Where the operator's log lines go (stderr). */
-  write(line: string): void;
+  /** The operator's log lines (oauth-log.ts, on stderr). */
+  log: OAuthLog;
 }
 
 export interface OAuthGate {
@@ -57,10 +63,8 @@ export interface OAuthGate {
   readonly hostname: string;
   /** Serves an OAuth route (metadata, authorization server, sign-in); false when `path` is none. */
   serve(req: IncomingMessage, res: ServerResponse, path: string): boolean;
-  /** The key hash a request's access token resolves to, or the 401/403 answer. */
-  authenticate(req: IncomingMessage): Promise<AuthInfo | Response>;
-  /** The service refused this key: end every grant over it. */
-  revokeKey(keyHash: string): Promise<void>;
+  /** Checks a request's access token: the engine of the key behind it, or the 401/403 answer. */
+  authenticate(req: IncomingMessage): Promise<Engine | Response>;
 }
 
 const PRM = "/.well-known/oauth-protected-resource";
@@ -70,10 +74,8 @@ const AS_METADATA = new Set(["/.well-known/oauth-authorization-server", "/.well-
 export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   const issuer = new URL(o.publicUrl).origin;
   const resource = `${issuer}/mcp`;
-  const sealing = new Sealing(o.secrets);
-  const accounts = new Accounts(o.kv, sealing, o.lifetimes.grantIdle * 1000);
+  const { sealing, accounts, log } = o;
   const loopbackHttp = issuer.startsWith("http:");
-  const log = oauthLog(o.write);
   const provider = await createProvider({
     issuer,
     resource,
@@ -106,12 +108,14 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       dangerouslyAllowInsecureIssuerUrl: loopbackHttp,
     }),
   );
+  // Each request's check extends the grant it uses (see keepAlive).
+  const touch = keepAlive(o.kv, accounts, o.lifetimes.grantIdle);
   const bearer = {
-    verifier: verifier(provider, accounts, o, keepAlive(o.kv, accounts, o.lifetimes.grantIdle)),
     expectedResource: new URL(resource),
     requiredScopes: [MCP_SCOPE],
     resourceMetadataUrl,
   };
+
   const forwarded = { proto: issuer.slice(0, issuer.indexOf(":")), host: new URL(issuer).host };
   const signIn = {
     provider,
@@ -155,18 +159,25 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       return true;
     },
     async authenticate(req) {
+      // The token as found in the store, for the SDK's checks and then for its account.
+      let found: FoundToken | undefined;
+      const verifier: OAuthTokenVerifier = {
+        async verifyAccessToken(token) {
+          found = await findToken(provider, token, touch);
+          return found.auth;
+        },
+      };
       try {
-        return await verifyBearerToken(req.headers.authorization, bearer);
+        // The SDK's checks (header, resource, scope, expiry) over the token found in the store.
+        await verifyBearerToken(req.headers.authorization, { ...bearer, verifier });
+        if (found === undefined) throw invalid("The access token was not checked");
+        // The engine kept for the key, or one made from the key sealed in its account.
+        return o.engines.kept(found.keyHash) ?? o.engines.forKey(await storedKey(accounts, found.keyHash));
       } catch (error) {
+        // A store that failed is not a bad token: the server answers 503, retry shortly.
+        if (!(error instanceof OAuthError)) throw error;
         return bearerAuthChallengeResponse(error, bearer);
       }
-    },
-    async revokeKey(keyHash) {
-      const ended = await accounts.revoke(keyHash);
-      log.revoked(
-        `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
-        "the service refused its key (INVALID_API_KEY: revoked or expired)",
-      );
     },
   };
 }
@@ -231,43 +242,46 @@ function servePrm(req: IncomingMessage, res: ServerResponse, metadata: string): 
   }
 }
 
+const invalid = (why: string) =>
+  new OAuthError(OAuthErrorCode.InvalidToken, `${why}; sign in again through your app`);
+
+/** The key behind an account, opened from the store when no engine is kept for it. */
+async function storedKey(accounts: Accounts, keyHash: string): Promise<string> {
+  const apiKey = await accounts.apiKey(keyHash);
+  if (apiKey === undefined) throw invalid("The key behind this sign-in is no longer stored");
+  return apiKey;
+}
+
+/** A live access token: what the SDK checks of it, and the account (key hash) it was granted over. */
+interface FoundToken {
+  auth: AuthInfo;
+  keyHash: string;
+}
+
 /**
  * An access token is valid while its record (stored by hash) and its grant both live: revoking,
  * reusing a refresh token or the service refusing the key deletes the grant (adapter.ts).
  */
-function verifier(
+async function findToken(
   provider: Provider,
-  accounts: Accounts,
-  o: OAuthOptions,
+  token: string,
   touch: ReturnType<typeof keepAlive>,
-): OAuthTokenVerifier {
-  const invalid = (why: string) =>
-    new OAuthError(OAuthErrorCode.InvalidToken, `${why}; sign in again through your app`);
-  return {
-    async verifyAccessToken(token) {
-      const at = await provider.AccessToken.find(token);
-      if (at === undefined || typeof at.grantId !== "string") {
-        throw invalid("The access token is unknown, expired or revoked");
-      }
-      const grant = await provider.Grant.find(at.grantId);
-      if (grant === undefined) throw invalid("The sign-in behind this access token was revoked");
-      const keyHash = at.accountId;
-      if (typeof keyHash !== "string") throw invalid("The access token names no account");
-      await touch(at.grantId, grant.exp, at.clientId ?? "", keyHash).catch(() => undefined);
-      if (!o.hasKey(keyHash)) {
-        const apiKey = await accounts.apiKey(keyHash);
-        if (apiKey === undefined) throw invalid("The key behind this sign-in is no longer stored");
-        o.useKey(apiKey);
-      }
-      const aud = Array.isArray(at.aud) ? at.aud[0] : at.aud;
-      return {
-        token: "",
-        clientId: at.clientId ?? "",
-        scopes: (at.scope ?? "").split(" ").filter((s) => s !== ""),
-        ...(at.exp === undefined ? {} : { expiresAt: at.exp }),
-        ...(typeof aud === "string" ? { resource: new URL(aud) } : {}),
-        extra: { keyHash },
-      };
-    },
+): Promise<FoundToken> {
+  const at = await provider.AccessToken.find(token);
+  if (at === undefined || typeof at.grantId !== "string") {
+    throw invalid("The access token is unknown, expired or revoked");
+  }
+  const grant = await provider.Grant.find(at.grantId);
+  if (grant === undefined) throw invalid("The sign-in behind this access token was revoked");
+  if (typeof at.accountId !== "string") throw invalid("The access token names no account");
+  await touch(at.grantId, grant.exp, at.clientId ?? "", at.accountId).catch(() => undefined);
+  const aud = Array.isArray(at.aud) ? at.aud[0] : at.aud;
+  const auth: AuthInfo = {
+    token: "",
+    clientId: at.clientId ?? "",
+    scopes: (at.scope ?? "").split(" ").filter((s) => s !== ""),
+    ...(at.exp === undefined ? {} : { expiresAt: at.exp }),
+    ...(typeof aud === "string" ? { resource: new URL(aud) } : {}),
   };
+  return { auth, keyHash: at.accountId };
 }

@@ -1,46 +1,70 @@
 /**
- * `--auth oauth` wired to the engines of engine.ts: the token store is the ledger's store, a key is
- * checked with the service through its own engine, and a key the service refuses later ends every
- * grant over it (see createEngines' onKeyRefused, which cli.ts points at `revokeKey`).
+ * `--auth oauth` built in an order with no cycle: the token store (the ledger's keyed values), the
+ * accounts over it and the operator's log first; then the engines, told to end every sign-in over a
+ * key the service refuses later (revoked, expired), which is the accounts' work, said in the log;
+ * then the gate, which resolves a checked token to its key's engine and checks a signing-in key with
+ * the service through one.
  */
 
-import { ServiceError } from "../../client/service-errors.js";
 import type { Config } from "../../config/index.js";
 import { trustedProxyList } from "../../config/oauth-settings.js";
 import { hashKey } from "../../ledger/identity.js";
-import type { Engines } from "../engine.js";
+import type { LazyLedger } from "../../ledger/lazy-ledger.js";
+import { createEngines, type Engines } from "../engine.js";
+import { Accounts } from "./oauth-accounts.js";
 import { createOAuth, type OAuthGate } from "./oauth-gate.js";
+import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
+import { Sealing } from "./oauth-sealing.js";
 
-export async function startOAuth(config: Config, engines: Engines): Promise<OAuthGate> {
+export interface OAuthStart {
+  engines: Engines;
+  gate: OAuthGate;
+}
+
+export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OAuthStart> {
   if (config.publicUrl === undefined || config.authSecret === undefined) {
     throw new Error("--auth oauth needs GENERATION_PUBLIC_URL and GENERATION_AUTH_SECRET");
   }
-  const kv = await engines.keyed();
-  return createOAuth({
+  const kv = await ledger.keyed();
+  const sealing = new Sealing(config.authSecret);
+  const lifetimes = {
+    accessToken: config.accessTokenTtl,
+    refreshToken: config.refreshTokenTtl,
+    grantIdle: config.grantIdleTtl,
+    refreshGrace: config.refreshGrace,
+  };
+  const accounts = new Accounts(kv, sealing, lifetimes.grantIdle * 1000);
+  const log = oauthLog((line) => process.stderr.write(line));
+  const engines = await createEngines(config, {
+    ledger,
+    onKeyRefused: (keyHash) =>
+      void revokeKey(accounts, log, keyHash).catch((error: unknown) => {
+        console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
+      }),
+  });
+  const gate = await createOAuth({
     publicUrl: config.publicUrl,
-    secrets: config.authSecret,
+    sealing,
     kv,
+    accounts,
     hashKey,
-    async checkKey(apiKey) {
-      try {
-        await engines.forKey(apiKey).client.listModels();
-        return { ok: true };
-      } catch (error) {
-        return { ok: false, code: error instanceof ServiceError ? error.code : "UNREACHABLE" };
-      }
-    },
-    hasKey: (keyHash) => engines.has(keyHash),
-    useKey: (apiKey) => void engines.forKey(apiKey),
-    lifetimes: {
-      accessToken: config.accessTokenTtl,
-      refreshToken: config.refreshTokenTtl,
-      grantIdle: config.grantIdleTtl,
-      refreshGrace: config.refreshGrace,
-    },
+    checkKey: (apiKey) => engines.checkKey(apiKey),
+    engines,
+    lifetimes,
     ...(config.trustedProxies === undefined
       ? {}
       : { trustedProxies: trustedProxyList(config.trustedProxies) }),
-    write: (line) => process.stderr.write(line),
+    log,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
+  return { engines, gate };
+}
+
+/** The service refused a key: every sign-in over it ends, and the operator's log says so. */
+async function revokeKey(accounts: Accounts, log: OAuthLog, keyHash: string): Promise<void> {
+  const ended = await accounts.revoke(keyHash);
+  log.revoked(
+    `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
+    "the service refused its key (INVALID_API_KEY: revoked or expired)",
+  );
 }

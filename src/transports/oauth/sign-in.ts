@@ -16,15 +16,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
 import { LIMITS } from "../../config/service-limits.js";
+import type { KeyCheck } from "../engine.js";
 import { readBody } from "../http-guard.js";
 import type { Accounts } from "./oauth-accounts.js";
 import type { OAuthLog } from "./oauth-log.js";
 import { MCP_SCOPE } from "./oauth-provider.js";
 import type { Sealing } from "./oauth-sealing.js";
 import { continuePage, errorPage, sendPage, signInPage } from "./sign-in-page.js";
-
-/** What the service said of a key: usable, or the service's refusal code. */
-export type KeyCheck = { ok: true } | { ok: false; code: string };
 
 export interface SignInDeps {
   provider: Provider;
