@@ -1,18 +1,16 @@
 /**
  * bench:install: what a first-time user waits for. From the packed tarball, with an empty npm cache
  * each time, `npm install` with the npm of every supported Node (npm 10 from `npm@10`, 11 from
- * `npm@11`, 12 from `npm@12`) on Node 22 and on Node 24 (the registry's `node@22`, `node@24`, as
+ * `npm@11`, 12 from `npm@12`) on Node 22, 24 and 26 (the registry's `node@22`, `node@24`, `node@26`, as
  * scripts/packaged.ts caches them in .tmp/tools), then the installed binary started with --sandbox
  * until `tools/list` is answered, then one paid call. Prints the tarball's and each install's size.
  * Dependencies come from the npm registry, so the install figure includes the network; run it more
  * than once before trusting one figure.
  *
- * sqlite3 is an optional peer dependency: no npm installs or compiles it with the package (npm 10
- * and 11 would run its install script and compile SQLite, 80 s and more, for a module Node 22.13+
- * never loads). An install that brings it along fails here (scripts/packaged.ts checks).
+ * Nothing native is installed with the package: the ledger runs on Node's built-in node:sqlite.
  *
- *   npm run bench:install                 (npm 10, 11, 12 on Node 22 and 24)
- *   npm run bench:install -- 12           (npm 12 only, on both)
+ *   npm run bench:install                 (npm 10, 11, 12 on Node 22, 24 and 26)
+ *   npm run bench:install -- 12           (npm 12 only, on each)
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -31,7 +29,7 @@ import {
 
 const TARGET_S = 10;
 const NPMS = [10, 11, 12];
-const NODES = [22, 24];
+const NODES = [22, 24, 26];
 const asked = process.argv.slice(2).map(Number).filter(Number.isInteger);
 const work = mkdtempSync(join(tmpdir(), "bench-install-"));
 const print = (line: string) => process.stdout.write(`${line}\n`);

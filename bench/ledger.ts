@@ -3,23 +3,18 @@
  *
  * 1. A durable claim: `run()` from the call until `send` is invoked (claim transaction plus the
  *    durable `sent` mark, each one fsync'd SQLite commit), on a temp file, N=500 distinct bodies.
- *    The claim transaction alone is timed too. Both SQLite drivers side by side, in alternating
- *    rounds in one process: this one when its Node has node:sqlite, else this file run again
- *    under the Node 24 that scripts/packaged.ts keeps in .tmp/tools (BENCH_CLAIMS_ONLY=1).
+ *    The claim transaction alone is timed too, on node:sqlite (the only SQLite driver), in rounds.
  * 2. A media submission through the ledger against the bare ServiceClient.submitMedia, to the
  *    local sandbox over loopback HTTP, as a ratio of medians. Aims: claim ~2 ms median, ratio <= 1.5.
  * 3. The shared stores (bench/ledger-shared.ts; BENCH_SHARED=0 leaves them out): claim latency on
  *    SQLite, PostgreSQL and Redis, claims/s from 1, 3 and 8 processes on PostgreSQL, and HTTP
  *    through HAProxy to three replicas against one replica.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { node24, ROOT } from "../scripts/packaged.js";
 import { buildMediaBody } from "../src/client/requests.js";
 import { ServiceClient } from "../src/client/service-client.js";
-import { loadNodeSqlite } from "../src/ledger/drivers.js";
 import { bodyHash, newIdentity } from "../src/ledger/identity.js";
 import { hashKey, openLedger } from "../src/ledger/open-ledger.js";
 import type { StoredRecord } from "../src/ledger/record.js";
@@ -40,30 +35,15 @@ const fmt = (x: { median: number; p99: number; mean: number }) =>
   `median ${x.median.toFixed(3)} ms, p99 ${x.p99.toFixed(3)} ms, mean ${x.mean.toFixed(3)} ms`;
 
 type Stats = ReturnType<typeof stats>;
-type Driver = "node" | "sqlite3";
 interface Samples {
   claim: number[];
   toSend: number[];
 }
-interface ClaimCost {
-  driver: string;
-  node: string;
-  claim: Stats;
-  toSend: Stats;
-}
 const ROUNDS = 10;
 
-/** `n` durable claims on one driver: `run()` until send, then the claim transaction alone. */
-async function claimSamples(
-  dir: string,
-  driver: Driver,
-  n: number,
-  round: number,
-  into: Samples,
-): Promise<void> {
-  const ledger = await openLedger({
-    storeUri: `sqlite://${join(dir, `claims-${driver}.sqlite`)}?driver=${driver}`,
-  });
+/** `n` durable claims: `run()` until send, then the claim transaction alone. */
+async function claimSamples(dir: string, n: number, round: number, into: Samples): Promise<void> {
+  const ledger = await openLedger({ storeUri: `sqlite://${join(dir, "claims.sqlite")}` });
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const out = await ledger.run(
@@ -84,9 +64,7 @@ async function claimSamples(
   }
   await ledger.close();
 
-  const store = await SqliteStore.open(
-    `sqlite://${join(dir, `raw-claims-${driver}.sqlite`)}?driver=${driver}`,
-  );
+  const store = await SqliteStore.open(`sqlite://${join(dir, "raw-claims.sqlite")}`);
   for (let i = 0; i < n; i++) {
     const bytes = `{"prompt":"raw ${round}.${i}"}`;
     const now = Date.now();
@@ -121,46 +99,15 @@ async function claimSamples(
   await store.close();
 }
 
-/**
- * Both drivers in one process, in alternating rounds, so both meet the same disk: an fsync's
- * latency on a shared machine drifts by an order of magnitude within minutes.
- */
-async function claimCostsHere(dir: string): Promise<ClaimCost[]> {
-  const drivers: Driver[] = ["sqlite3", "node"];
-  const samples = new Map(drivers.map((d) => [d, { claim: [], toSend: [] } as Samples]));
-  const per = Math.ceil(N_CLAIM / ROUNDS);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const d of round % 2 === 0 ? drivers : [...drivers].reverse()) {
-      await claimSamples(dir, d, per, round, samples.get(d) as Samples);
-    }
-  }
-  return drivers.map((d) => {
-    const x = samples.get(d) as Samples;
-    const driver = d === "node" ? "node:sqlite" : "sqlite3";
-    return { driver, node: process.versions.node, claim: stats(x.claim), toSend: stats(x.toSend) };
-  });
-}
-
-/** Here when this Node has node:sqlite, else the same code under the Node 24 in .tmp/tools. */
+/** The claim's cost on this Node, in rounds (an fsync's latency drifts within minutes). */
 async function claimCosts(dir: string): Promise<void> {
-  let runs: ClaimCost[];
-  if (loadNodeSqlite() !== null) runs = await claimCostsHere(dir);
-  else {
-    const r = spawnSync(node24(), ["--import", "tsx", join(ROOT, "bench", "ledger.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, BENCH_CLAIMS_ONLY: "1" },
-      encoding: "utf8",
-    });
-    const line = r.stdout.trim().split("\n").pop() ?? "";
-    if (r.status !== 0 || !line.startsWith("[")) throw new Error(`the Node 24 run failed: ${r.stderr}`);
-    runs = JSON.parse(line) as ClaimCost[];
-  }
-  const cell = (x: Stats) => `median ${x.median.toFixed(3)}, p99 ${x.p99.toFixed(3)} ms`.padEnd(34);
-  print(
-    `durable claim (N=${per(N_CLAIM)})            ${runs.map((r) => `${r.driver} (Node ${r.node})`.padEnd(34)).join("")}`,
-  );
-  print(`  transaction alone                 ${runs.map((r) => cell(r.claim)).join("")}`);
-  print(`  run() until send (sent queued)    ${runs.map((r) => cell(r.toSend)).join("")}`);
+  const x: Samples = { claim: [], toSend: [] };
+  const per = Math.ceil(N_CLAIM / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) await claimSamples(dir, per, round, x);
+  const cell = (s: Stats) => `median ${s.median.toFixed(3)}, p99 ${s.p99.toFixed(3)} ms`;
+  print(`durable claim (N=${per * ROUNDS}), node:sqlite on Node ${process.versions.node}`);
+  print(`  transaction alone                 ${cell(stats(x.claim))}`);
+  print(`  run() until send (sent queued)    ${cell(stats(x.toSend))}`);
 }
 const per = (n: number): number => Math.ceil(n / ROUNDS) * ROUNDS;
 
@@ -228,16 +175,12 @@ async function submissionOverhead(dir: string): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), "bench-ledger-"));
 try {
-  if (process.env.BENCH_CLAIMS_ONLY === "1") {
-    print(JSON.stringify(await claimCostsHere(dir)));
-  } else {
-    print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
-    await claimCosts(dir);
-    await submissionOverhead(dir);
-    if (process.env.BENCH_SHARED !== "0") {
-      const { sharedStores } = await import("./ledger-shared.js");
-      await sharedStores();
-    }
+  print(`ledger benchmark: SQLite WAL, synchronous=FULL, files in ${dir}`);
+  await claimCosts(dir);
+  await submissionOverhead(dir);
+  if (process.env.BENCH_SHARED !== "0") {
+    const { sharedStores } = await import("./ledger-shared.js");
+    await sharedStores();
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

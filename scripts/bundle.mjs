@@ -1,7 +1,7 @@
 // Bundles the CLI straight from the TypeScript sources (tsc only type-checks): one ESM bundle (with chunks for what is loaded lazily) starts
 // faster than hundreds of small modules (the SDK and zod alone are ~200 files), which is most
-// of a cold start. sqlite3 stays external: it is a native module, and an optional one (node:sqlite
-// serves Node 22.13+). Source maps are off unless asked for (`npm run build -- --sourcemap`): they
+// of a cold start. The optional peers (pg, @redis/client) stay external: they are loaded only when
+// installed beside the package. Source maps are off unless asked for (`npm run build -- --sourcemap`): they
 // were 6.8 of the package's 11 MB unpacked, and hosts start the server without
 // --enable-source-maps, so users' stack traces never used them; the bundle is unminified and
 // keeps each module's source path in a comment, which is what a reader of a trace needs.
@@ -38,7 +38,7 @@ await build({
   outdir: "dist/bundle",
   sourcemap: process.argv.includes("--sourcemap"),
   // pg and @redis/client are optional peers, installed beside the package by whoever uses them.
-  external: ["sqlite3", "pg", "@redis/client"],
+  external: ["pg", "@redis/client"],
   // Some bundled CommonJS dependencies call require() for Node's own modules.
   banner: {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",

@@ -35,7 +35,7 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
   setTimeout(() => {
     engines.warmUp().catch((error: unknown) => {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      // A missing SQLite driver does not heal by retrying: say how to fix it instead.
+      // A Node without node:sqlite does not heal by retrying: say how to fix it instead.
       console.error(
         error instanceof LedgerError && error.code === "LEDGER_NO_SQLITE"
           ? `generation-mcp: ${message}. To fix: ${error.action}`

@@ -31,8 +31,6 @@ export type StoreLocation =
       path: string;
       busyTimeoutMs: number;
       durability: Durability;
-      /** Only when the URI names one (`driver=node` or `driver=sqlite3`); otherwise the best available. */
-      driver?: "node" | "sqlite3";
     }
   | {
       kind: "postgres" | "redis";
@@ -94,10 +92,11 @@ function parseSqlite(rest: string): StoreLocation {
       refuse("sqlite:// takes only the query parameters busyTimeoutMs, durability and driver");
     }
   }
-  // Every `driver` given must be one we know; the last one named wins.
-  const drivers = params.getAll("driver");
-  if (drivers.some((d) => d !== "node" && d !== "sqlite3")) refuse("driver must be node or sqlite3");
-  const named = (drivers.at(-1) ?? null) as "node" | "sqlite3" | null;
+  // `driver=node` was one of two choices before Node 22.13 became the floor; it is still accepted,
+  // so a URI written then opens unchanged. The sqlite3 driver is gone: say so rather than ignore it.
+  if (params.getAll("driver").some((d) => d !== "node")) {
+    refuse("driver: the only SQLite driver is node (Node's built-in node:sqlite); remove driver=sqlite3");
+  }
   const raw = params.get("busyTimeoutMs");
   const busy = numberIn(raw ?? String(DEFAULT_SQLITE_BUSY_TIMEOUT_MS), {
     min: 0,
@@ -111,7 +110,6 @@ function parseSqlite(rest: string): StoreLocation {
     path: resolve(path),
     busyTimeoutMs: busy.value,
     durability: durabilityOf(params),
-    ...(named === null ? {} : { driver: named }),
   };
 }
 

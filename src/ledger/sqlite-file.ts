@@ -17,19 +17,14 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
-import type { SqliteDriverName } from "./drivers.js";
 import { LedgerError } from "./ledger-errors.js";
-
-const DRIVERS: Record<string, SqliteDriverName> = { node: "node:sqlite", sqlite3: "sqlite3" };
 
 export interface SqliteUri {
   path: string;
   busyTimeoutMs: number;
-  /** Only when the URI names one (`driver=node` or `driver=sqlite3`); otherwise the best available. */
-  driver?: SqliteDriverName;
 }
 
-/** `sqlite://PATH[?busyTimeoutMs=N][&driver=node|sqlite3]`, read by the one store URI reader. */
+/** `sqlite://PATH[?busyTimeoutMs=N]`, read by the one store URI reader. */
 export function parseSqliteUri(uri: string): SqliteUri {
   let location: StoreLocation;
   try {
@@ -40,9 +35,7 @@ export function parseSqliteUri(uri: string): SqliteUri {
       : cause;
   }
   if (location.kind !== "sqlite") throw new LedgerError("LEDGER_CONFIG", "store URI: expected sqlite://");
-  const out: SqliteUri = { path: location.path, busyTimeoutMs: location.busyTimeoutMs };
-  if (location.driver !== undefined) out.driver = DRIVERS[location.driver] as SqliteDriverName;
-  return out;
+  return { path: location.path, busyTimeoutMs: location.busyTimeoutMs };
 }
 
 /** Device and inode: what makes "this path still names the file we opened" a cheap check. */

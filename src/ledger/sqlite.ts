@@ -1,7 +1,7 @@
 /**
  * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
  * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
- * where it exists and on the `sqlite3` module, installed beside it, otherwise (drivers.ts). The file keeps
+ * (sqlite-connection.ts). The file keeps
  * the layout @keyv/sqlite gave it (one `ledger(key, value)` table, values as `{"value": …}`
  * JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
  * and then checked, claims run in one `BEGIN IMMEDIATE` transaction so two processes on one file
@@ -11,12 +11,11 @@
  * One connection serves the whole process, so a statement issued while a transaction is open
  * would join it: every statement goes through one queue.
  */
-import { TERMINAL_STATUSES } from "../config/service-limits.js";
-import { connect, type SqliteConnection, type SqliteDriverName } from "./drivers.js";
 import { type KeyedStore, sqliteKeyed } from "./keyed-store.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { StoredRecord } from "./record.js";
 import { parseRecord } from "./record-rules.js";
+import { connect, type SqliteConnection } from "./sqlite-connection.js";
 import {
   errText,
   type FileId,
@@ -26,6 +25,7 @@ import {
   prepareLedgerPath,
   writeBack,
 } from "./sqlite-file.js";
+import { pageQuery, sweepQueries } from "./sqlite-queries.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -48,7 +48,6 @@ const toStderr = (line: string): void => void process.stderr.write(`generation-m
 export class SqliteStore implements LedgerStore {
   readonly path: string;
   readonly description: string;
-  readonly driver: SqliteDriverName;
   protected readonly queue = new SerialQueue();
   readonly #conn: SqliteConnection;
   readonly #notify: (line: string) => void;
@@ -60,17 +59,16 @@ export class SqliteStore implements LedgerStore {
     this.#conn = conn;
     this.#notify = notify;
     this.path = path;
-    this.driver = conn.driver;
-    this.description = `sqlite via ${conn.driver} (WAL, synchronous=FULL, cross-process claims): ${path}`;
+    this.description = `sqlite via node:sqlite (WAL, synchronous=FULL, cross-process claims): ${path}`;
   }
 
   /** `notify` gets the one line said when the file is found gone (stderr unless a test listens). */
   static async open(uri: string, notify = toStderr): Promise<SqliteStore> {
-    const { path, busyTimeoutMs, driver } = parseSqliteUri(uri);
+    const { path, busyTimeoutMs } = parseSqliteUri(uri);
     prepareLedgerPath(path);
     let conn: SqliteConnection;
     try {
-      conn = await connect(path, driver);
+      conn = await connect(path);
     } catch (cause) {
       if (cause instanceof LedgerError) throw cause;
       throw new LedgerError("LEDGER_UNAVAILABLE", `cannot open the ledger at ${path}: ${errText(cause)}`, {
@@ -279,37 +277,8 @@ export class SqliteStore implements LedgerStore {
 
   /** The page in SQL: only `limit` rows leave SQLite, however many records the key has. */
   async listPage(q: ListQuery): Promise<StoredRecord[]> {
-    const lo = `${NAMESPACE}:rec:${q.keyHash}:`;
-    const field = (name: string) => `json_extract(value, '$.value.${name}')`;
-    const where = [`key >= ? AND key < ?`, `(${field("expiresAt")} IS NULL OR ${field("expiresAt")} > ?)`];
-    const params: unknown[] = [lo, `${lo.slice(0, -1)};`, q.now];
-    const open = `${field("state")} IN ('prepared', 'sent', 'uncertain') OR (${field("state")} = 'succeeded' AND NOT ${field("delivered")})`;
-    if (q.state === "open") {
-      where.push(`(${open})`);
-    } else if (q.state === "unfinished") {
-      // isRunningTask (record.ts): a terminal sighting is in `seen`, or in the last status read.
-      const terminal = [...TERMINAL_STATUSES].map((s) => `'${s}'`).join(", ");
-      where.push(
-        `(${open} OR (${field("state")} = 'succeeded' AND ${field("taskId")} IS NOT NULL AND ${field("seen")} IS NULL AND COALESCE(${field("lastStatus.status")}, '') NOT IN (${terminal})))`,
-      );
-    } else if (q.state !== undefined && q.state !== "all") {
-      where.push(`${field("state")} = ?`);
-      params.push(q.state);
-    }
-    if (q.taskId !== undefined) {
-      where.push(`${field("taskId")} = ?`);
-      params.push(q.taskId);
-    }
-    if (q.after !== undefined) {
-      where.push(`(${field("createdAt")} < ? OR (${field("createdAt")} = ? AND ${field("identity")} < ?))`);
-      params.push(q.after.createdAt, q.after.createdAt, q.after.identity);
-    }
-    const rows = await this.query(
-      `SELECT key, value FROM ${TABLE} WHERE ${where.join(" AND ")}
-         ORDER BY ${field("createdAt")} DESC, ${field("identity")} DESC LIMIT ?`,
-      ...params,
-      q.limit,
-    );
+    const { sql, params } = pageQuery(TABLE, q);
+    const rows = await this.query(sql, ...params);
     return rows.map((row) =>
       parseRecord(deserialize<{ value: unknown }>(String(row.value)).value, String(row.key)),
     );
@@ -320,24 +289,9 @@ export class SqliteStore implements LedgerStore {
   }
 
   async sweep(now: number): Promise<number> {
-    const rec = `${NAMESPACE}:rec:`;
-    const idx = `${NAMESPACE}:idx:`;
-    const removed = await this.query(
-      `DELETE FROM ${TABLE} WHERE key >= ? AND key < ?
-         AND json_extract(value, '$.value.expiresAt') IS NOT NULL
-         AND json_extract(value, '$.value.expiresAt') <= ? RETURNING key`,
-      rec,
-      `${NAMESPACE}:rec;`,
-      now,
-    );
-    await this.query(
-      `DELETE FROM ${TABLE} WHERE key >= ? AND key < ? AND NOT EXISTS (
-         SELECT 1 FROM ${TABLE} r WHERE r.key = ? || json_extract(${TABLE}.value, '$.value.keyHash')
-           || ':' || json_extract(${TABLE}.value, '$.value.identity'))`,
-      idx,
-      `${NAMESPACE}:idx;`,
-      rec,
-    );
+    const [expired, orphans] = sweepQueries(TABLE, now);
+    const removed = await this.query(expired.sql, ...expired.params);
+    await this.query(orphans.sql, ...orphans.params);
     return removed.length;
   }
 }

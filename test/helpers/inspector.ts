@@ -1,8 +1,7 @@
 /**
  * The MCP Inspector's web UI as a user runs it (`npx @modelcontextprotocol/inspector …`), for the
- * browser test of the viewer in a real host (test/viewer/inspector.test.ts). It needs Node 22+, so
- * it runs on the Node 24 binary that scripts/packaged.ts caches in .tmp/tools, whatever Node runs
- * vitest; the package is installed once into .tmp/inspector with that Node's npm, pinned, without
+ * browser test of the viewer in a real host (test/viewer/inspector.test.ts). It runs on the Node
+ * that runs vitest (22 or newer, as the project requires); the package is installed once into .tmp/inspector with that Node's npm, pinned, without
  * install scripts (it needs none: its postinstall only serves its own source checkout).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -10,7 +9,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, dirname, join } from "node:path";
 import type { Page } from "playwright-core";
-import { node24 } from "../../scripts/packaged.js";
 import { chromiumMissing } from "./chromium.js";
 import { ROOT } from "./cli.js";
 
@@ -32,9 +30,9 @@ function installedVersion(): string | undefined {
   }
 }
 
-/** The pinned Inspector under .tmp/inspector and a Node 24 to run it: installed on first use. */
+/** The pinned Inspector under .tmp/inspector and the Node to run it: installed on first use. */
 export function inspectorInstall(): InspectorInstall {
-  const node = node24();
+  const node = process.execPath;
   if (installedVersion() !== INSPECTOR_VERSION || !existsSync(LAUNCHER)) {
     mkdirSync(DIR, { recursive: true });
     writeFileSync(join(DIR, "package.json"), '{ "private": true }\n');
@@ -50,7 +48,7 @@ export function inspectorInstall(): InspectorInstall {
       ],
       {
         cwd: DIR,
-        // npm itself runs on the Node 24 first on PATH, as a user's Node 22+ would.
+        // npm itself runs on this Node, first on PATH, as a user's would.
         env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` },
         stdio: ["ignore", "ignore", "pipe"],
         timeout: 180_000,
@@ -91,7 +89,7 @@ export async function startInspector(
   const child: ChildProcess = spawn(install.node, [install.launcher, ...args], {
     env: {
       ...env,
-      // The Inspector's stdio servers are started with `node` from PATH: Node 24 here as well.
+      // The Inspector's stdio servers are started with `node` from PATH: this Node as well.
       PATH: `${dirname(install.node)}${delimiter}${env.PATH ?? process.env.PATH ?? ""}`,
       CLIENT_PORT: String(port),
       MCP_SANDBOX_PORT: "0",

@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { errorFromResponse } from "../../src/client/service-errors.js";
-import type { SqliteDriverName } from "../../src/ledger/drivers.js";
 import { type Ledger, openLedger } from "../../src/ledger/open-ledger.js";
 import { tempDir as makeTempDir } from "../helpers/temp.js";
 
@@ -10,15 +9,6 @@ export const BODY = '{"model":"img-1","prompt":"a lighthouse at dusk"}';
 
 /** Waits short enough to keep tests fast; the rules are the same as in production. */
 export const FAST = { baseMs: 1, capMs: 4, referencesBaseMs: 2, retryAfterCapMs: 10 };
-
-/**
- * The SQLite driver the ledger tests run on: the best this Node has unless LEDGER_TEST_DRIVER
- * names one (`node` or `sqlite3`), which is how CI runs the same suite on both.
- */
-const chosen = process.env.LEDGER_TEST_DRIVER;
-export const DRIVER: SqliteDriverName | undefined =
-  chosen === "node" ? "node:sqlite" : chosen === "sqlite3" ? "sqlite3" : undefined;
-const DRIVER_PARAM = chosen === undefined || chosen === "" ? "" : `?driver=${chosen}`;
 
 /**
  * The store the shared ledger suites (ledger.test.ts, reuse.test.ts) run on: sqlite unless
@@ -31,11 +21,11 @@ export const STORE: "sqlite" | "postgres" | "redis" =
 export function tempDir(): { dir: string; path: string; uri: string; cleanup: () => void } {
   const { dir, cleanup } = makeTempDir("ledger-test-");
   const path = join(dir, "ledger.sqlite");
-  return { dir, path, uri: `sqlite://${path}${DRIVER_PARAM}`, cleanup };
+  return { dir, path, uri: `sqlite://${path}`, cleanup };
 }
 
-/** A ledger URI for `path` on the driver the tests run on. */
-export const uriFor = (path: string): string => `sqlite://${path}${DRIVER_PARAM}`;
+/** A ledger URI for `path`. */
+export const uriFor = (path: string): string => `sqlite://${path}`;
 
 /** The URI with one more query parameter (`name=value`). */
 export const withParam = (uri: string, param: string): string =>

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConnectionError, IncompleteStreamError, UnreachableError } from "../../src/client/service-errors.js";
-import { connect } from "../../src/ledger/drivers.js";
 import {
   hashKey,
   IdentifiedError,
@@ -8,16 +7,8 @@ import {
   LedgerError,
   openLedger,
 } from "../../src/ledger/open-ledger.js";
-import {
-  API_KEY,
-  BODY,
-  DRIVER,
-  fastLedger,
-  OTHER_KEY,
-  STORE,
-  scriptedSend,
-  serviceError,
-} from "./ledger-helpers.js";
+import { connect } from "../../src/ledger/sqlite-connection.js";
+import { API_KEY, BODY, fastLedger, OTHER_KEY, STORE, scriptedSend, serviceError } from "./ledger-helpers.js";
 import { available, freshStore, type StoreFixture } from "./stores.js";
 
 const keyHash = hashKey(API_KEY);
@@ -266,7 +257,7 @@ describe("retention and recovery", () => {
     await later.close();
     if (STORE !== "sqlite") return;
     // The expired rows are gone from the file, not just hidden.
-    const db = await connect(t.uri.replace(/^sqlite:\/\//, "").replace(/\?.*$/, ""), DRIVER);
+    const db = await connect(t.uri.replace(/^sqlite:\/\//, "").replace(/\?.*$/, ""));
     const rows = await db.query("SELECT key FROM ledger WHERE key LIKE 'ledger:rec:%'");
     const index = await db.query("SELECT key FROM ledger WHERE key LIKE 'ledger:idx:%'");
     await db.close();
@@ -277,7 +268,7 @@ describe("retention and recovery", () => {
 
 describe.runIf(STORE === "sqlite")("opening the store", () => {
   it("runs SQLite in WAL with synchronous=FULL", async () => {
-    const db = await connect(t.uri.replace(/^sqlite:\/\//, "").replace(/\?.*$/, ""), DRIVER);
+    const db = await connect(t.uri.replace(/^sqlite:\/\//, "").replace(/\?.*$/, ""));
     const mode = (await db.query("PRAGMA journal_mode")).map((r) => ({ ...r }));
     await db.close();
     expect(mode).toEqual([{ journal_mode: "wal" }]);

@@ -7,15 +7,14 @@
 import { chmodSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connect, loadNodeSqlite, NO_DRIVER_ACTION } from "../../src/ledger/drivers.js";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { hashKey, LedgerError, openLedger } from "../../src/ledger/open-ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
 import { SqliteStore } from "../../src/ledger/sqlite.js";
+import { connect, NO_DRIVER_ACTION, NoSqliteDriverError } from "../../src/ledger/sqlite-connection.js";
 import {
   API_KEY,
   BODY,
-  DRIVER,
   FAST,
   scriptedSend,
   serviceError,
@@ -39,12 +38,8 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/**
- * A second connection through the same driver as the ledger's: two SQLite libraries in one process
- * (node:sqlite and sqlite3) do not see each other's file locks, as SQLite's own documentation on
- * corruption warns, so a lock taken through the other one would prove nothing.
- */
-const second = () => connect(t.path, DRIVER);
+/** A second connection to the ledger's file, as another process would hold it. */
+const second = () => connect(t.path);
 
 describe("a ledger that cannot write refuses to send", () => {
   it("SQLite in read-only mode: no new claim, no replay of an existing one", async () => {
@@ -275,24 +270,24 @@ describe("the ledger file deleted or replaced while the server runs", () => {
 });
 
 describe("the SQLite driver", () => {
-  it("is node:sqlite where Node has it, sqlite3 otherwise, or the one the URI names", async () => {
-    const ledger = await openLedger({ storeUri: t.uri });
-    const expected = DRIVER ?? (loadNodeSqlite() === null ? "sqlite3" : "node:sqlite");
-    expect(ledger.description).toContain(`sqlite via ${expected} (WAL, synchronous=FULL`);
+  it("is node:sqlite; a URI written for the old driver choice opens, one naming sqlite3 is refused", async () => {
+    const ledger = await openLedger({ storeUri: withParam(t.uri, "driver=node") });
+    expect(ledger.description).toContain("sqlite via node:sqlite (WAL, synchronous=FULL");
     await ledger.close();
-    await expect(openLedger({ storeUri: withParam(t.uri, "driver=mysql") })).rejects.toMatchObject({
-      code: "LEDGER_CONFIG",
-    });
+    for (const driver of ["sqlite3", "mysql"]) {
+      const err = await openLedger({ storeUri: withParam(t.uri, `driver=${driver}`) }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: "LEDGER_CONFIG" });
+      expect((err as Error).message).toMatch(/driver: the only SQLite driver is node/);
+    }
   });
 
-  it.skipIf(loadNodeSqlite() !== null)("without node:sqlite, says how to get a driver", async () => {
-    const err = await openLedger({ storeUri: `sqlite://${t.path}?driver=node` }).catch((e: unknown) => e);
+  it("on a Node without node:sqlite, names this Node and says to upgrade, never to report it", () => {
+    const err = new NoSqliteDriverError();
     expect(err).toMatchObject({ code: "LEDGER_NO_SQLITE", action: NO_DRIVER_ACTION });
-    expect((err as Error).message).toContain(`Node ${process.versions.node}`);
-    expect(NO_DRIVER_ACTION).toMatch(
-      /22\.13 or newer.*`npm install sqlite3@5`.*npx -y -p generation-mcp -p sqlite3@5 generation-mcp/,
-    );
-    expect(NO_DRIVER_ACTION).not.toMatch(/rebuild/);
-    expect(NO_DRIVER_ACTION).not.toMatch(/report/i);
+    expect(err.message).toContain(`Node ${process.versions.node} has no node:sqlite`);
+    expect(NO_DRIVER_ACTION).toMatch(/^Upgrade Node\.js to 22\.13 or newer/);
+    expect(NO_DRIVER_ACTION).not.toMatch(/sqlite3|report/i);
   });
 });

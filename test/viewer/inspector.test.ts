@@ -1,5 +1,5 @@
 /**
- * The viewer in a real MCP Apps host: the MCP Inspector's own web UI (pinned, on Node 24; see
+ * The viewer in a real MCP Apps host: the MCP Inspector's own web UI (pinned, on the Node running vitest; see
  * test/helpers/inspector.ts), driven in Debian's Chromium through the "MCP Inspector" steps of docs/hosts.md
  * walk-through with GENERATION_FILES set: over Streamable HTTP (`npm start`, then the Inspector
  * with `--transport http --server-url`) and over stdio (the Inspector starting `node dist/cli.js
