@@ -1,8 +1,9 @@
 /**
  * What the README and docs/ point at exists: every relative link reaches a file (and a heading,
  * when it names one), every `src/…`, `test/…`, `bench/…` or `scripts/…` path they name is a file
- * of the repo, and every comment in the code that cites docs/….md#section cites a section there.
- * Docs that drift from the code fail here instead of misleading a reader.
+ * of the repo, every comment in the code that cites docs/….md#section cites a section there, and
+ * every file a comment in the code names is a file of the repo. Docs and comments that drift from
+ * the code fail here instead of misleading a reader.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -41,6 +42,38 @@ function filesUnder(dir: string): string[] {
       .map((e) => relative(ROOT, join(e.parentPath, e.name)))
       // Installed packages (bench/peers/node_modules, after `npm run bench`) are not ours to cite docs/.
       .filter((f) => !f.split("/").includes("node_modules"))
+  );
+}
+
+/** Every file of the repo, relative to it: not installed packages, build output or git's own. */
+function repoFiles(dir = ""): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = dir === "" ? e.name : `${dir}/${e.name}`;
+    if (e.isDirectory()) return SKIPPED.has(e.name) ? [] : repoFiles(path);
+    return e.isFile() ? [path] : [];
+  });
+}
+const SKIPPED = new Set(["node_modules", ".git", "dist", "coverage", ".tmp"]);
+
+/** The comments of a source file: block comments, and line comments not inside a URL. */
+function comments(text: string): string[] {
+  return [...text.matchAll(/\/\*[\s\S]*?\*\/|(?<![:"'`\w])\/\/.*$/gm)].map((m) => m[0]);
+}
+
+/**
+ * The files a comment names: a word ending in .ts, .mjs, .js, .md or .json, bare (`record.ts`) or
+ * with folders (`src/ledger/record.ts`, `oauth/oauth-gate.ts`). Not checked, by the shape of the
+ * match: a name inside a URL or a package path (preceded by `/`, `:`, `@`, `.` or a word
+ * character: `https://github.com/…/oauth.ts`, `node:sqlite`, `@scope/pkg/x.js`), a name that goes
+ * on (`mcp.json.example`), a declaration file (`.d.ts`) and build output (`dist/cli.js`). Another
+ * repository's file is therefore cited by its URL.
+ */
+const CITED = /(?<![\w./@:-])((?:[\w.-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|js|md|json))(?![\w/-]|\.\w)/g;
+
+/** A citation holds when some file's path ends with it, whole folder and file names only. */
+function cites(files: string[], name: string): boolean {
+  return (
+    name.endsWith(".d.ts") || name.startsWith("dist/") || files.some((f) => `/${f}`.endsWith(`/${name}`))
   );
 }
 
@@ -85,6 +118,39 @@ describe("the README and docs/", () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it("hold every file that a comment in the code names", () => {
+    const files = repoFiles();
+    const missing: string[] = [];
+    for (const file of ["src", "test", "bench", "scripts"].flatMap(filesUnder)) {
+      for (const comment of comments(readFileSync(join(ROOT, file), "utf8"))) {
+        for (const m of comment.matchAll(CITED)) {
+          if (!cites(files, m[1] ?? "")) missing.push(`${file}: ${m[1]}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("would notice a comment naming a file that is gone, and skip what is not a citation", () => {
+    const named = (comment: string) => [...comment.matchAll(CITED)].map((m) => m[1]);
+    expect(named("// see keyed.ts and src/ledger/keyed-store.ts (oauth/oauth-gate.ts)")).toEqual([
+      "keyed.ts",
+      "src/ledger/keyed-store.ts",
+      "oauth/oauth-gate.ts",
+    ]);
+    expect(named("// https://github.com/o/r/blob/main/src/x.ts, @scope/pkg/y.js, mcp.json.example")).toEqual(
+      [],
+    );
+    expect(named("// oidc-provider, node:sqlite, define-tool")).toEqual([]);
+    const files = repoFiles();
+    expect(cites(files, "keyed.ts")).toBe(false);
+    expect(cites(files, "tool.ts")).toBe(false);
+    expect(cites(files, "oauth/oauth-gate.ts")).toBe(true);
+    expect(cites(files, "record.ts")).toBe(true);
+    expect(cites(files, "src/record.ts")).toBe(false);
+    expect(cites(files, "types.d.ts")).toBe(true);
   });
 
   it("would notice a link to a heading that is gone", () => {

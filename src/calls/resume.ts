@@ -48,7 +48,7 @@ async function goOn<T>(
       result: await steps.known(taskId, sent, job.signal),
       reused: sent?.reused ?? true,
       joined: sent?.joined ?? false,
-      // A task's result is marked delivered when tasks/get carries it (src/surface/tasks.ts).
+      // A task's result is marked delivered when tasks/get carries it (src/surface/mcp-tasks.ts).
       handOver: () => ({ settle: async () => {} }),
     };
   }

@@ -56,7 +56,7 @@ export class Job {
       // As in a call's progress (src/mcp/context.ts): a message may quote the service, so the key.
       progress: async (message) => this.#note({ message: this.#engine.client.scrub(message) }),
       scheduled: (readAt) => this.#note({ readAt }),
-      // Delivered is decided when a tasks/get carries the result (src/surface/tasks.ts).
+      // Delivered is decided when a tasks/get carries the result (src/surface/mcp-tasks.ts).
       onDelivery: () => {},
     };
   }

@@ -248,10 +248,13 @@ export class ServiceHttp {
    * cap is the caller's to schedule (the error carries it), not ours to block on.
    *
    * Our own loop, on purpose. The waits (full jitter, Retry-After up to a cap) are backoff.ts's,
-   * shared with the ledger's replays, so a library would own only this counter: p-retry 7 can
-   * honour Retry-After only with its own delay at 0 and our sleep inside `shouldRetry` (this
-   * client did that until 07b561b), its current major (8) needs Node 22 while we support 20.19,
-   * and with a `signal` it rejects with the abort reason rather than the service's error.
+   * shared with the ledger's replays, so a library would own only this counter. p-retry (9.0.0,
+   * Node 22+) computes every wait itself, from minTimeout, factor, maxTimeout and `randomize`
+   * (a factor in [1, 2), not full jitter, from Math.random where our tests inject `random`): no
+   * option takes a wait per error, so Retry-After is honoured only with its delay at 0 and our
+   * sleep inside `onFailedAttempt` (as this client did with p-retry 7 until 07b561b), leaving it
+   * the counter alone; and with a `signal` aborted it rejects with the abort reason, even when
+   * the attempt that just failed carries the service's error and hint we hand back here.
    * undici's RetryHandler honours Retry-After natively but sits below fetch, as a dispatcher: it
    * never sees an injected or patched fetch (tests, msw, instrumentation), retries before our
    * classification (a 200 whose body does not parse is a retryable read here), has no jitter,

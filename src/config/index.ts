@@ -3,9 +3,9 @@
  * (variable, flag, reader, default, help) are listed once, in `src/config/settings.ts`.
  */
 export { isLoopbackHost } from "./callers.js";
+export type { Config } from "./config-types.js";
 export { type Command, loadConfig, parseCommand } from "./parse.js";
 export {
-  type Config,
   DEFAULT_EXTRACTION_MODEL,
   DEFAULT_HOST,
   DEFAULT_PORT,

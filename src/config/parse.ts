@@ -6,14 +6,8 @@
  */
 import { parseArgs } from "node:util";
 import { remoteUsers } from "./callers.js";
-import {
-  type Config,
-  DEFAULT_HOST,
-  DEFAULT_SANDBOX_PORT,
-  SANDBOX_FLAGS,
-  SETTINGS,
-  type Setting,
-} from "./settings.js";
+import type { Config } from "./config-types.js";
+import { DEFAULT_HOST, DEFAULT_SANDBOX_PORT, SANDBOX_FLAGS, SETTINGS, type Setting } from "./settings.js";
 import { directoryWarnings, outputDirWarnings } from "./start-warnings.js";
 import { ConfigError, ConfigErrors, readHost, readPort } from "./values.js";
 

@@ -1,12 +1,13 @@
 /**
  * Every setting, once: its variable, its flag, how its value is read, its default, and the text
  * that explains it. The command-line options, the variable-to-flag mapping, `--help` and the
- * README's tables are all made from this list.
+ * README's tables are all made from this list. The Config it fills is in config-types.ts.
  */
 import { homedir } from "node:os";
 import { delimiter } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
+import type { Config } from "./config-types.js";
 import { OAUTH_SETTINGS } from "./oauth-settings.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
@@ -30,53 +31,6 @@ import {
   readTransport,
   readWaitSeconds,
 } from "./values.js";
-
-/**
- * The part of the configuration tools read (an Engine carries it; src/mcp/context.ts). The
- * configuration sits below every other room, so tools import it and never the reverse.
- */
-export interface EngineConfig {
-  /**
-   * Callers are strangers to this machine (`remoteUsers`): tools touch the server's files only
-   * under `files` set explicitly, each key in an area of its own, and MCP roots are not asked.
-   */
-  remoteUsers: boolean;
-  /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
-  files: string[];
-  /** Where saves go; unset: `generated/` under the first directory in force (src/calls/saving.ts). */
-  outputDir?: string;
-  /** `maxGems` for submissions that name none. */
-  maxGems?: number;
-  extractionModel: string;
-  defaultWaitSeconds: number;
-  /** Spending above this is confirmed by the user first, or sent as the ceiling. */
-  confirmAboveGems?: number;
-  /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
-  mediaOrigins?: string[];
-}
-
-/** The whole configuration: how to serve, and what tools read (EngineConfig). */
-export interface Config extends EngineConfig {
-  transport: "stdio" | "http";
-  host: string;
-  port: number;
-  sandbox: boolean;
-  baseUrl?: string;
-  apiKey?: string;
-  store: string;
-  /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
-  auth: "key" | "oauth";
-  /** With oauth: the origin users reach (issuer; the resource is `<publicUrl>/mcp`). */
-  publicUrl?: string;
-  /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
-  authSecret?: string[];
-  /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */
-  accessTokenTtl: number;
-  refreshTokenTtl: number;
-  grantIdleTtl: number;
-  refreshGrace: number;
-  trustedProxies?: string[];
-}
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 3333;

@@ -5,7 +5,7 @@
  */
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import type { Config } from "./settings.js";
+import type { Config } from "./config-types.js";
 
 /** `dir` with its existing part's links resolved, so two spellings of one place compare equal. */
 function resolved(dir: string): string {

@@ -1,5 +1,5 @@
 /**
- * The keyed values of keyed.ts on Redis: plain string keys under `gm:kv:` with Redis's own
+ * The keyed values of keyed-store.ts on Redis: plain string keys under `gm:kv:` with Redis's own
  * expiry (PX), put-if-absent as SET NX, compare-and-set as one Lua script. Single-key commands
  * only, so a Redis Cluster may place each key anywhere.
  */

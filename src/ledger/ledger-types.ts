@@ -68,7 +68,7 @@ export interface Ledger {
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
   /** How long this key's recent successful tasks of `model` took, newest first. */
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;
-  /** Keyed values with expiry in the ledger's own store, shared by every replica (keyed.ts). */
+  /** Keyed values with expiry in the ledger's own store, shared by every replica (keyed-store.ts). */
   keyed(): Promise<KeyedStore>;
   close(): Promise<void>;
   /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */

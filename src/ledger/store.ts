@@ -163,7 +163,7 @@ export interface LedgerStore {
   listAll(): Promise<StoredRecord[]>;
   /** Deletes expired records and index entries left pointing at nothing. */
   sweep(now: number): Promise<number>;
-  /** Keyed values with expiry in the same store, shared by every process using it (keyed.ts). */
+  /** Keyed values with expiry in the same store, shared by every process using it (keyed-store.ts). */
   keyed(): KeyedStore;
   close(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { ServiceClient } from "../client/service-client.js";
-import type { EngineConfig } from "../config/settings.js";
+import type { EngineConfig } from "../config/config-types.js";
 import type { Ledger } from "../ledger/open-ledger.js";
 import { type AskedState, askedState } from "./answers.js";
 import type { DeliveryHook } from "./delivery.js";

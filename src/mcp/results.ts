@@ -22,7 +22,7 @@ export const keyRefused = (origin: KeyOrigin): LocalRefusal =>
 
 /**
  * Defence in depth: no text we return may carry anything shaped like a key, whatever a message
- * quoted. The engine's own key, in every form, is scrubbed by the wrapper of each tool (tool.ts).
+ * quoted. The engine's own key, in every form, is scrubbed by the wrapper of each tool (define-tool.ts).
  */
 export const redact = scrubKeyShapes;
 

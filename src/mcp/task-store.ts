@@ -4,7 +4,7 @@
  * restart on the same store sees the same tasks for their whole `ttlMs`.
  *
  * The interface is the one the SDK's draft runtime gives its `TaskStore` (typescript-sdk PR #2782,
- * `server/ext/tasks/store.ts`): create, get, update, cancel, each task bound to a principal, and
+ * the store module of its `server/ext/tasks/`): create, get, update, cancel, each task bound to a principal, and
  * an unknown, expired or foreign task read as `undefined`. So that runtime can take over the wire
  * when it ships. Here the principal is the hash of the API key behind the request, and it is part
  * of the storage key: another key's lookup finds nothing and learns nothing.

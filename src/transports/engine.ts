@@ -99,7 +99,7 @@ function originOf(config: Config, apiKey: string): KeyOrigin {
 }
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from identity.js, not the ledger's index: the index pulls the store modules in.
+  // hashKey from identity.ts, not the ledger's index: the index pulls the store modules in.
   const [{ ServiceClient }, { hashKey }, { LRUCache }] = await Promise.all([
     import("../client/service-client.js"),
     import("../ledger/identity.js"),

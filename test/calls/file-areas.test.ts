@@ -11,7 +11,7 @@ import { areaName, fileScope } from "../../src/calls/file-areas.js";
 import { openMedia } from "../../src/calls/files.js";
 import { saveTarget } from "../../src/calls/saving.js";
 import { ArgumentError } from "../../src/client/local-refusals.js";
-import type { EngineConfig } from "../../src/config/settings.js";
+import type { EngineConfig } from "../../src/config/config-types.js";
 import type { Engine } from "../../src/mcp/context.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { type TempDir, tempDir } from "../helpers/temp.js";

@@ -27,8 +27,9 @@ const textOf = (r: { content?: unknown }): string =>
 describe("server.json for the MCP registry", () => {
   // server.json names the current schema, 2025-12-11. test/fixtures/server.schema.json is the
   // registry's published 2025-09-29 schema, vendored unchanged: the 2025-12-11 file itself could not
-  // be obtained here. Per the registry's changelog (docs/reference/server-json/CHANGELOG.md in
-  // modelcontextprotocol/registry) every change since only relaxes it (package `version` optional
+  // be obtained here. Per the registry's changelog
+  // (https://github.com/modelcontextprotocol/registry/blob/main/docs/reference/server-json/CHANGELOG.md)
+  // every change since only relaxes it (package `version` optional
   // for OCI and MCPB, URL template variables for remotes), so an npm/stdio entry valid against the
   // fixture is valid against 2025-12-11. Replace the fixture with the 2025-12-11 file when it can be
   // fetched, and the $id check below tightens to equality again.

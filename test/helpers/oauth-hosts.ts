@@ -58,7 +58,10 @@ export const CLAUDE_REGISTRATION = {
   redirect_uris: [CLAUDE_CALLBACK],
 };
 
-/** VS Code's registration (src/vs/base/common/oauth.ts, fetchDynamicRegistration). */
+/**
+ * VS Code's registration (fetchDynamicRegistration, in
+ * https://github.com/microsoft/vscode/blob/main/src/vs/base/common/oauth.ts).
+ */
 export const VSCODE_REGISTRATION = {
   client_name: "Visual Studio Code",
   client_uri: "https://code.visualstudio.com",

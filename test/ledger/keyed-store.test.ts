@@ -1,5 +1,5 @@
 /**
- * The keyed values beside the ledger (src/ledger/keyed.ts, keyed-redis.ts) on all three back ends,
+ * The keyed values beside the ledger (src/ledger/keyed-store.ts, keyed-redis.ts) on all three back ends,
  * against real servers, with two stores open on one back end as two replicas would have them:
  * put-if-absent and compare-and-set decided once however many race, expiry, and no meeting with
  * the ledger's own records.

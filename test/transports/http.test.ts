@@ -1,6 +1,6 @@
 /**
  * The HTTP transport on its own, with a one-tool server per key: the guards (Host, Origin, key),
- * session binding and both protocol eras. The real tools over HTTP are covered by cli-http.test.ts.
+ * session binding and both protocol eras. The real tools over HTTP are covered by http-cli.test.ts.
  */
 import { request as httpRequest } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";

@@ -1,9 +1,9 @@
 /**
  * Accounts: one per service key, named by the key's hash (the same hash that binds every ledger
- * record, session and per-key cap), holding the key sealed (sealing.ts) and the grants made
+ * record, session and per-key cap), holding the key sealed (oauth-sealing.ts) and the grants made
  * over it. A replica that has never seen the key opens it from here; when the service refuses the
  * key (revoked or expired upstream) every grant over it is deleted, and with them their tokens
- * (adapter.ts), so the next request answers 401 and the host asks the user to sign in again.
+ * (oauth-adapter.ts), so the next request answers 401 and the host asks the user to sign in again.
  */
 import type { KeyedStore } from "../../ledger/open-ledger.js";
 import { recordKey } from "./oauth-adapter.js";

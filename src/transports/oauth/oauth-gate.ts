@@ -1,8 +1,8 @@
 /**
  * `--auth oauth`: the MCP authorization spec on the HTTP transport. This server is both the
  * protected resource (`<public URL>/mcp`, its metadata per RFC 9728, bearer checks with the SDK's
- * resource-server helpers) and the authorization server (provider.ts, issuer = the public URL).
- * A token resolves to the account of the key it was granted over (accounts.ts), and `authenticate`
+ * resource-server helpers) and the authorization server (oauth-provider.ts, issuer = the public URL).
+ * A token resolves to the account of the key it was granted over (oauth-accounts.ts), and `authenticate`
  * gives the request that key's engine (the one kept for it, or one made from the stored key), so
  * every ledger record, session and per-key cap is bound to that key's hash, exactly as with a
  * Bearer key. http-server.ts calls `serve` for the OAuth routes and `authenticate` for /mcp.
@@ -260,7 +260,7 @@ interface FoundToken {
 
 /**
  * An access token is valid while its record (stored by hash) and its grant both live: revoking,
- * reusing a refresh token or the service refusing the key deletes the grant (adapter.ts).
+ * reusing a refresh token or the service refusing the key deletes the grant (oauth-adapter.ts).
  */
 async function findToken(
   provider: Provider,

@@ -2,7 +2,7 @@
  * The sign-in interaction: oidc-provider sends the browser here (`/oauth/sign-in/<uid>`) to log
  * the user in and ask consent in one page. The user brings their own service key; it is checked
  * with the service (`GET /api/generate/models`, which needs the `read` scope) before anything is
- * stored, then sealed in the user's account (accounts.ts) and a grant for this client and this
+ * stored, then sealed in the user's account (oauth-accounts.ts) and a grant for this client and this
  * resource is made. The form carries a CSRF token bound to the interaction, and the interaction
  * itself is bound to the browser by oidc-provider's signed cookie. A refusal says why, naming the
  * scope or the format, never the key; nothing is stored for a refused attempt.
