@@ -18,6 +18,7 @@ import type { Engine, ToolContext } from "../mcp/context.js";
 import type { ToolOutcome } from "../mcp/define-tool.js";
 import type { StoredTask } from "../mcp/task-store.js";
 import type { CreateTaskResult } from "../mcp/task-wire.js";
+import { created2025 } from "../mcp/task-wire-2025.js";
 import type { Budget } from "./budget.js";
 import { adopting, Job, jobs, OWNER } from "./task-job.js";
 import { type Steps, type TaskContext, taskStore } from "./task-record.js";
@@ -28,8 +29,14 @@ export type { Steps, Within } from "./task-record.js";
  * Hands a claimed paid call back as a task: sends (the run starts here, with the task's own
  * signals, not the request's), and as soon as the ledger says the claim is durable, creates the
  * task and answers with it. A refusal before the claim is thrown, as in a synchronous call.
+ * `form`: the task was asked for in the 2025-11-25 form (task-wire-2025.ts): listed for
+ * `tasks/list`, and answered in that form's shape.
  */
-export async function handBack<T>(engine: Engine, steps: Steps<T>): Promise<ToolOutcome> {
+export async function handBack<T>(
+  engine: Engine,
+  steps: Steps<T>,
+  form?: "2025-11-25",
+): Promise<ToolOutcome> {
   const store = await taskStore(engine);
   const job = new Job(engine);
   let onClaimed: (identity: string) => void = () => {};
@@ -52,6 +59,7 @@ export async function handBack<T>(engine: Engine, steps: Steps<T>): Promise<Tool
       context: context as unknown as Record<string, unknown>,
       statusMessage: `Sending the request (identity ${identity}).`,
       lease: { owner: OWNER, until: Date.now() + TASK_LEASE_MS },
+      ...(form === undefined ? {} : { listed: true }),
     });
   } catch (err) {
     // No task to follow the work: stop it. The record stays open, so the identical call replays it.
@@ -60,6 +68,7 @@ export async function handBack<T>(engine: Engine, steps: Steps<T>): Promise<Tool
     throw new IdentifiedError(err, identity, "sent");
   }
   job.drive(created.taskId, Date.parse(created.createdAt), steps, () => running);
+  if (form !== undefined) return created2025(created) as unknown as ToolOutcome;
   const result: CreateTaskResult = { resultType: "task", ...created };
   return result as unknown as ToolOutcome;
 }

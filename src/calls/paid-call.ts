@@ -124,7 +124,7 @@ export async function claimThen<T>(
   within: Within,
   steps: Steps<T>,
 ): Promise<ToolOutcome> {
-  if (ctx.takesTasks === true) return handBack(engine, steps);
+  if (ctx.takesTasks === true) return handBack(engine, steps, ctx.taskForm);
   // 3. Claim the identity with the bytes, then send them within the budget.
   const run = await steps.send(ctx, within.budget);
   // 4. Wait (media) and present; 5. deliver, and mark delivered once the transport wrote it.

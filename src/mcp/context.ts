@@ -68,6 +68,8 @@ export interface ToolContext {
    * may answer with a task once its request is claimed, and go on in the background.
    */
   readonly takesTasks?: boolean;
+  /** The task was asked for in the 2025-11-25 form (`params.task`, src/mcp/task-wire-2025.ts). */
+  readonly taskForm?: "2025-11-25";
   /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
   scheduled?(readAt: number): void;
   /**
@@ -88,6 +90,8 @@ export interface DeliveryHooks {
   readonly pending: DeliveryHook[];
   /** The call's signal when it is not the request's own (the transport may hurry calls along). */
   readonly signal?: AbortSignal;
+  /** The request asked for a task in the 2025-11-25 form (`params.task` on that revision). */
+  readonly asks2025Task?: boolean;
 }
 
 /** The capabilities of the client making this request. */
@@ -123,7 +127,8 @@ export function toolContext(
     rendersApps: rendersApps(caps),
     inputResponses: ctx.mcpReq.inputResponses,
     answered: askedState(ctx.mcpReq.requestState()),
-    takesTasks: declaresTasks(server, ctx),
+    takesTasks: hooks.asks2025Task === true || declaresTasks(server, ctx),
+    ...(hooks.asks2025Task === true ? { taskForm: "2025-11-25" as const } : {}),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

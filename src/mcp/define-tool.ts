@@ -28,6 +28,7 @@ import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
 import { stepByKey } from "./next-steps.js";
 import { errorResult, guard } from "./results.js";
+import { asks2025Task, type TASK_EXECUTION } from "./task-wire-2025.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
 export type Hints = Required<
@@ -44,6 +45,11 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   inputSchema: S;
   outputSchema: z.ZodObject;
   annotations: Hints;
+  /**
+   * The tool may hand back an MCP task (a paid call that goes on in the background, docs/tasks.md):
+   * listed for the 2025-11-25 form, which asks for one only of such a tool.
+   */
+  execution?: typeof TASK_EXECUTION;
   /** `_meta` of the tool in tools/list, such as the viewer link (`ui.resourceUri`, MCP Apps). */
   meta?: Record<string, unknown>;
   handler(args: z.output<S>, ctx: ToolContext, engine: Engine): Promise<ToolOutcome>;
@@ -63,6 +69,7 @@ export interface ListedTool {
   /** Left out for an app-only tool (see `listing`). */
   outputSchema?: Record<string, unknown>;
   annotations: ToolAnnotations;
+  execution?: typeof TASK_EXECUTION;
   _meta?: Record<string, unknown>;
 }
 
@@ -87,6 +94,7 @@ export function listing(def: ToolDefinition): ListedTool {
     inputSchema: lean ? { type: "object" } : advertisedSchema(def.inputSchema, "input"),
     ...(lean ? {} : { outputSchema: advertisedSchema(def.outputSchema, "output") }),
     annotations: def.annotations,
+    ...(def.execution === undefined ? {} : { execution: def.execution }),
     ...(def.meta === undefined ? {} : { _meta: def.meta }),
   };
 }
@@ -94,11 +102,12 @@ export function listing(def: ToolDefinition): ListedTool {
 /**
  * The rule the SDK keeps for a tool with an output schema (its `validateToolOutput`, which this
  * handler replaces): a result that is not an error (nor a question to the user, nor a task handed
- * back, src/calls/background.ts) carries structuredContent.
+ * back in either form, src/calls/background.ts) carries structuredContent.
  */
 function withStructure(name: string, result: ToolOutcome): ToolOutcome {
-  const r = result as CallToolResult & { resultType?: string };
-  if (r.isError === true || r.resultType !== undefined || r.structuredContent !== undefined) return result;
+  const r = result as CallToolResult & { resultType?: string; task?: unknown };
+  const handedBack = r.resultType !== undefined || r.task !== undefined;
+  if (r.isError === true || handedBack || r.structuredContent !== undefined) return result;
   return errorResult(new Error(`${name} has an output schema but returned no structuredContent`));
 }
 
@@ -137,7 +146,9 @@ export function answerToolCalls(
     // As the SDK answers a name it does not know: a protocol error, not a tool result.
     if (tool === undefined)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
-    const result = await callTool(server, engine, tool, raw, ctx, channel);
+    // The 2025-11-25 form asks for a task in params.task, and only of a tool listed as taking one.
+    const asksTask = tool.listed.execution !== undefined && asks2025Task(server, request.params);
+    const result = await callTool(server, engine, tool, raw, ctx, channel, asksTask);
     // A question (input_required) and a task handed back (resultType "task") pass as they are: the
     // projection only reshapes structuredContent, which neither carries.
     return isInputRequiredResult(result)
@@ -154,11 +165,12 @@ async function callTool(
   raw: unknown,
   ctx: ServerContext,
   channel: DeliveryChannel | undefined,
+  asksTask: boolean,
 ): Promise<ToolOutcome> {
   const id = ctx.mcpReq.id;
   const signal =
     channel === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, channel.hurry(id)]);
-  const hooks: DeliveryHooks = { pending: [], signal };
+  const hooks: DeliveryHooks = { pending: [], signal, ...(asksTask ? { asks2025Task: true } : {}) };
   const scrub = engine.client.scrub;
   const answered = await guard(async () => {
     if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {

@@ -31,13 +31,17 @@ export interface DeliveryChannel {
 
 const NEVER = new AbortController().signal;
 
-/** The IDs of the tool calls in a JSON-RPC body (one message or a batch). */
+/** The methods whose answer may deliver a result: a tool call, and a task's result (the 2025-11-25 form). */
+const DELIVERING = new Set(["tools/call", "tasks/result"]);
+
+/** The IDs of the requests in a JSON-RPC body (one message or a batch) whose answers deliver. */
 function toolCallIds(body: unknown): RequestId[] {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   const ids: RequestId[] = [];
   for (const m of messages) {
     const { method, id } = (m ?? {}) as { method?: unknown; id?: unknown };
-    if (method === "tools/call" && (typeof id === "string" || typeof id === "number")) ids.push(id);
+    const delivering = typeof method === "string" && DELIVERING.has(method);
+    if (delivering && (typeof id === "string" || typeof id === "number")) ids.push(id);
   }
   return ids;
 }

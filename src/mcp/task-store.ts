@@ -16,6 +16,7 @@
 import { randomUUID } from "node:crypto";
 import { TASK_POLL } from "../config/time-limits.js";
 import type { KeyedStore } from "../ledger/keyed-store.js";
+import { TaskIndex } from "./task-index.js";
 import { type DetailedTask, type Task, type TaskStatus, TERMINAL_TASK_STATUSES } from "./task-wire.js";
 
 /** The stored form of one task (JSON). Times are epoch milliseconds. */
@@ -45,6 +46,8 @@ export interface CreateTaskParams {
   context: Record<string, unknown>;
   statusMessage?: string;
   lease?: { owner: string; until: number };
+  /** Kept in the key's list for `tasks/list` (the 2025-11-25 form, src/mcp/task-index.ts). */
+  listed?: boolean;
 }
 
 export interface TaskAccess {
@@ -75,11 +78,13 @@ export class LedgerTaskStore implements TaskStore {
   readonly #kv: KeyedStore;
   readonly #now: () => number;
   readonly #cancelledMessage: (rec: StoredTask) => string | undefined;
+  readonly #index: TaskIndex;
 
   constructor(kv: KeyedStore, o: LedgerTaskStoreOptions = {}) {
     this.#kv = kv;
     this.#now = o.now ?? Date.now;
     this.#cancelledMessage = o.cancelledMessage ?? (() => undefined);
+    this.#index = new TaskIndex(kv, this.#now);
   }
 
   async create(params: CreateTaskParams): Promise<Task> {
@@ -106,7 +111,33 @@ export class LedgerTaskStore implements TaskStore {
       rec.ttlMs,
     );
     if (!stored) throw new Error("a new task's ID was already taken");
+    // Unlisted, the task is still read, followed and cancelled by its ID: a list that could not be
+    // written does not take the task (and the work already sent) away from the client.
+    if (params.listed === true)
+      await this.#index.add(rec.principal, rec.taskId, rec.createdAt + rec.ttlMs).catch(() => {});
     return taskOf(rec, now);
+  }
+
+  /**
+   * One page of the principal's listed tasks, newest first: `after` is the last task ID of the
+   * previous page (undefined when it is not in the list any more: the caller refuses the cursor).
+   */
+  async list(
+    principal: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ tasks: StoredTask[]; next?: string } | undefined> {
+    const ids = await this.#index.ids(principal);
+    const start = after === undefined ? 0 : ids.indexOf(after) + 1;
+    if (after !== undefined && start === 0) return undefined;
+    const tasks: StoredTask[] = [];
+    let i = start;
+    for (; i < ids.length && tasks.length < limit; i++) {
+      const rec = await this.read(ids[i] as string, principal);
+      if (rec !== undefined) tasks.push(rec);
+    }
+    const last = tasks.at(-1);
+    return i < ids.length && last !== undefined ? { tasks, next: last.taskId } : { tasks };
   }
 
   async get(taskId: string, access: TaskAccess): Promise<DetailedTask | undefined> {

@@ -10,6 +10,7 @@ import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { answerToolCalls, type ToolEntry } from "../mcp/define-tool.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
 import { TASKS_EXTENSION } from "../mcp/task-wire.js";
+import { TASKS_CAPABILITY_2025 } from "../mcp/task-wire-2025.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { answerCompletions } from "./completions.js";
@@ -75,6 +76,8 @@ export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpS
         completions: {},
         // MCP Tasks (docs/tasks.md): a client that declares it gets a task for a long paid call.
         extensions: { [TASKS_EXTENSION]: {} },
+        // Its 2025-11-25 form (VS Code, the MCP Inspector): the SDK leaves it out of 2026-07-28 answers.
+        tasks: TASKS_CAPABILITY_2025,
       },
       // A question's answer counts only with the requestState it was asked under (src/mcp/questions.ts).
       requestState: { verify: verifyAnswers(engine) },

@@ -13,15 +13,18 @@
  * - `tasks/update`: no task of ours asks for input; acknowledged.
  * Each requires the request to declare the extension (-32021), and finds only tasks of the key
  * behind the request: another key's task answers exactly as an unknown one (-32602).
+ * On a 2025-11-25 connection, `tasks/get`, `tasks/cancel`, `tasks/result` and `tasks/list` answer
+ * in that revision's form instead (mcp-tasks-2025.ts); elsewhere the last two do not exist (-32601).
  */
-import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
-import { beforeRead, drives, stopAll, stopWaiting } from "../calls/background.js";
-import { takeOver } from "../calls/resume.js";
-import { contextOf, taskStore } from "../calls/task-record.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { stopAll, stopWaiting } from "../calls/background.js";
+import { taskStore } from "../calls/task-record.js";
 import type { Engine } from "../mcp/context.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
-import type { DetailedTask } from "../mcp/task-wire.js";
 import { requireTasks, TaskIdParams, taskNotFound } from "../mcp/task-wire.js";
+import { ListParams, methodNotFound, serves2025Tasks } from "../mcp/task-wire-2025.js";
+import { cancel2025, get2025, list2025, result2025 } from "./mcp-tasks-2025.js";
+import { onDelivered, readTask } from "./task-read.js";
 
 /**
  * The process stops: the tasks it drives give up their leases, so the next `tasks/get` (after a
@@ -32,6 +35,7 @@ export const stopTasks = stopAll;
 /** `channel`: where this server's transport settles delivery (none: returning is delivering). */
 export function registerTasks(server: McpServer, engine: Engine, channel?: DeliveryChannel): void {
   server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => {
+    if (serves2025Tasks(server)) return get2025(engine, params.taskId);
     requireTasks(server, ctx, "tasks/get");
     const read = await readTask(engine, params.taskId);
     if (read === undefined) throw taskNotFound();
@@ -43,42 +47,19 @@ export function registerTasks(server: McpServer, engine: Engine, channel?: Deliv
     return {};
   });
   server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
+    if (serves2025Tasks(server)) return cancel2025(engine, params.taskId);
     requireTasks(server, ctx, "tasks/cancel");
     const store = await taskStore(engine);
     // Only this key's task: another key's cancel is acknowledged and reaches nothing.
     if (await store.cancel(params.taskId, { principal: engine.keyHash })) stopWaiting(params.taskId);
     return {};
   });
-}
-
-/** The task as it stands, driven forward where nobody drives it; `delivers`: the identity its result delivers. */
-async function readTask(
-  engine: Engine,
-  taskId: string,
-): Promise<{ task: DetailedTask; delivers?: string } | undefined> {
-  const store = await taskStore(engine);
-  await beforeRead(taskId);
-  let rec = await store.read(taskId, engine.keyHash);
-  if (rec === undefined) return undefined;
-  const lapsed = rec.lease === undefined || rec.lease.until <= Date.now();
-  if (rec.status === "working" && lapsed && !drives(taskId) && (await takeOver(engine, rec))) {
-    rec = (await store.read(taskId, engine.keyHash)) ?? rec;
-  }
-  const context = contextOf(rec);
-  const delivers = rec.status === "completed" && context.deliverable === true ? context.identity : undefined;
-  return { task: store.detailed(rec), ...(delivers === undefined ? {} : { delivers }) };
-}
-
-/** Once the transport wrote this answer to a live client, the request's result is delivered. */
-function onDelivered(
-  engine: Engine,
-  ctx: ServerContext,
-  channel: DeliveryChannel | undefined,
-  identity: string,
-): void {
-  const mark = async (delivered: boolean) => {
-    if (delivered) await engine.ledger.markDelivered(engine.keyHash, identity, true).catch(() => {});
-  };
-  if (channel === undefined) void mark(true);
-  else channel.expect(ctx.mcpReq.id, [mark]);
+  server.server.setRequestHandler("tasks/result", { params: TaskIdParams }, async (params, ctx) => {
+    if (!serves2025Tasks(server)) throw methodNotFound("tasks/result");
+    return result2025(engine, params.taskId, ctx, channel);
+  });
+  server.server.setRequestHandler("tasks/list", { params: ListParams }, async (params) => {
+    if (!serves2025Tasks(server)) throw methodNotFound("tasks/list");
+    return list2025(engine, params.cursor);
+  });
 }

@@ -146,6 +146,9 @@ export const CATALOG: readonly ListedTool[] = [
       idempotentHint: false,
       openWorldHint: true,
     },
+    execution: {
+      taskSupport: "optional",
+    },
     _meta: {
       ui: {
         resourceUri: "ui://generation/viewer",
@@ -246,6 +249,9 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    execution: {
+      taskSupport: "optional",
     },
     _meta: {
       ui: {
@@ -353,6 +359,9 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    execution: {
+      taskSupport: "optional",
     },
     _meta: {
       ui: {
@@ -948,6 +957,9 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    execution: {
+      taskSupport: "optional",
     },
   },
   {

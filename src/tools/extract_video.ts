@@ -3,6 +3,7 @@ import { extractCall } from "../calls/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
+import { TASK_EXECUTION } from "../mcp/task-wire-2025.js";
 
 const X = ExtractRequestSchema.shape;
 
@@ -43,5 +44,6 @@ export default defineTool({
       .describe("frames are suggested times; segments is optional."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  execution: TASK_EXECUTION,
   handler: (args, ctx, engine) => extractCall(args, ctx, engine),
 });

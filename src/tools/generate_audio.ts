@@ -1,5 +1,6 @@
 import { submitMedia } from "../calls/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { TASK_EXECUTION } from "../mcp/task-wire-2025.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 import { audioInput, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "./media_args.js";
 
@@ -14,6 +15,7 @@ export default defineTool({
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
+  execution: TASK_EXECUTION,
   meta: VIEWER_LINK,
   handler: (args, ctx, engine) => submitMedia("generate_audio", "audio", args, ctx, engine),
 });

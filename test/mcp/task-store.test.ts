@@ -2,12 +2,14 @@
  * MCP tasks in the ledger's store (src/mcp/task-store.ts) on all three back ends, with two stores
  * open as two replicas would have them: a task created through one is read through the other,
  * only under its own key hash; concurrent writers never overwrite each other; a task expires
- * with its ttlMs. And `pollIntervalMs` as a pure function of the schedule.
+ * with its ttlMs; a key's list (tasks/list, the 2025-11-25 form) holds its listed tasks only,
+ * newest first, by pages, bounded. And `pollIntervalMs` as a pure function of the schedule.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TASK_POLL } from "../../src/config/time-limits.js";
 import { openStore } from "../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
+import { TASK_INDEX_MAX, TaskIndex } from "../../src/mcp/task-index.js";
 import { LedgerTaskStore, pollIntervalMs, type StoredTask } from "../../src/mcp/task-store.js";
 import { available, freshStore, STORE_KINDS, type StoreFixture } from "../ledger/stores.js";
 
@@ -80,6 +82,46 @@ describe.each(STORE_KINDS)("MCP tasks on %s", (kind) => {
     const done = await two.get(b.taskId, { principal: ALICE });
     expect(done?.status).toBe("completed");
     expect(done?.result).toEqual({ content: [] });
+  });
+
+  it("lists a key's listed tasks only, newest first, by pages, through either replica", async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const created = await (i % 2 ? one : two).create({
+        principal: ALICE,
+        ttlMs: 60_000,
+        context: {},
+        listed: true,
+      });
+      made.push(created.taskId);
+    }
+    await one.create({ principal: ALICE, ttlMs: 60_000, context: {} });
+    await one.create({ principal: BOB, ttlMs: 60_000, context: {}, listed: true });
+    const first = await two.list(ALICE, undefined, 2);
+    expect(first?.tasks.map((t) => t.taskId)).toEqual([made[4], made[3]]);
+    const second = await one.list(ALICE, first?.next, 2);
+    expect(second?.tasks.map((t) => t.taskId)).toEqual([made[2], made[1]]);
+    const last = await one.list(ALICE, second?.next, 2);
+    expect(last).toEqual({ tasks: [expect.objectContaining({ taskId: made[0] })] });
+    // Another key's cursor, or one never given, is no place in this key's list.
+    expect(await one.list(ALICE, "no-such-task", 2)).toBeUndefined();
+    expect((await one.list(BOB, undefined, 50))?.tasks).toHaveLength(1);
+    expect(await one.list(BOB, made[0], 50)).toBeUndefined();
+  });
+
+  it("keeps a key's list bounded to its newest tasks, and drops the expired", async () => {
+    const kv = (opened[0] as LedgerStore).keyed();
+    const index = new TaskIndex(kv);
+    const exp = Date.now() + 60_000;
+    for (let i = 0; i <= TASK_INDEX_MAX; i++) await index.add(ALICE, `t${i}`, exp);
+    const ids = await index.ids(ALICE);
+    expect(ids).toHaveLength(TASK_INDEX_MAX);
+    expect(ids[0]).toBe(`t${TASK_INDEX_MAX}`);
+    expect(ids).not.toContain("t0");
+    await index.add(BOB, "soon", Date.now() + 200);
+    await index.add(BOB, "later", exp);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await index.ids(BOB)).toEqual(["later"]);
   });
 
   it("is gone once its ttlMs has passed", async () => {
