@@ -1,9 +1,10 @@
 /**
  * Fake time for in-process tests whose code waits on timers (the poll schedule's 2 s reads, the
- * sandbox's task durations, previews' caps): the clock moves only when the test drives it, so
- * a wait of seconds takes milliseconds and the same reads happen at the same instants on any
- * machine. setImmediate stays real: `drive` uses it to let real I/O (SQLite, files) go on
- * while the clock moves in small steps.
+ * sandbox's task durations, previews' caps): the clock moves only while `drive` awaits a call, so
+ * a wait of seconds takes milliseconds, and what the code under test times with timers (a poll
+ * schedule against a task's duration) no longer depends on how loaded the machine is.
+ * setImmediate stays real: `drive` uses it to let real I/O (SQLite, files) go on while the
+ * clock moves in small steps.
  */
 import { afterEach, beforeEach, vi } from "vitest";
 
