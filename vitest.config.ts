@@ -9,7 +9,12 @@ import { defineConfig } from "vitest/config";
  * rebuild dist/cli.js when it is stale (test/globalSetup.ts); unit tests import src/ and skip it.
  */
 
-/** Tests outside test/e2e that spawn processes (the ledger's lock contention, redis-server, ffmpeg, mkfifo). */
+/**
+ * Tests outside test/e2e that spawn processes (the ledger's lock contention, the built CLI over
+ * each store, ffmpeg, mkfifo). One exception stays in unit: the ledger's store tests run on SQLite
+ * and also on PostgreSQL and a redis-server of their own where installed (test/ledger/stores.ts),
+ * about 4 s in all, and the inner loop keeps the ledger's tests.
+ */
 export const E2E_ELSEWHERE = [
   "test/ledger/processes.test.ts",
   "test/ledger/stores.test.ts",
