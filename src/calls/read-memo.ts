@@ -15,6 +15,8 @@ export interface ReadMemoOptions {
   timeoutMs: number;
   /** The most keys held at once (the HTTP server's sessions are bounded at 1,000). */
   maxKeys?: number;
+  /** The clock the time to live is counted on (milliseconds); lru-cache's own (performance.now) when absent. */
+  now?: () => number;
 }
 
 /** `read` memoised per key (an object: an engine) for `ttlMs`, each read bounded by `timeoutMs`. */
@@ -28,6 +30,7 @@ export function readMemo<K extends object, V extends object>(
       max: o.maxKeys ?? 1_000,
       ttl: o.ttlMs,
       ttlAutopurge: true,
+      ...(o.now ? { perf: { now: o.now } } : {}),
       fetchMethod: (key, _stale, { signal }) =>
         read(key, AbortSignal.any([signal, AbortSignal.timeout(o.timeoutMs)])),
     });

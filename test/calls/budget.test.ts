@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { budgetOf, callBudget } from "../../src/calls/budget.js";
 import { limitSignal } from "../../src/client/deadline.js";
 import { TimeoutError } from "../../src/client/service-errors.js";
@@ -47,15 +47,26 @@ describe("limits on a caller's signal", () => {
     expect(listeners()).toBe(0);
   });
 
-  it("abort with the caller's reason, and touch re-arms the time", async () => {
-    const caller = new AbortController();
-    const l = limitSignal(caller.signal, 60);
-    await new Promise((r) => setTimeout(r, 40));
-    l.touch();
-    await new Promise((r) => setTimeout(r, 40));
-    expect(l.signal.aborted).toBe(false);
-    caller.abort(new Error("gone"));
-    expect(l.signal.reason).toMatchObject({ message: "gone" });
-    expect(l.expired()).toBe(false);
+  it("abort with the caller's reason, and touch re-arms the time", () => {
+    vi.useFakeTimers();
+    try {
+      const caller = new AbortController();
+      const l = limitSignal(caller.signal, 60);
+      vi.advanceTimersByTime(59);
+      l.touch();
+      vi.advanceTimersByTime(59);
+      expect(l.signal.aborted).toBe(false);
+      caller.abort(new Error("gone"));
+      expect(l.signal.reason).toMatchObject({ message: "gone" });
+      expect(l.expired()).toBe(false);
+      // Untouched, the limit fires at its time, not before.
+      const t = limitSignal(undefined, 60);
+      vi.advanceTimersByTime(59);
+      expect(t.signal.aborted).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(t.expired()).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * bounded in time.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readMemo } from "../../src/calls/read-memo.js";
 
 interface Key {
@@ -39,13 +39,20 @@ describe("readMemo", () => {
   });
 
   it("reads again once the answer's time is up", async () => {
-    const { state, read } = counted();
-    const memo = readMemo({ ttlMs: 40, timeoutMs: 1_000 }, read);
-    const a: Key = { name: "a" };
-    expect(await memo(a)).toEqual(["a#1"]);
-    await delay(80);
-    expect(await memo(a)).toEqual(["a#2"]);
-    expect(state.calls).toBe(2);
+    vi.useFakeTimers();
+    try {
+      const { state, read } = counted();
+      const memo = readMemo({ ttlMs: 40, timeoutMs: 1_000, now: () => Date.now() }, read);
+      const a: Key = { name: "a" };
+      expect(await memo(a)).toEqual(["a#1"]);
+      vi.advanceTimersByTime(30);
+      expect(await memo(a)).toEqual(["a#1"]);
+      vi.advanceTimersByTime(50);
+      expect(await memo(a)).toEqual(["a#2"]);
+      expect(state.calls).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps no failed read: the next call reads again", async () => {

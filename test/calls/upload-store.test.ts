@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   chunkCount,
   DEFAULT_UPLOAD_LIMITS,
@@ -145,11 +145,11 @@ describe("UploadStore", () => {
     await s.finish(done);
     clock += 1001;
     s.sweep();
-    await new Promise((r) => setTimeout(r, 50));
     expect(() => s.get("alice", idle.id)).toThrow(/not an upload in progress/);
     expect(s.get("alice", sending.id).state).toBe("sending");
     expect(s.get("bob", done.id).state).toBe("finished");
-    expect(held()).toEqual([sending.file]);
+    // The idle upload's file is removed in the background: wait for that, not for a set time.
+    await vi.waitFor(() => expect(held()).toEqual([sending.file]));
     clock += 5001;
     s.sweep();
     expect(() => s.get("bob", done.id)).toThrow(/not an upload in progress/);

@@ -2,7 +2,7 @@
  * The one retry-timing module: full jitter, Retry-After (seconds or HTTP date) with a cap,
  * and an abortable sleep, as used by the client's read retries and the ledger's replays.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fullJitter, parseRetryAfter, retryDelay, sleep } from "../../src/client/backoff.js";
 
 const B = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_000 };
@@ -56,18 +56,32 @@ describe("parseRetryAfter", () => {
 });
 
 describe("sleep", () => {
-  it("waits about the time asked", async () => {
-    const t0 = performance.now();
-    await sleep(40);
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(35);
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("waits the time asked", async () => {
+    vi.useFakeTimers();
+    let done = false;
+    void sleep(40).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(39);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
   });
 
   it("rejects with the abort reason as soon as the signal aborts", async () => {
+    vi.useFakeTimers();
     const ac = new AbortController();
-    const t0 = performance.now();
-    setTimeout(() => ac.abort(new Error("stop now")), 20);
-    await expect(sleep(10_000, ac.signal)).rejects.toThrow("stop now");
-    expect(performance.now() - t0).toBeLessThan(2_000);
+    const slept = sleep(10_000, ac.signal);
+    const outcome = expect(slept).rejects.toThrow("stop now");
+    await vi.advanceTimersByTimeAsync(20);
+    ac.abort(new Error("stop now"));
+    await outcome;
+    // No timer is left behind by the aborted wait.
+    expect(vi.getTimerCount()).toBe(0);
     await expect(sleep(10, ac.signal)).rejects.toThrow("stop now");
   });
 });

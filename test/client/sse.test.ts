@@ -4,11 +4,12 @@
  * carrying the text that did arrive; frames split anywhere across network chunks decode.
  */
 import { delay, HttpResponse, http } from "msw";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { buildChatBody } from "../../src/client/requests.js";
 import { ServiceClient } from "../../src/client/service-client.js";
 import { IncompleteStreamError, ServiceError } from "../../src/client/service-errors.js";
 import { readChatStream } from "../../src/client/sse.js";
+import { drive, useFakeTime } from "../helpers/fake-time.js";
 import { BASE, client, KEY, mockService } from "./client-helpers.js";
 
 const { server } = mockService();
@@ -180,8 +181,10 @@ describe("chat streams through the client", () => {
       },
     });
     server.use(http.post(route, () => sse(stalled)));
+    // Fake time: the chunks 40 ms apart re-arm the 100 ms silence timer however loaded the machine.
+    useFakeTime();
     const c = new ServiceClient({ baseUrl: BASE, apiKey: KEY, timeoutMs: 100 });
-    const err = await incomplete(c.chat(bytes, "s-3"));
+    const err = await drive(incomplete(c.chat(bytes, "s-3"))).finally(() => vi.useRealTimers());
     expect(err).toBeInstanceOf(IncompleteStreamError);
     expect(err.partialContent).toBe("p1 p2 p3 ");
     expect(err.message).toMatch(/timed out/);

@@ -5,9 +5,11 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, harness, structured } from "../tools/harness.js";
 
 let h: Harness;
+fakeTimeEach();
 afterEach(async () => {
   await h?.close();
 });

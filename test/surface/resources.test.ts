@@ -4,9 +4,11 @@
  * do, not an internal error (-32603).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, harness, structured } from "../tools/harness.js";
 
 let h: Harness | undefined;
+fakeTimeEach();
 afterEach(async () => {
   await h?.close();
   h = undefined;

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { drive, fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
 
 type Task = {
@@ -23,6 +24,7 @@ const open = async (o?: HarnessOptions) => {
   h = await harness(o);
   return h;
 };
+fakeTimeEach();
 afterEach(() => h?.close());
 
 const links = (r: CallToolResult) =>
@@ -142,7 +144,7 @@ describe("generation tools", () => {
     await until(() => h.sandbox.stats.dispatches(VIDEO) === 1);
     abort.abort();
     expect(await first).toBeInstanceOf(Error);
-    await new Promise((r) => setTimeout(r, 100));
+    await drive(new Promise((r) => setTimeout(r, 100)));
     const [record] = await h.ledger.list(h.engine.keyHash);
     expect(record).toMatchObject({ tool: "generate_video", delivered: false });
     const again = structured<Submitted>(await h.call("generate_video", { ...video, wait: 0 }));

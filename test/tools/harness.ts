@@ -19,6 +19,7 @@ import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { createMcpServer } from "../../src/surface/assemble.js";
 import { loadTools } from "../../src/tools/all-tools.js";
+import { drive } from "../helpers/fake-time.js";
 import { tempDir } from "../helpers/temp.js";
 
 export const BASE_URL = "http://sandbox.invalid";
@@ -160,13 +161,13 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     dir,
     elicited,
     async call(name, args, opts) {
-      const result = (await mcp.callTool({ name, arguments: args }, opts)) as CallToolResult;
+      const result = (await drive(mcp.callTool({ name, arguments: args }, opts))) as CallToolResult;
       expect(JSON.stringify(result)).not.toContain(apiKey);
       await checkOutput(name, result);
       return result;
     },
     async uploadReady(args) {
-      const result = (await mcp.callTool({ name: "upload_asset", arguments: args })) as CallToolResult;
+      const result = (await drive(mcp.callTool({ name: "upload_asset", arguments: args }))) as CallToolResult;
       expect(JSON.stringify(result)).not.toContain(apiKey);
       const { asset } = structured<{ asset: { id: string; state: string } }>(result);
       if (asset.state !== "ready") sandbox.advance(UPLOAD_PROCESSING_MS);

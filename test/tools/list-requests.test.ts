@@ -3,10 +3,12 @@
  * with 1,000 records), a cursor to the next page, lookups by task ID and identity, and text that
  * shows each record's model and the start of its prompt.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { drive, fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, harness, structured, textOf } from "./harness.js";
 
 let h: Harness | undefined;
+fakeTimeEach();
 afterEach(async () => {
   await h?.close();
   h = undefined;
@@ -19,22 +21,22 @@ interface Page {
 
 /**
  * Records made through the ledger itself, as the paid tools make them (no service call needed),
- * each in a later millisecond than the one before: records of one millisecond have no order among
+ * each in a later (fake) millisecond than the one before: records of one millisecond have no order among
  * them, and the page assertions below name exact records.
  */
 async function records(x: Harness, n: number): Promise<void> {
-  let last = 0;
   for (let i = 0; i < n; i++) {
-    while (Date.now() === last) await new Promise((resolve) => setImmediate(resolve));
-    last = Date.now();
+    vi.advanceTimersByTime(1);
     const bytes = JSON.stringify({
       model: `model-${i % 3}`,
       prompt: `harbour number ${i} at dawn, ${"wide ".repeat(30)}`,
     });
-    await x.ledger.run(
-      { keyHash: x.engine.keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes },
-      async () => ({ id: `task_${i}` }),
-      (r) => ({ taskId: r.id }),
+    await drive(
+      x.ledger.run(
+        { keyHash: x.engine.keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes },
+        async () => ({ id: `task_${i}` }),
+        (r) => ({ taskId: r.id }),
+      ),
     );
   }
 }

@@ -4,12 +4,14 @@
  * submitted and the ledger keeps no record. A catalog that cannot be read blocks nothing.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, harness, structured, textOf } from "./harness.js";
 
 const ROUTES = ["POST /api/generate/image", "POST /api/generate/video", "POST /api/generate/audio"];
 const T2V = { mode: "text-to-video" };
 
 let h: Harness;
+fakeTimeEach();
 afterEach(() => h?.close());
 
 async function refusedLocally(tool: string, args: Record<string, unknown>, ...says: RegExp[]): Promise<void> {

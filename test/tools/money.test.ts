@@ -8,6 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
 
 const IMAGE = "POST /api/generate/image";
@@ -27,6 +28,7 @@ const open = async (o?: HarnessOptions) => {
   h = await harness(o);
   return h;
 };
+fakeTimeEach();
 afterEach(() => h?.close());
 
 async function uploadVideo(): Promise<string> {

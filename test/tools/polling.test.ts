@@ -4,11 +4,14 @@
  * finish, with fewer reads, and progress that says the expected time.
  */
 import { afterEach, expect, it } from "vitest";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, harness, structured } from "./harness.js";
 
 const TASK_READS = "GET /api/generate/tasks/{id}";
 
 let h: Harness;
+// Fake time: the fixed schedule's reads at 2 and 6 s and the learned one's come in milliseconds.
+fakeTimeEach();
 afterEach(async () => {
   await h?.close();
 });

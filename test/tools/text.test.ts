@@ -6,12 +6,14 @@ import { hashKey } from "../../src/ledger/open-ledger.js";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { createMcpServer } from "../../src/surface/assemble.js";
 import { registerResources } from "../../src/surface/resources.js";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { BASE_URL, checkOutput, type Harness, harness, structured, textOf } from "./harness.js";
 
 const CHAT = "POST /api/generate/text/v1/chat/completions";
 const EXTRACT = "POST /api/generate/extract/video";
 
 let h: Harness;
+fakeTimeEach();
 afterEach(() => h?.close());
 
 type ChatOut = {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { fakeTimeEach } from "../helpers/fake-time.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
 
 const ASSETS = "POST /api/generate/assets";
@@ -13,6 +14,7 @@ const open = async (o?: HarnessOptions) => {
   h = await harness(o);
   return h;
 };
+fakeTimeEach();
 afterEach(() => h?.close());
 const files = () => path.join(h.dir, "files");
 
