@@ -109,7 +109,6 @@ async function claimCosts(dir: string): Promise<void> {
   print(`  transaction alone                 ${cell(stats(x.claim))}`);
   print(`  run() until send (sent queued)    ${cell(stats(x.toSend))}`);
 }
-const per = (n: number): number => Math.ceil(n / ROUNDS) * ROUNDS;
 
 async function submissionOverhead(dir: string): Promise<void> {
   const sandbox = createSandbox({ seed: "bench" });

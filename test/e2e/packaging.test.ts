@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { VIEWER_TOOLS } from "../../src/surface/viewer-catalog.js";
 import { CATALOG } from "../../src/tools/catalog.js";
-import { CLI, connectCli, isolatedEnv, ROOT } from "../helpers/cli.js";
+import { connectCli, isolatedEnv, ROOT } from "../helpers/cli.js";
 
 const json = (file: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(ROOT, file), "utf8")) as Record<string, unknown>;
