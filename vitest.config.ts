@@ -40,12 +40,32 @@ export default defineConfig({
         // One module graph per worker, not per file: importing src/ again for each of 70-odd files
         // cost more than the tests themselves. The unit tests leave no global state behind (fake
         // timers are restored after each test, process.env after proxy.test.ts).
-        test: { name: "unit", ...PROJECT_FILES.unit, isolate: false, maxWorkers: "100%" },
+        // Its own worker count needs its own group (vitest runs groups in order): unit runs first.
+        test: {
+          name: "unit",
+          ...PROJECT_FILES.unit,
+          isolate: false,
+          maxWorkers: "100%",
+          sequence: { groupOrder: 0 },
+        },
       },
-      { extends: true, test: { name: "e2e", globalSetup: ["test/globalSetup.ts"], ...PROJECT_FILES.e2e } },
       {
         extends: true,
-        test: { name: "browser", globalSetup: ["test/globalSetup.ts"], ...PROJECT_FILES.browser },
+        test: {
+          name: "e2e",
+          globalSetup: ["test/globalSetup.ts"],
+          ...PROJECT_FILES.e2e,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          globalSetup: ["test/globalSetup.ts"],
+          ...PROJECT_FILES.browser,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },
