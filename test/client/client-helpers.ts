@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { ServiceClient } from "../../src/client/service-client.js";
@@ -79,3 +80,35 @@ export const MAGIC = {
   flac: Buffer.concat([Buffer.from("fLaC"), Buffer.from([0, 0, 0, 34])]),
   pdf: Buffer.from("%PDF-1.7\n"),
 };
+
+export interface Captured {
+  method: string;
+  path: string;
+  search: string;
+  headers: Headers;
+  body: string;
+  raw: Uint8Array;
+}
+
+/** `capture(method, path, reply)`: a handler on `server` that records the request and answers with `reply`. */
+export function capturer(server: ReturnType<typeof setupServer>) {
+  return (method: "get" | "post" | "head", path: string, reply: () => Response): Captured[] => {
+    const got: Captured[] = [];
+    server.use(
+      http[method](`${BASE}${path}`, async ({ request }) => {
+        const url = new URL(request.url);
+        const raw = method === "post" ? new Uint8Array(await request.arrayBuffer()) : new Uint8Array();
+        got.push({
+          method: request.method,
+          path: url.pathname,
+          search: url.search,
+          headers: request.headers,
+          body: new TextDecoder().decode(raw),
+          raw,
+        });
+        return reply();
+      }),
+    );
+    return got;
+  };
+}
