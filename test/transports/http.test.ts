@@ -1,52 +1,24 @@
 /**
- * The HTTP transport on its own, with a one-tool server per key: the guards (Host, Origin, key),
- * session binding and both protocol eras. The real tools over HTTP are covered by http-cli.test.ts.
+ * The HTTP transport on its own, with a one-tool server per key (http-probe.ts): the guards (Host,
+ * Origin, key), session binding and both protocol eras; http-sessions.test.ts has the session caps. The real tools over HTTP are covered by http-cli.test.ts.
  */
 import { request as httpRequest } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import type { DeliveryChannel } from "../../src/mcp/delivery.js";
 import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/transports/http-server.js";
+import {
+  deliveriesSettled,
+  engineOf,
+  hash,
+  INIT,
+  KEY_A,
+  KEY_B,
+  KEY_ENV,
+  whoami,
+  whoamiServer,
+} from "./http-probe.js";
 
-const KEY_A = `lgk_${"a".repeat(64)}`;
-const KEY_B = `lgk_${"b".repeat(64)}`;
-const KEY_ENV = `lgk_${"e".repeat(64)}`;
-const hash = (key: string) => `hash-${key.slice(4, 8)}`;
-/** The engine a key is given where it arrives: here only its hash. */
-const engineOf = (key: string) => ({ keyHash: hash(key) });
-/** What the "channel" tool's delivery hooks were settled with, in order. */
-const settled: boolean[] = [];
-
-function whoamiServer(engine: { keyHash: string }, channel: DeliveryChannel): McpServer {
-  const server = new McpServer({ name: "probe", version: "1.0.0" });
-  server.registerTool(
-    "whoami",
-    { description: "the key hash", inputSchema: z.object({}) },
-    async (_args, ctx) => {
-      // As the real tools do (src/mcp/define-tool.ts): a call that worked tells its channel.
-      channel.succeeded(ctx.mcpReq.id);
-      return { content: [{ type: "text", text: engine.keyHash }] };
-    },
-  );
-  server.registerTool(
-    "channel",
-    {
-      description: "a delivery hook, settled by the exchange that carried the call",
-      inputSchema: z.object({}),
-    },
-    async (_args, ctx) => {
-      channel.expect(ctx.mcpReq.id, [
-        async (delivered) => {
-          settled.push(delivered);
-        },
-      ]);
-      return { content: [{ type: "text", text: "expected" }] };
-    },
-  );
-  return server;
-}
+const settled = deliveriesSettled;
 
 let handle: HttpServerHandle;
 const errors: Error[] = [];
@@ -73,19 +45,6 @@ async function connect(key: string | undefined, modern = false) {
   await client.connect(transport);
   return { client, transport };
 }
-
-async function whoami(client: Client): Promise<string> {
-  const result = await client.callTool({ name: "whoami", arguments: {} });
-  const first = (result.content as { text: string }[])[0];
-  return first?.text ?? "";
-}
-
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-});
 
 function post(headers: Record<string, string>, body = INIT) {
   return fetch(handle.url, {
@@ -283,151 +242,3 @@ describe("HTTP sessions and keys", () => {
     await a.client.close();
   });
 });
-
-describe("HTTP without a usable default key", () => {
-  it("answers 401 when no Bearer key comes and none is configured", async () => {
-    const bare = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
-    try {
-      const res = await fetch(bare.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: INIT,
-      });
-      expect(res.status).toBe(401);
-      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/Bearer/);
-    } finally {
-      await bare.close();
-    }
-  });
-});
-
-describe("HTTP session caps", () => {
-  const MADE_UP = `lgk_${"0".repeat(64)}`;
-
-  function init(url: string, key: string) {
-    return fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        authorization: `Bearer ${key}`,
-      },
-      body: INIT,
-    });
-  }
-
-  it("caps sessions per key: idle sessions under a made-up key do not block a real key's initialize", async () => {
-    const capped = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-      sessions: { maxPerKey: 5, maxSessions: 8 },
-    });
-    try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 12; i++) statuses.push((await init(capped.url, MADE_UP)).status);
-      expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
-      expect(statuses.slice(5).every((s) => s === 503)).toBe(true);
-      expect(capped.sessionCount()).toBe(5);
-
-      const real = await connect2(capped.url, KEY_A);
-      expect(await whoami(real.client)).toBe(hash(KEY_A));
-      await real.client.close();
-    } finally {
-      await capped.close();
-    }
-  });
-
-  it("makes room by closing a session that never made a successful call, never one that did", async () => {
-    const capped = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-      sessions: { maxPerKey: 2, maxSessions: 3 },
-    });
-    try {
-      const proven = await connect2(capped.url, KEY_A);
-      expect(await whoami(proven.client)).toBe(hash(KEY_A));
-      // Many made-up keys, two idle sessions each: the table stays usable.
-      for (const k of ["1", "2", "3", "4"]) {
-        const key = `lgk_${k.repeat(64)}`;
-        expect((await init(capped.url, key)).status).toBe(200);
-        expect((await init(capped.url, key)).status).toBe(200);
-      }
-      expect(capped.sessionCount()).toBe(3);
-      // The session that made a successful call is still there.
-      expect(await whoami(proven.client)).toBe(hash(KEY_A));
-      const fresh = await connect2(capped.url, KEY_B);
-      expect(await whoami(fresh.client)).toBe(hash(KEY_B));
-      await proven.client.close();
-      await fresh.client.close();
-    } finally {
-      await capped.close();
-    }
-  });
-
-  it("idles out sessions that never made a successful call after minutes, the others after an hour", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
-    try {
-      const proven = await connect2(h.url, KEY_A);
-      await whoami(proven.client);
-      expect((await init(h.url, MADE_UP)).status).toBe(200);
-      expect(h.sessionCount()).toBe(2);
-      h.sweepSessions(Date.now() + 3 * 60 * 1000);
-      expect(h.sessionCount()).toBe(1);
-      expect(await whoami(proven.client)).toBe(hash(KEY_A));
-      h.sweepSessions(Date.now() + 61 * 60 * 1000);
-      expect(h.sessionCount()).toBe(0);
-      await proven.client.close().catch(() => {});
-    } finally {
-      await h.close();
-    }
-  });
-});
-
-describe("HTTP /healthz", () => {
-  it("answers 200 when the ledger is usable and 503 when not, naming no error", async () => {
-    let usable = true;
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-      health: async () => {
-        if (!usable) throw new Error("SQLITE_CANTOPEN /secret/path lgk_0000");
-      },
-    });
-    try {
-      const ok = await fetch(new URL("/healthz", h.url));
-      expect(ok.status).toBe(200);
-      usable = false;
-      const down = await fetch(new URL("/healthz", h.url));
-      expect(down.status).toBe(503);
-      const text = await down.text();
-      expect(text).not.toMatch(/secret|lgk_|SQLITE/);
-    } finally {
-      await h.close();
-    }
-  });
-});
-
-async function connect2(url: string, key: string) {
-  const client = new Client({ name: "test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
-  return { client, transport };
-}
