@@ -112,7 +112,7 @@ export function mediaSteps(engine: Engine, work: MediaWork): Steps<Run["result"]
       attemptMs: SUBMIT_ATTEMPT_MS,
       send: (identity, bytes, signal) =>
         engine.client.submitMedia(kind, bytes, identity, signal ? { signal } : {}),
-      ref: (r) => ({ taskId: r.submission.task.id }),
+      ref: (r) => ({ taskId: r.submission.task.id, taskStatus: r.submission.task.status }),
     }),
     facts: (r) => ({ taskId: r.submission.task.id, created: r.submission.created }),
     known: async (taskId, sent, signal) => {

@@ -58,7 +58,27 @@ export function keyScrubber(apiKey: string): Scrub {
  * except media bytes: `blob`, and `data` beside a `mimeType` (image and audio blocks).
  */
 export function scrubDeep<T>(value: T, scrub: Scrub): T {
-  return walk(value, scrub) as T;
+  return quotesNoKey(value, scrub) ? value : (walk(value, scrub) as T);
+}
+
+/** Above this much JSON the walk, which skips media bytes, is the cheaper scan. */
+const ONE_SCAN_MAX = 64 * 1024;
+
+/**
+ * Whether `value` certainly quotes no key, settled by one scan of its JSON rather than one per
+ * string: every form a key is scrubbed in is letters, digits, `_`, `+`, `/` and `-`, which JSON
+ * writes as they are, so a key in any string or property name is in the JSON whole. A match (even
+ * one JSON's escapes made up, as in `\u0001`) leaves it to the walk.
+ */
+function quotesNoKey(value: unknown, scrub: Scrub): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return false;
+  }
+  return json !== undefined && json.length <= ONE_SCAN_MAX && scrub(json) === json;
 }
 
 function walk(value: unknown, scrub: Scrub): unknown {

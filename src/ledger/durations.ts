@@ -80,6 +80,9 @@ export class TaskHistory {
   }
 
   async #noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void> {
+    // The submission's own status, held with its success (ledger.ts): already noted, and flushing
+    // it here would cost the success its shared commit with the delivered mark.
+    if (this.writer.heldTask(keyHash, taskId)?.lastStatus?.status === seen.status) return;
     await this.writer.settled();
     const [found] = await this.store.listPage({ keyHash, now: this.now(), taskId, limit: 1 });
     if (found === undefined || found.lastStatus?.status === seen.status) return;

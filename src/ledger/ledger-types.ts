@@ -98,8 +98,11 @@ export interface ListOptions {
  * does not, and it knows nothing of the call that asked (the ledger decides when to send).
  */
 export type Send<T> = (identity: string, bytes: string, signal?: AbortSignal) => Promise<T>;
-/** What to keep from a success: the task ID (media) or response ID (text, extraction). */
-export type Ref<T> = (result: T) => { taskId?: string; responseId?: string };
+/**
+ * What the record keeps of a success: the task ID (media) or response ID (text, extraction), and the
+ * task's status as the submission answered it, kept as its last status read (record.ts).
+ */
+export type Ref<T> = (result: T) => { taskId?: string; responseId?: string; taskStatus?: string };
 
 export interface LedgerSettings {
   retentionMs: number;

@@ -190,10 +190,13 @@ export class LedgerImpl implements Ledger {
       } finally {
         attempt?.release();
       }
-      const { taskId, responseId } = ref(result);
+      const { taskId, responseId, taskStatus } = ref(result);
       const done: Partial<StoredRecord> = { state: "succeeded", delivered: false };
       if (taskId !== undefined) done.taskId = taskId;
       if (responseId !== undefined) done.responseId = responseId;
+      // The status the submission answered, in the same write: the call's own note of it
+      // (noteStatus) then finds it held here and costs no read and no commit of its own.
+      if (taskStatus !== undefined) done.lastStatus = { status: taskStatus, at: this.#o.now() };
       // Held (so every later read of this ledger sees it) and not awaited: the result is real either
       // way, and its delivered mark, usually a moment later, is written with it in one commit.
       // Should the write never land, the record stays `sent`, and an identical call replays the

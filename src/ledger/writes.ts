@@ -102,6 +102,16 @@ export class RecordWriter {
     return this.next(rec, how) ?? rec;
   }
 
+  /** The record of `keyHash` carrying `taskId` as a change held for it leaves it, if one is held. */
+  heldTask(keyHash: string, taskId: string): StoredRecord | undefined {
+    for (const { rec, how } of this.#held.values()) {
+      if (rec.keyHash !== keyHash) continue;
+      const after = applied(rec, how(rec));
+      if (after.taskId === taskId) return after;
+    }
+    return undefined;
+  }
+
   /** Starts the write of a held change, if any. */
   #flush(key: string): void {
     const held = this.#held.get(key);

@@ -157,6 +157,14 @@ export function answerToolCalls(
   });
 }
 
+/** Each tool's code once loaded: a dynamic import() again on every call costs its module-map lookup. */
+const LOADED = new WeakMap<ToolEntry, ToolDefinition>();
+async function loadOnce(tool: ToolEntry): Promise<ToolDefinition> {
+  const def = await tool.load();
+  LOADED.set(tool, def);
+  return def;
+}
+
 /** One call: checked, run, scrubbed of the key, its delivery hooks handed to the channel. */
 async function callTool(
   server: McpServer,
@@ -176,7 +184,7 @@ async function callTool(
     if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
       throw new ArgumentError("arguments", "must be an object");
     }
-    const def = await tool.load();
+    const def = LOADED.get(tool) ?? (await loadOnce(tool));
     const args = (raw ?? {}) as Record<string, unknown>;
     refuseUnknown(def, args);
     const parsed = parseOrThrow(def.inputSchema, args);

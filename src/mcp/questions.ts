@@ -49,15 +49,20 @@ export class Questions {
   private readonly asked: Record<string, InputRequest> = {};
   /** Each confirmation's amount in Gems (null for one about no amount), by key. */
   private readonly amounts: Record<string, number | null> = {};
-  private readonly digest: string | undefined;
+  /** The arguments' digest, taken when a confirmation needs it (most calls ask nothing). */
+  #digest: string | undefined;
   /** Whether this round's state answers this very call (checked, and its nonce used, once). */
   private bound: boolean | undefined;
 
   constructor(
     private readonly ctx: ToolContext,
     private readonly binding?: Binding,
-  ) {
-    this.digest = binding === undefined ? undefined : argumentsDigest(binding.args);
+  ) {}
+
+  private get digest(): string | undefined {
+    if (this.binding === undefined) return undefined;
+    this.#digest ??= argumentsDigest(this.binding.args);
+    return this.#digest;
   }
 
   /**

@@ -3,12 +3,19 @@
  * streaming body (aborted when the client goes away), and the Response streams back. A
  * ConnectionReset from the core destroys the socket, which the client sees as a network error.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { ConnectionReset } from "./sandbox-errors.js";
 
 export type FetchHandler = (request: Request) => Promise<Response>;
+
+/**
+ * node:http as CommonJS: its ESM facade reads every export, and on Node 24 that loads the bundled
+ * undici behind node:http's lazy WebSocket exports, some 20 ms of every start (the engine imports
+ * this module for --sandbox, so every stdio start paid it).
+ */
+const { createServer } = process.getBuiltinModule("node:http");
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();

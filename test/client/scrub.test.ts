@@ -73,6 +73,21 @@ describe("keyScrubber", () => {
       [REDACTED]: [1, true, null, `x${REDACTED}`],
     });
   });
+
+  it("scrubs a key behind JSON escapes and in a result too large for one scan; a clean result passes as is", () => {
+    const escaped = { text: `"quoted"\n\u0001${KEY}\\` };
+    expect(scrubDeep(escaped, scrub).text).toBe(`"quoted"\n\u0001${REDACTED}\\`);
+    const large = {
+      text: "x".repeat(70 * 1024),
+      more: [{ note: `base64 ${Buffer.from(KEY).toString("base64")}` }],
+    };
+    expect(leaks(JSON.stringify(scrubDeep(large, scrub)))).toBe(false);
+    const clean = {
+      content: [{ type: "text", text: "task_123 queued, 5 Gems" }],
+      structuredContent: { n: 1 },
+    };
+    expect(scrubDeep(clean, scrub)).toBe(clean);
+  });
 });
 
 describe("the ledger's error summaries", () => {

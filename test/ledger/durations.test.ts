@@ -3,8 +3,11 @@
  * only, successes only, per key, newest first, and nothing lost to a concurrent delivery mark.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { hashKey, type Ledger } from "../../src/ledger/open-ledger.js";
-import { API_KEY, fastLedger, OTHER_KEY, tempDir } from "./ledger-helpers.js";
+import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
+import { SqliteStore } from "../../src/ledger/sqlite.js";
+import { API_KEY, FAST, fastLedger, OTHER_KEY, tempDir } from "./ledger-helpers.js";
 
 let t: ReturnType<typeof tempDir>;
 let ledger: Ledger;
@@ -98,4 +101,36 @@ it("keeps the task's last status read for the listing: newest wins, a repeat wri
     at: now,
   });
   expect((await listed())?.taskStatus).toBe("failed");
+});
+
+it("keeps the submission's status with its success: the call's note of it and the delivered mark add no write", async () => {
+  const own = tempDir();
+  const store = await SqliteStore.open(own.uri);
+  let writes = 0;
+  const replace = store.replace.bind(store);
+  store.replace = (prev, next) => {
+    writes++;
+    return replace(prev, next);
+  };
+  const backoff = { ...DEFAULT_BACKOFF, ...FAST };
+  const mine = new LedgerImpl(store, { retentionMs: 60_000, now: () => now, backoff, random: Math.random });
+  try {
+    const req = { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes: "{}" };
+    const run = await mine.run(
+      req,
+      async () => ({ taskId: "task_q" }),
+      (x) => ({ ...x, taskStatus: "queued" }),
+    );
+    // What a wait-0 call does next: notes the status it shows, then delivers.
+    await mine.noteStatus(keyHash, "task_q", { status: "queued", at: now + 1 });
+    await run.handOver().settle(true);
+    expect(writes).toBe(1);
+    const [listed] = await mine.list(keyHash);
+    expect(listed).toMatchObject({ state: "succeeded", delivered: true, taskStatus: "queued" });
+    expect(listed?.taskSeenAt).toBe(new Date(now).toISOString());
+    expect(writes).toBe(1);
+  } finally {
+    await mine.close();
+    own.cleanup();
+  }
 });
