@@ -28,7 +28,9 @@ import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
 import { delayProxy } from "./delay-proxy.js";
 import { oauthCosts } from "./oauth.js";
+import { paidCalls } from "./paid-call.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
+import { mean, median, ms, percentile, print, time } from "./stats.js";
 import { taskCreation, taskDetection } from "./tasks.js";
 import { viewerUploadCost } from "./viewer-upload.js";
 
@@ -43,18 +45,6 @@ const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
 const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijk");
-const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
-const PAID_MEDIAN_TARGET = 1.3;
-const PAID_P99_TARGET = 1.5;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-};
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const print = (line: string) => process.stdout.write(`${line}\n`);
-const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
@@ -137,12 +127,6 @@ async function overhead(
   } finally {
     await client.close();
   }
-}
-
-async function time(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
 }
 
 /** (a): ours, the minimal server and each peer in turn, COLD_RUNS rounds, so machine load hits all alike. */
@@ -281,53 +265,6 @@ async function httpSessions(serviceEnv: Record<string, string>): Promise<void> {
     );
   } finally {
     await http.stop();
-  }
-}
-
-/**
- * (g) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
- * check, durable claim, the POST within the call's budget, the result, the delivered mark) against
- * the minimal SDK server making the same POST with no ledger. Interleaved, every prompt new, so
- * every call is new work on both sides.
- */
-async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
-  const connect = async (args: string[], env = serviceEnv) => {
-    const c = new Client({ name: "bench", version: "1.0.0" });
-    await c.connect(new StdioClientTransport({ command: process.execPath, args, env }));
-    return c;
-  };
-  // BENCH_CPU_PROF=DIR writes a CPU profile of our server (node --cpu-prof) into DIR.
-  const prof = process.env.BENCH_CPU_PROF;
-  const ours = await connect(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, CLI] : [CLI]);
-  const minimal = await connect([MINIMAL]);
-  let n = 0;
-  const submit = (c: Client) => async () => {
-    const args = { model: "sandbox-image-fast", prompt: `bench paid call ${n++}`, wait: 0 };
-    const r = await c.callTool({ name: "generate_image", arguments: args });
-    if (r.isError) throw new Error(`generate_image failed: ${JSON.stringify(r.content)}`);
-  };
-  try {
-    for (let i = 0; i < 30; i++) {
-      await submit(minimal)();
-      await submit(ours)();
-    }
-    const oursTimes: number[] = [];
-    const bareTimes: number[] = [];
-    for (let i = 0; i < PAID_CALLS; i++) {
-      bareTimes.push(await time(submit(minimal)));
-      oursTimes.push(await time(submit(ours)));
-    }
-    const med = median(oursTimes) / median(bareTimes);
-    const p99 = percentile(oursTimes, 99) / percentile(bareTimes, 99);
-    const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
-    print(`(g) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
-    print(
-      `    ours median ${ms(median(oursTimes))}, p99 ${ms(percentile(oursTimes, 99))}; minimal SDK server with the same POST median ${ms(median(bareTimes))}, p99 ${ms(percentile(bareTimes, 99))}`,
-    );
-    print(`    median ratio ${med.toFixed(2)} (${met(med, PAID_MEDIAN_TARGET)})`);
-    print(`    p99 ratio ${p99.toFixed(2)} (${met(p99, PAID_P99_TARGET)})`);
-  } finally {
-    await Promise.all([ours.close(), minimal.close()]);
   }
 }
 
