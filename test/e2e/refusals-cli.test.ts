@@ -75,21 +75,6 @@ async function call(c: ConnectedCli, name: string, args: Record<string, unknown>
 }
 
 describe("what the server says about repeating a paid call (built CLI)", () => {
-  it("the scanner flags the false sentences the prompts used to carry, and passes qualified ones", () => {
-    for (const old of [
-      "4. If a task is not finished when the call returns, call poll_task with its task ID; never submit the same part again (an identical call replays it without a second charge).",
-      "5. Generation tools wait a bounded time: if a task is not finished, call poll_task with its task ID (never submit again; a repeated identical call replays without charging twice).",
-      "Cost: nothing new. list_requests and poll_task are free; repeating an identical call replays its identity, and the service returns the retained outcome without charging again.",
-    ]) {
-      expect(unqualifiedFreeRepeats(old), old).not.toEqual([]);
-    }
-    expect(
-      unqualifiedFreeRepeats(
-        "A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments: it replays and is not charged twice.",
-      ),
-    ).toEqual([]);
-  });
-
   it("no prompt, description or instruction promises a free repeat without saying when", async () => {
     const c = await connect();
     try {
