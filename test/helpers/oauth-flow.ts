@@ -69,6 +69,9 @@ const listen = (server: Server): Promise<number> =>
     server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
   );
 
+/** A host's redirect URI as startCallback serves it. */
+export type Callback = Awaited<ReturnType<typeof startCallback>>;
+
 /** The host's redirect URI: records the query of each visit (code, state, error). */
 export async function startCallback(): Promise<{
   url: string;
