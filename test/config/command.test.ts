@@ -1,18 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseCommand } from "../../src/config/index.js";
-
-const KEY = `lgk_${"0123456789abcdef".repeat(4)}`;
-const BASE = { GENERATION_BASE_URL: "https://api.example.com/", GENERATION_API_KEY: KEY };
-
-function refusal(argv: string[], env: NodeJS.ProcessEnv): ConfigError {
-  try {
-    loadConfig(argv, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { loadConfig, parseCommand } from "../../src/config/index.js";
+import { BASE, refusal } from "./config-helpers.js";
 
 describe("parseCommand", () => {
   it("recognises help, version and the sandbox subcommand", () => {

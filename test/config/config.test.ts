@@ -1,19 +1,7 @@
 import { delimiter } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/index.js";
-
-const KEY = `lgk_${"0123456789abcdef".repeat(4)}`;
-const BASE = { GENERATION_BASE_URL: "https://api.example.com/", GENERATION_API_KEY: KEY };
-
-function refusal(argv: string[], env: NodeJS.ProcessEnv): ConfigError {
-  try {
-    loadConfig(argv, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { loadConfig } from "../../src/config/index.js";
+import { BASE, KEY, refusal } from "./config-helpers.js";
 
 describe("loadConfig", () => {
   it("applies the defaults of the README's Configuration table", () => {
