@@ -9,6 +9,7 @@ import { mp4Duration } from "../../src/sandbox/media/duration.js";
 import { renderVideo, videoSize } from "../../src/sandbox/media/mp4.js";
 import { imageSize, renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { runnableOrSkipped } from "../helpers/chromium.js";
 import { decodePng } from "./sandbox-helpers.js";
 
 describe("sandbox media encoders", () => {
@@ -106,9 +107,14 @@ describe("reading an MP4's duration from its movie header (mvhd)", () => {
   });
 });
 
-const hasFfmpeg = spawnSync("ffmpeg", ["-version"]).status === 0;
+const hasFfmpeg = runnableOrSkipped(
+  spawnSync("ffmpeg", ["-version"]).status === 0
+    ? undefined
+    : "ffmpeg is not installed (apt-get install ffmpeg)",
+  "the sandbox's MP4 decoding by ffmpeg (test/sandbox/media.test.ts)",
+);
 
-describe.skipIf(!hasFfmpeg)("decoding with ffmpeg (when installed)", () => {
+describe.skipIf(!hasFfmpeg)("decoding with ffmpeg", () => {
   it.each(["16:9", "9:16", "1:1"])("an MP4 at %s decodes every frame without errors", async (ratio) => {
     const dir = await mkdtemp(join(tmpdir(), "sbx-mp4-"));
     const file = join(dir, "v.mp4");
