@@ -20,8 +20,9 @@ const started: Started[] = [];
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  // A 5-second clip takes 2 s of real time.
-  service = await runSandboxServer({ host: "127.0.0.1", port: 0, timeScale: 5 });
+  // A 5-second clip takes 5 s of real time: long enough that a loaded machine still sees it
+  // running (at 2 s, the Node 24 run in CI once found it finished before the wait had begun).
+  service = await runSandboxServer({ host: "127.0.0.1", port: 0, timeScale: 2 });
   env = { ...iso.env, GENERATION_BASE_URL: service.url, GENERATION_API_KEY: SANDBOX_API_KEY };
 });
 
