@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { stopWaiting } from "../calls/background.js";
 import { taskStore } from "../calls/task-record.js";
+import { sleep } from "../client/backoff.js";
 import type { Engine } from "../mcp/context.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
 import { isTerminalTask } from "../mcp/task-store.js";
@@ -72,7 +73,7 @@ export async function result2025(
       const text = task.statusMessage ?? "Stopped waiting at your request.";
       return { content: [{ type: "text", text }], isError: true, _meta: related };
     }
-    await nap(Math.min(task.pollIntervalMs ?? RESULT_NAP_MS, RESULT_NAP_MS), signal).catch(() => {
+    await sleep(Math.min(task.pollIntervalMs ?? RESULT_NAP_MS, RESULT_NAP_MS), signal).catch(() => {
       throw new ProtocolError(
         ProtocolErrorCode.InternalError,
         `Stopped waiting for task ${taskId}, which goes on: ask tasks/result again.`,
@@ -107,19 +108,4 @@ export async function cancel2025(engine: Engine, taskId: string): Promise<Cancel
   if (after.status !== "cancelled") throw terminal(after.status);
   stopWaiting(taskId);
   return task2025(store.detailed(after));
-}
-
-function nap(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
