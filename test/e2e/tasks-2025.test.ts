@@ -9,9 +9,10 @@
  * The 2026-07-28 wire is unchanged by it: no `tasks` capability, no `execution`.
  */
 import { specTypeSchemas } from "@modelcontextprotocol/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { APP_MIME_TYPE, APPS_EXTENSION, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
+import { APP_MIME_TYPE, APPS_EXTENSION, type Started } from "../helpers/cli.js";
+import { type TasksServer, tasksServer } from "../helpers/tasks-server.js";
 import { rpc, textOf } from "../helpers/tasks-wire.js";
 import { type Session2025, session2025 } from "../helpers/tasks-wire-2025.js";
 
@@ -32,26 +33,14 @@ const valid = (name: "CreateTaskResult" | "GetTaskResult" | "ListTasksResult", v
   return outcome.issues ?? [];
 };
 
-const iso = isolatedEnv();
-let service: Awaited<ReturnType<typeof runSandboxServer>>;
+const server = tasksServer();
+let service: TasksServer["service"];
 let cli: Started;
 let s: Session2025;
 
 beforeAll(async () => {
-  service = await runSandboxServer({ host: "127.0.0.1", port: 0 });
-  cli = await startHttpCli([], {
-    ...iso.env,
-    GENERATION_BASE_URL: service.url,
-    GENERATION_API_KEY: SANDBOX_API_KEY,
-    GENERATION_CONFIRM_ABOVE_GEMS: "50",
-  });
+  ({ service, cli } = server);
   s = await session2025(cli.url);
-}, 30_000);
-
-afterAll(async () => {
-  await cli?.stop();
-  await service?.close();
-  iso.cleanup();
 });
 
 /** tasks/get until the task is no longer working, at the pollInterval it gives. */

@@ -7,10 +7,10 @@
  * cancel and what it says about money, another key's tasks out of reach, spending confirmed
  * before any task exists, and a video analysis as a task.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
-import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
+import { type TasksServer, tasksServer } from "../helpers/tasks-server.js";
 import { callTool, pollTask, rpc, TASKS_EXTENSION, textOf } from "../helpers/tasks-wire.js";
 
 const IMAGE = "POST /api/generate/image";
@@ -30,28 +30,13 @@ const video = (prompt: string) => ({
   // maxGems, above this video's quote.
 });
 
-const iso = isolatedEnv();
-let service: Awaited<ReturnType<typeof runSandboxServer>>;
-let cli: Started;
+const server = tasksServer();
+let service: TasksServer["service"];
 let url: string;
 
-beforeAll(async () => {
-  service = await runSandboxServer({ host: "127.0.0.1", port: 0 });
-  cli = await startHttpCli([], {
-    ...iso.env,
-    GENERATION_BASE_URL: service.url,
-    GENERATION_API_KEY: SANDBOX_API_KEY,
-    // Above 50 Gems a client that can ask asks the user first (an estimate from the catalog); a
-    // client that cannot is capped at 50, which the video and the analysis here stay under.
-    GENERATION_CONFIRM_ABOVE_GEMS: "50",
-  });
-  url = cli.url;
-}, 30_000);
-
-afterAll(async () => {
-  await cli?.stop();
-  await service?.close();
-  iso.cleanup();
+beforeAll(() => {
+  ({ service } = server);
+  url = server.cli.url;
 });
 
 /** The record of one identity, as list_requests shows it (a synchronous call). */
