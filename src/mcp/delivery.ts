@@ -35,7 +35,7 @@ const NEVER = new AbortController().signal;
 const DELIVERING = new Set(["tools/call", "tasks/result"]);
 
 /** The IDs of the requests in a JSON-RPC body (one message or a batch) whose answers deliver. */
-function toolCallIds(body: unknown): RequestId[] {
+function deliveringIds(body: unknown): RequestId[] {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   const ids: RequestId[] = [];
   for (const m of messages) {
@@ -50,9 +50,9 @@ function toolCallIds(body: unknown): RequestId[] {
 export class SessionChannel implements DeliveryChannel {
   readonly #carriers = new Map<RequestId, Channel>();
 
-  /** The exchange on `channel` carries `body`: its tool calls are delivered with it. */
+  /** The exchange on `channel` carries `body`: its tool calls and task results are delivered with it. */
   carry(channel: Channel, body: unknown): void {
-    const ids = toolCallIds(body);
+    const ids = deliveringIds(body);
     if (ids.length === 0) return;
     for (const id of ids) this.#carriers.set(id, channel);
     channel.onEnd(() => {
