@@ -67,7 +67,7 @@ export async function chatCompletion(ctx: RequestCtx): Promise<Response> {
     total_tokens: input + completionTokens,
   };
   const charged = Math.min(reservation, Math.ceil((usage.total_tokens * rate) / 1000));
-  key.spends.push({ quoted: reservation, charged, settleAt: now });
+  key.spends.add({ quoted: reservation, charged, settleAt: now });
   const completion = {
     id: s.nextId("chatcmpl-"),
     object: "chat.completion",

@@ -59,7 +59,7 @@ async function freshExtraction(ctx: RequestCtx, identity: string, raw: unknown):
   const prompt = body.prompt ?? "";
   const used = Math.ceil(duration * TOKENS_PER_SECOND) + Math.ceil(prompt.length / 4) + 500;
   const charged = Math.min(reservation, Math.max(1, Math.ceil((used * GEMS_PER_1K_TOKENS) / 1000)));
-  key.spends.push({ quoted: reservation, charged, settleAt: now });
+  key.spends.add({ quoted: reservation, charged, settleAt: now });
   s.stats.dispatch(ctx.route);
 
   if (prompt.includes(SANDBOX_MARKERS.analysisFailed)) {

@@ -1,7 +1,7 @@
 /**
  * Keys, scopes and Gems. Every spend is a reservation that settles at a known sandbox time
  * (media at task end, text and extraction at once), so balances are computed from timestamps
- * and reading them never changes anything.
+ * and reading them changes nothing a caller can see (settled spends are summed once: `Spends`).
  *
  * Cap rule (docs/service.md#spending): completed charges in the current UTC month plus all
  * outstanding reservations, whatever month they were made in, must leave room for a new one.
@@ -27,7 +27,7 @@ export interface KeyRecord {
   scopes: ReadonlySet<Scope>;
   capGems: number;
   balanceGems: number;
-  spends: Spend[];
+  spends: Spends;
 }
 
 export interface KeyUsage {
@@ -48,7 +48,7 @@ export class KeyStore {
       scopes: new Set(o.scopes ?? ["read", "generate"]),
       capGems: o.capGems ?? 100_000,
       balanceGems: o.balanceGems ?? 1_000_000,
-      spends: [],
+      spends: new Spends(),
     });
     return secret;
   }
@@ -79,11 +79,62 @@ export function requireScope(key: KeyRecord, scope: Scope): void {
 }
 
 export function usage(key: KeyRecord, now: number): KeyUsage {
+  return key.spends.usage(now);
+}
+
+/**
+ * A key's spends. Those settled by the latest time asked about are summed once (in all, and by
+ * UTC month), so a submission costs the same after thousands of earlier ones: only the spends
+ * still outstanding are looked at again. Sandbox time only moves forward; should an injected
+ * clock go back, every spend is summed afresh.
+ */
+export class Spends {
+  readonly #all: Spend[] = [];
+  #open: Spend[] = [];
+  #foldedTo = Number.NEGATIVE_INFINITY;
+  #total = 0;
+  readonly #byMonth = new Map<string, number>();
+
+  add(spend: Spend): void {
+    this.#all.push(spend);
+    if (spend.settleAt <= this.#foldedTo) this.#fold(spend);
+    else this.#open.push(spend);
+  }
+
+  usage(now: number): KeyUsage {
+    if (now < this.#foldedTo) return sum(this.#all, now);
+    this.#foldedTo = now;
+    const open: Spend[] = [];
+    let outstanding = 0;
+    for (const s of this.#open) {
+      if (s.settleAt <= now) this.#fold(s);
+      else {
+        open.push(s);
+        outstanding += s.quoted;
+      }
+    }
+    this.#open = open;
+    return {
+      chargedThisMonth: this.#byMonth.get(utcMonth(now)) ?? 0,
+      outstanding,
+      chargedTotal: this.#total,
+    };
+  }
+
+  #fold(s: Spend): void {
+    this.#total += s.charged;
+    const month = utcMonth(s.settleAt);
+    this.#byMonth.set(month, (this.#byMonth.get(month) ?? 0) + s.charged);
+  }
+}
+
+/** Every spend summed at `now`: what `Spends` keeps folded, computed from scratch. */
+function sum(spends: readonly Spend[], now: number): KeyUsage {
   const month = utcMonth(now);
   let chargedThisMonth = 0;
   let outstanding = 0;
   let chargedTotal = 0;
-  for (const s of key.spends) {
+  for (const s of spends) {
     if (s.settleAt <= now) {
       chargedTotal += s.charged;
       if (utcMonth(s.settleAt) === month) chargedThisMonth += s.charged;

@@ -77,7 +77,7 @@ export class TaskStore {
       charged,
       outputs,
     };
-    key.spends.push({ quoted: plan.quote, charged, settleAt: doneAt });
+    key.spends.add({ quoted: plan.quote, charged, settleAt: doneAt });
     this.byId.set(task.id, task);
     return task;
   }
