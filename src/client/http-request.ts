@@ -9,15 +9,11 @@ import type { z } from "zod";
 import { REQUEST_TIMEOUT_MS } from "../config/time-limits.js";
 import { type Backoff, retryDelay, sleep } from "./backoff.js";
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
+import { connectFailure, isRedirect, redirected } from "./http-failures.js";
+import { type Exchanged, exchange } from "./node-exchange.js";
 import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
-import { errorOf, parseBody, readText } from "./responses.js";
-import {
-  ConnectionError,
-  InvalidResponseError,
-  type RequestKind,
-  ServiceError,
-  UnreachableError,
-} from "./service-errors.js";
+import { errorOf, errorOfText, parseBody, readText } from "./responses.js";
+import { type RequestKind, ServiceError } from "./service-errors.js";
 
 export type { FetchLike };
 
@@ -52,35 +48,7 @@ export interface RequestSpec {
 export const DEFAULT_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 /** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
 const NATIVE_FETCH = globalThis.fetch;
-/**
- * Network errors that come before any byte of a request leaves: the connection was refused or
- * never made, or the host's name did not resolve (also for a proxy). A reset or a closed socket
- * may come after the request was written, and stays uncertain.
- */
-const NEVER_SENT = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
-/** The code of a fetch failure's cause (undici: `TypeError: fetch failed` with the socket's error). */
-function causeCode(err: unknown): string | undefined {
-  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-/** A connection failure, or, when nothing was sent, an UnreachableError saying so. */
-function connectFailure(failure: unknown, err: unknown, kind: RequestKind): unknown {
-  if (!(failure instanceof ConnectionError) || !NEVER_SENT.has(causeCode(err) ?? "")) return failure;
-  return new UnreachableError({
-    message: `${failure.message} (nothing was sent)`,
-    requestKind: kind,
-    cause: err,
-  });
-}
+const describe = (spec: RequestSpec): string => `${spec.method} ${spec.path.split("?")[0]}`;
 
 /** A Retry-After longer than `retryAfterCapMs` is not waited out inside one read. */
 const READ_BACKOFF: Backoff = { baseMs: 500, capMs: 8_000, retryAfterCapMs: 30_000 };
@@ -147,12 +115,9 @@ export class ServiceHttp {
    */
   async open(spec: RequestSpec): Promise<{ res: Response; deadline: Limit }> {
     const url = `${this.baseUrl}${spec.path}`;
-    const what = `${spec.method} ${spec.path.split("?")[0]}`;
+    const what = describe(spec);
     const deadline = limitSignal(spec.signal, spec.timeoutMs ?? this.timeoutMs);
-    const headers = new Headers(spec.headers);
-    // The key goes to the base URL's origin and nowhere else: redirects are not followed.
-    headers.set("authorization", `Bearer ${this.#apiKey}`);
-    if (!headers.has("accept")) headers.set("accept", "application/json");
+    const headers = new Headers(this.#headers(spec));
     const init: RequestInit & { duplex?: "half" } = {
       method: spec.method,
       headers,
@@ -180,18 +145,11 @@ export class ServiceHttp {
     }
     if (res.ok) return { res, deadline };
     try {
-      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+      if (isRedirect(res.status)) {
         void res.body?.cancel().catch(() => {});
-        throw new InvalidResponseError({
-          status: res.status,
-          code: undefined,
-          message: `${what}: the service answered with a redirect (HTTP ${res.status}), which this client does not follow with the key`,
-          requestKind: spec.kind,
-        });
+        throw redirected(res.status, what, spec.kind);
       }
-      const error = await errorOf(res, spec.kind, what, deadline.signal);
-      if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
-      throw error;
+      throw this.#noted(await errorOf(res, spec.kind, what, deadline.signal));
     } catch (err) {
       if ((err as { name?: string }).name === "AbortError" || deadline.expired()) {
         throw failureOf(err, deadline, spec.signal, what, spec.kind);
@@ -202,28 +160,76 @@ export class ServiceHttp {
     }
   }
 
+  /**
+   * The request headers: the caller's, the accepted type, and the key (to the base URL's origin
+   * and nowhere else: redirects are not followed).
+   */
+  #headers(spec: RequestSpec): Record<string, string> {
+    const out: Record<string, string> = { accept: "application/json" };
+    for (const [name, value] of Object.entries(spec.headers ?? {})) out[name.toLowerCase()] = value;
+    out.authorization = `Bearer ${this.#apiKey}`;
+    return out;
+  }
+
+  /** A refusal of the key itself (401 INVALID_API_KEY: revoked, expired) is told before it is thrown. */
+  #noted(error: ServiceError): ServiceError {
+    if (error.status === 401 && error.code === "INVALID_API_KEY") this.onKeyRefused?.();
+    return error;
+  }
+
   /** A request whose JSON answer is parsed with `schema`. Reads retry transient failures. */
   async json<S extends z.ZodType>(
     spec: RequestSpec,
     schema: S,
-  ): Promise<{ status: number; headers: Headers; data: z.output<S> }> {
+  ): Promise<{ status: number; data: z.output<S> }> {
     return this.retrying(spec, async () => {
-      const { res, deadline } = await this.open(spec);
-      const what = `${spec.method} ${spec.path.split("?")[0]}`;
-      let text: string;
-      try {
-        text = await readText(res, deadline.signal);
-      } catch (err) {
-        throw failureOf(err, deadline, spec.signal, what, spec.kind);
-      } finally {
-        deadline.release();
-      }
-      return {
-        status: res.status,
-        headers: res.headers,
-        data: parseBody(schema, text, res.status, spec.kind, what),
-      };
+      const { status, text } = await this.#text(spec);
+      return { status, data: parseBody(schema, text, status, spec.kind, describe(spec)) };
     });
+  }
+
+  /**
+   * One attempt, to the 2xx answer's whole text. A string body or none, with nothing in place of
+   * the runtime's fetch (no injected or patched fetch, no proxy), goes over node-exchange.ts.
+   */
+  async #text(spec: RequestSpec): Promise<{ status: number; text: string }> {
+    const small = spec.body === undefined || typeof spec.body === "string";
+    if (small && spec.fetch === undefined && this.#plainFetch()) return this.#exchange(spec);
+    const { res, deadline } = await this.open(spec);
+    try {
+      return { status: res.status, text: await readText(res, deadline.signal) };
+    } catch (err) {
+      throw failureOf(err, deadline, spec.signal, describe(spec), spec.kind);
+    } finally {
+      deadline.release();
+    }
+  }
+
+  /** Whether requests would go to the runtime's own fetch (looked up per call: msw patches it). */
+  #plainFetch(): boolean {
+    return this.injected === undefined && !this.proxied && globalThis.fetch === NATIVE_FETCH;
+  }
+
+  async #exchange(spec: RequestSpec): Promise<{ status: number; text: string }> {
+    const what = describe(spec);
+    const deadline = limitSignal(spec.signal, spec.timeoutMs ?? this.timeoutMs);
+    let res: Exchanged;
+    try {
+      res = await exchange(new URL(`${this.baseUrl}${spec.path}`), {
+        method: spec.method,
+        headers: this.#headers(spec),
+        body: spec.body as string | undefined,
+        signal: deadline.signal,
+      });
+    } catch (err) {
+      throw connectFailure(failureOf(err, deadline, spec.signal, what, spec.kind), err, spec.kind);
+    } finally {
+      deadline.release();
+    }
+    if (res.status >= 200 && res.status < 300) return res;
+    if (isRedirect(res.status)) throw redirected(res.status, what, spec.kind);
+    const answer = { status: res.status, statusText: res.statusText, retryAfter: res.header("retry-after") };
+    throw this.#noted(errorOfText(answer, res.text, spec.kind, what));
   }
 
   /** HEAD: the status only (a 404 is an answer, not a failure). */

@@ -45,13 +45,27 @@ export async function errorOf(
   what: string,
   signal?: AbortSignal,
 ): Promise<ServiceError> {
-  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
   let text = "";
   try {
     text = signal ? await readText(res, signal) : await res.text();
   } catch {
     // The status alone still classifies the failure.
   }
+  const answer = {
+    status: res.status,
+    statusText: res.statusText,
+    retryAfter: res.headers.get("retry-after"),
+  };
+  return errorOfText(answer, text, kind, what);
+}
+
+/** An error answer already read, into the family (errorOf for a Response). */
+export function errorOfText(
+  res: { status: number; statusText: string; retryAfter: string | null | undefined },
+  text: string,
+  kind: RequestKind,
+  what: string,
+): ServiceError {
   let code: string | undefined;
   let message: string | undefined;
   try {
@@ -70,7 +84,7 @@ export async function errorOf(
     code,
     message: `${what}: ${message}`,
     requestKind: kind,
-    retryAfterMs,
+    retryAfterMs: parseRetryAfter(res.retryAfter ?? null),
   });
 }
 
