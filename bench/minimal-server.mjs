@@ -1,7 +1,8 @@
 // The floor: the MCP SDK over stdio with zod-described tools and nothing else. bench/server.ts times
 // its cold start next to our CLI, and its `generate_image` (the same POST our paid call makes, with a
-// fresh Idempotency-Key and no ledger, budget or presentation) next to ours, so each comparison holds
-// whatever the machine's load.
+// fresh Idempotency-Key and no ledger, budget or presentation) and `list_models` (the same GET, the
+// service's answer returned as it came) next to ours, so each comparison holds whatever the
+// machine's load.
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
@@ -30,6 +31,20 @@ server.registerTool(
         "idempotency-key": randomUUID(),
       },
       body: JSON.stringify({ model, prompt }),
+    });
+    const text = await res.text();
+    return { content: [{ type: "text", text }], isError: !res.ok };
+  },
+);
+server.registerTool(
+  "list_models",
+  {
+    description: "Lists the service's models as the service answered.",
+    inputSchema: z.object({ kind: z.string().optional() }),
+  },
+  async () => {
+    const res = await fetch(`${process.env.GENERATION_BASE_URL}/api/generate/models`, {
+      headers: { authorization: `Bearer ${process.env.GENERATION_API_KEY}` },
     });
     const text = await res.text();
     return { content: [{ type: "text", text }], isError: !res.ok };

@@ -1,6 +1,7 @@
 /**
- * Part (g) of `npm run bench` (bench/server.ts; `BENCH_PARTS=g` runs it alone): the paid call
- * against its floor. `BENCH_PAID_CALLS` sets the count; `BENCH_CPU_PROF=DIR` profiles our server.
+ * Part (g) of `npm run bench` (bench/server.ts; `BENCH_PARTS=g` runs it alone): the paid call and
+ * list_models against their floor. `BENCH_PAID_CALLS` sets the count; `BENCH_CPU_PROF=DIR`
+ * profiles our server.
  */
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
@@ -9,15 +10,55 @@ import { CLI } from "../test/helpers/cli.js";
 import { median, ms, percentile, print, time } from "./stats.js";
 
 const PAID_CALLS = Number(process.env.BENCH_PAID_CALLS ?? 300);
-const PAID_MEDIAN_TARGET = 1.3;
-const PAID_P99_TARGET = 1.5;
+const TARGETS = { paidMedian: 1.3, paidP99: 1.5, listMedian: 1.15 };
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
+
+type Call = (c: Client) => () => Promise<void>;
+
+/** PAID_CALLS of `call` on each server, interleaved (each of ours right after one of the floor's). */
+async function sideBySide(
+  ours: Client,
+  floor: Client,
+  call: Call,
+): Promise<{ ours: number[]; floor: number[] }> {
+  for (let i = 0; i < 30; i++) {
+    await call(floor)();
+    await call(ours)();
+  }
+  const times = { ours: [] as number[], floor: [] as number[] };
+  for (let i = 0; i < PAID_CALLS; i++) {
+    times.floor.push(await time(call(floor)));
+    times.ours.push(await time(call(ours)));
+  }
+  return times;
+}
+
+const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
+
+/** Median and p99 of each side, and the ratio of the medians (and of the p99s when `p99` is set). */
+function report(
+  label: string,
+  floorLabel: string,
+  t: { ours: number[]; floor: number[] },
+  median_: number,
+  p99?: number,
+) {
+  print(
+    `    ${label}: ours median ${ms(median(t.ours))}, p99 ${ms(percentile(t.ours, 99))}; ${floorLabel} median ${ms(median(t.floor))}, p99 ${ms(percentile(t.floor, 99))}`,
+  );
+  const med = median(t.ours) / median(t.floor);
+  print(`    ${label} median ratio ${med.toFixed(2)} (${met(med, median_)})`);
+  if (p99 === undefined) return;
+  const tail = percentile(t.ours, 99) / percentile(t.floor, 99);
+  print(`    ${label} p99 ratio ${tail.toFixed(2)} (${met(tail, p99)})`);
+}
 
 /**
  * (g) One paid call as the host sees it: generate_image with `wait: 0` through our CLI (spending
  * check, durable claim, the POST within the call's budget, the result, the delivered mark) against
  * the minimal SDK server making the same POST with no ledger. Interleaved, every prompt new, so
- * every call is new work on both sides.
+ * every call is new work on both sides. Then list_models (our listing, text and structured, from
+ * the service's answer) against the floor's same GET returned as it came.
  */
 export async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
   const connect = async (args: string[], env = serviceEnv) => {
@@ -30,31 +71,26 @@ export async function paidCalls(serviceEnv: Record<string, string>): Promise<voi
   const ours = await connect(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, CLI] : [CLI]);
   const minimal = await connect([MINIMAL]);
   let n = 0;
-  const submit = (c: Client) => async () => {
-    const args = { model: "sandbox-image-fast", prompt: `bench paid call ${n++}`, wait: 0 };
-    const r = await c.callTool({ name: "generate_image", arguments: args });
-    if (r.isError) throw new Error(`generate_image failed: ${JSON.stringify(r.content)}`);
-  };
+  const call =
+    (name: string, args: () => Record<string, unknown>): Call =>
+    (c) =>
+    async () => {
+      const r = await c.callTool({ name, arguments: args() });
+      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+    };
+  const image = () => ({ model: "sandbox-image-fast", prompt: `bench paid call ${n++}`, wait: 0 });
   try {
-    for (let i = 0; i < 30; i++) {
-      await submit(minimal)();
-      await submit(ours)();
-    }
-    const oursTimes: number[] = [];
-    const bareTimes: number[] = [];
-    for (let i = 0; i < PAID_CALLS; i++) {
-      bareTimes.push(await time(submit(minimal)));
-      oursTimes.push(await time(submit(ours)));
-    }
-    const med = median(oursTimes) / median(bareTimes);
-    const p99 = percentile(oursTimes, 99) / percentile(bareTimes, 99);
-    const met = (x: number, target: number) => `target <= ${target}: ${x <= target ? "met" : "NOT met"}`;
-    print(`(g) paid call, generate_image wait 0 over stdio, ${PAID_CALLS} calls each, interleaved`);
     print(
-      `    ours median ${ms(median(oursTimes))}, p99 ${ms(percentile(oursTimes, 99))}; minimal SDK server with the same POST median ${ms(median(bareTimes))}, p99 ${ms(percentile(bareTimes, 99))}`,
+      `(g) ${PAID_CALLS} calls each over stdio, interleaved with a minimal SDK server's (bench/minimal-server.mjs)`,
     );
-    print(`    median ratio ${med.toFixed(2)} (${met(med, PAID_MEDIAN_TARGET)})`);
-    print(`    p99 ratio ${p99.toFixed(2)} (${met(p99, PAID_P99_TARGET)})`);
+    const paid = await sideBySide(ours, minimal, call("generate_image", image));
+    report("paid call (generate_image, wait 0)", "the same POST", paid, TARGETS.paidMedian, TARGETS.paidP99);
+    const list = await sideBySide(
+      ours,
+      minimal,
+      call("list_models", () => ({})),
+    );
+    report("list_models", "the same GET", list, TARGETS.listMedian);
   } finally {
     await Promise.all([ours.close(), minimal.close()]);
   }
