@@ -6,10 +6,14 @@
  * both sides; `npm run bench` part (g)). Uploads, streamed chat and downloads stay on fetch,
  * whose streams they use; so does every request through a proxy or an injected or patched fetch.
  */
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
+
+// As CommonJS: the ESM facade of node:http(s) reads every export, and on Node 24 that loads the
+// bundled undici behind their lazy WebSocket exports (src/sandbox/sandbox-http.ts says the same).
+const nodeHttp = process.getBuiltinModule("node:http");
+const nodeHttps = process.getBuiltinModule("node:https");
 
 /** What one exchange answered: the whole body read, so the socket goes back to the agent. */
 export interface Exchanged {
@@ -40,14 +44,14 @@ export class ExchangeError extends TypeError {
 // Idle sockets are unref'd by the agents, so they never hold the process open; shared by every
 // key's client, as one origin's sockets carry any key's requests (the key is a header).
 const AGENTS = {
-  "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
-  "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
+  "http:": new nodeHttp.Agent({ keepAlive: true, scheduling: "lifo" }),
+  "https:": new nodeHttps.Agent({ keepAlive: true, scheduling: "lifo" }),
 };
 
 /** Sends `o` to `url` and reads the whole answer, under `o.signal` (which also ends the read). */
 export function exchange(url: URL, o: Exchange): Promise<Exchanged> {
   const agent = url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"];
-  const send = url.protocol === "https:" ? https.request : http.request;
+  const send = url.protocol === "https:" ? nodeHttps.request : nodeHttp.request;
   const headers = { ...o.headers };
   if (o.body !== undefined) headers["content-length"] = String(Buffer.byteLength(o.body));
   return new Promise((resolve, reject) => {

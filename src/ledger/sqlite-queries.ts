@@ -1,7 +1,8 @@
 /**
- * The SQLite store's two statements that do more than read or write one key (sqlite.ts): a page of
- * one key's records filtered and ordered in SQL, and the sweep of expired records with the index
- * rows they leave behind. Records live as `{"value": …}` JSON in one `ledger(key, value)` table.
+ * The SQLite store's statements that do more than read or write one key (sqlite.ts): the fresh
+ * claim, the compare-and-set, a page of one key's records filtered and ordered in SQL, and the
+ * sweep of expired records with the index rows they leave behind. Records live as `{"value": …}`
+ * JSON in one `ledger(key, value)` table.
  */
 import { TERMINAL_STATUSES } from "../config/service-limits.js";
 import { type ListQuery, NAMESPACE } from "./store.js";
@@ -10,6 +11,23 @@ export interface Statement {
   sql: string;
   params: unknown[];
 }
+
+export const TABLE = "ledger";
+
+/**
+ * A call never seen before, in one statement (one commit): its record and index rows, inserted
+ * only if no index row exists. A writing statement takes the write lock before it reads, so the
+ * check and the insert are atomic across processes. Params: record key and value, index key and
+ * value, index key.
+ */
+export const FRESH_CLAIM = `INSERT INTO ${TABLE}(key, value)
+    SELECT column1, column2 FROM (VALUES (?, ?), (?, ?))
+    WHERE NOT EXISTS (SELECT 1 FROM ${TABLE} WHERE key = ?)
+  ON CONFLICT(key) DO NOTHING RETURNING key`;
+
+/** Compare-and-set: lands only on the version the caller read. Params: new value, key, version. */
+export const REPLACE_ON_VERSION = `UPDATE ${TABLE} SET value = ? WHERE key = ?
+    AND coalesce(json_extract(value, '$.value.version'), 0) = ? RETURNING key`;
 
 const field = (name: string): string => `json_extract(value, '$.value.${name}')`;
 

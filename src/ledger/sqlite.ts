@@ -1,9 +1,8 @@
 /**
  * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
  * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
- * (sqlite-connection.ts). The file keeps
- * the layout @keyv/sqlite gave it (one `ledger(key, value)` table, values as `{"value": …}`
- * JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
+ * (sqlite-connection.ts). The file keeps the layout @keyv/sqlite gave it (one `ledger(key, value)`
+ * table, values as `{"value": …}` JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
  * and then checked, claims run in one `BEGIN IMMEDIATE` transaction so two processes on one file
  * cannot both claim an identity, and before each claim the path must still name the file this
  * store opened: records written into a deleted file would be gone at the next start.
@@ -25,7 +24,7 @@ import {
   prepareLedgerPath,
   writeBack,
 } from "./sqlite-file.js";
-import { pageQuery, sweepQueries } from "./sqlite-queries.js";
+import { FRESH_CLAIM, pageQuery, REPLACE_ON_VERSION, sweepQueries, TABLE } from "./sqlite-queries.js";
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -39,7 +38,6 @@ import {
   SerialQueue,
 } from "./store.js";
 
-const TABLE = "ledger";
 const serialize = (data: unknown): string => JSON.stringify(data);
 const deserialize = <T>(data: string): T => JSON.parse(data) as T;
 const full = (key: string): string => `${NAMESPACE}:${key}`;
@@ -142,18 +140,28 @@ export class SqliteStore implements LedgerStore {
     return raw === undefined ? undefined : parseRecord(raw, key);
   }
 
-  /** One conditional UPDATE: it lands only on the version the caller read. */
-  replace(prev: StoredRecord, next: StoredRecord): Promise<boolean> {
+  /** One conditional UPDATE (REPLACE_ON_VERSION). */
+  replace(prev: StoredRecord, next: StoredRecord, o: { deferred?: boolean } = {}): Promise<boolean> {
     return this.queue.run(async () => {
-      const rows = await this.#q(
-        `UPDATE ${TABLE} SET value = ? WHERE key = ?
-           AND coalesce(json_extract(value, '$.value.version'), 0) = ? RETURNING key`,
-        serialize({ value: next }),
-        full(recordKey(prev.keyHash, prev.identity)),
-        prev.version,
-      );
-      return rows.length === 1;
+      // In WAL mode synchronous=NORMAL commits without syncing; the next FULL commit syncs the WAL
+      // with this write in it. The setting is the connection's, and only this queue uses it.
+      if (o.deferred) await this.#q("PRAGMA synchronous=NORMAL");
+      try {
+        return await this.#update(prev, next);
+      } finally {
+        if (o.deferred) await this.#q("PRAGMA synchronous=FULL");
+      }
     });
+  }
+
+  async #update(prev: StoredRecord, next: StoredRecord): Promise<boolean> {
+    const rows = await this.#q(
+      REPLACE_ON_VERSION,
+      serialize({ value: next }),
+      full(recordKey(prev.keyHash, prev.identity)),
+      prev.version,
+    );
+    return rows.length === 1;
   }
 
   /** Keyed values (OAuth grants, clients): their writes refuse a deleted file as claims do. */
@@ -235,21 +243,16 @@ export class SqliteStore implements LedgerStore {
   }
 
   /**
-   * The common case, a call never seen before, in one statement (one commit): insert the record
-   * and its index entry only if no index entry exists. A writing statement takes the write lock
-   * before it reads, so the check and the insert are atomic across processes. Anything else (the
-   * index exists, or another process won) inserts nothing, costs no commit, and goes to the full
-   * transaction.
+   * The common case, a call never seen before, in one statement (FRESH_CLAIM, one commit). Anything
+   * else (the index exists, or another process won) inserts nothing, costs no commit, and goes to
+   * the full transaction.
    */
   async #claimFresh(req: ClaimRequest): Promise<ClaimResult | undefined> {
     const q = this.#q;
     const idx = `${NAMESPACE}:${indexKey(req.keyHash, req.tool, req.bodyHash)}`;
     const rec = req.fresh(req.newIdentity());
     const rows = await q(
-      `INSERT INTO ${TABLE}(key, value)
-         SELECT column1, column2 FROM (VALUES (?, ?), (?, ?))
-         WHERE NOT EXISTS (SELECT 1 FROM ${TABLE} WHERE key = ?)
-       ON CONFLICT(key) DO NOTHING RETURNING key`,
+      FRESH_CLAIM,
       `${NAMESPACE}:${recordKey(req.keyHash, rec.identity)}`,
       serialize({ value: rec }),
       idx,

@@ -153,9 +153,12 @@ export interface LedgerStore {
   claim(req: ClaimRequest): Promise<ClaimResult>;
   /**
    * Compare-and-set: stores `next` only if the stored record is still `prev`'s version; false when
-   * another writer got there first. Callers check the move with `checkAdvance` first.
+   * another writer got there first. Callers check the move with `checkAdvance` first. `deferred`:
+   * the write may become durable with the store's next durable write instead of before it resolves
+   * (SQLite commits it without a sync of its own; the others write as they are configured to). Only
+   * for a change whose loss leaves a state that recovers the same way (writes.ts says which).
    */
-  replace(prev: StoredRecord, next: StoredRecord): Promise<boolean>;
+  replace(prev: StoredRecord, next: StoredRecord, o?: { deferred?: boolean }): Promise<boolean>;
   /** Every record under one key hash (expired ones included; the ledger filters), read by key hash only. */
   list(keyHash: string): Promise<StoredRecord[]>;
   /** One page of a key's live records, filtered and ordered by the store where it can. */

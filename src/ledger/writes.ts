@@ -48,6 +48,11 @@ export class RecordWriter {
    * Compare-and-set on the version `how` was computed from. When another writer (another replica
    * resuming the same request) got there first, the change is recomputed on the newer record, so
    * no write is lost and none moves a record backwards.
+   * A write that leaves the record `succeeded` (the answer, its delivered mark) need not be durable
+   * before the next: lost to a power cut, the record is back at `sent` (or succeeded, unmarked),
+   * and its replay under the same identity gets the same task or response from the service, with
+   * no new charge. So it rides on the next durable commit (the next claim's) instead of syncing on
+   * its own: one disk sync per paid call rather than two. Every other write syncs as it lands.
    */
   async #cas(rec: StoredRecord, how: Change): Promise<StoredRecord> {
     let cur = rec;
@@ -55,7 +60,7 @@ export class RecordWriter {
       const next = this.next(cur, how);
       if (next === undefined) return cur;
       checkAdvance(cur, next);
-      if (await this.#store.replace(cur, next)) return next;
+      if (await this.#store.replace(cur, next, { deferred: next.state === "succeeded" })) return next;
       const now = await this.#store.get(rec.keyHash, rec.identity);
       if (now === undefined) throw new LedgerError("LEDGER_RACE", `the record ${rec.identity} is gone`);
       cur = now;
