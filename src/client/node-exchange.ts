@@ -41,11 +41,16 @@ export class ExchangeError extends TypeError {
   }
 }
 
-// Idle sockets are unref'd by the agents, so they never hold the process open; shared by every
-// key's client, as one origin's sockets carry any key's requests (the key is a header).
+/**
+ * Shared by every key's client, as one origin's sockets carry any key's requests (the key is a
+ * header). Idle sockets are unref'd, so they never hold the process open, and closed after 4 s
+ * idle (undici's default, which fetch had), or 1 s before the server's own Keep-Alive timeout: a
+ * socket a load balancer dropped in silence is not reused; an answer slower than that is not cut.
+ */
+const AGENT_OPTIONS = { keepAlive: true, scheduling: "lifo", timeout: 4_000 } as const;
 const AGENTS = {
-  "http:": new nodeHttp.Agent({ keepAlive: true, scheduling: "lifo" }),
-  "https:": new nodeHttps.Agent({ keepAlive: true, scheduling: "lifo" }),
+  "http:": new nodeHttp.Agent(AGENT_OPTIONS),
+  "https:": new nodeHttps.Agent(AGENT_OPTIONS),
 };
 
 /** Sends `o` to `url` and reads the whole answer, under `o.signal` (which also ends the read). */
