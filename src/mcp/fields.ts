@@ -24,11 +24,8 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe("Seconds to wait for the task; default 45 unless configured.");
-export const saveField = z
-  .boolean()
-  .optional()
-  .describe("Also save finished outputs to disk (save_outputs).");
+  .describe("Seconds to wait; default 45 unless configured.");
+export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
@@ -36,7 +33,7 @@ export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
 export const modelField = (kind: string) =>
-  MediaRequestSchema.shape.model.describe(`Model ID from list_models (kind ${kind}).`);
+  MediaRequestSchema.shape.model.describe(`ID from list_models (kind ${kind}).`);
 
 /**
  * A prompt that says something: the service takes an empty one and charges for it, so an empty or
@@ -58,13 +55,12 @@ export const taskIdField = z
  * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
 export const TaskOut = TaskSchema.describe(
-  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
+  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
 );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
- * only where a caller acts on it, so its fields are described once (in poll_task's schema).
+ * only where a caller acts on it, so its fields are described once (in poll_task's schema). Not
+ * described: its name and each tool's description ("returns the task") say what it is.
  */
-export const TaskBriefOut = z
-  .looseObject({ id: z.string(), status: z.string() })
-  .describe("The task, with the fields poll_task describes.");
+export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();

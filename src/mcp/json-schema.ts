@@ -8,10 +8,12 @@
  * - `properties: {}` (constrains nothing);
  * - `minimum`/`maximum` at ±Number.MAX_SAFE_INTEGER (zod's bounds of any `.int()`: no value a caller
  *   sends comes near them);
- * - in an output schema, `additionalProperties: false` and `required` (the server's own promises
- *   about what it sends, which every result keeps: a client validating our results only gets more
- *   lenient, and the descriptions say what each field holds). tools/list must stay at or under
- *   20,000 bytes for every client (the README's Tools section), and these were about 1,400 of them;
+ * - in an output schema, `additionalProperties: false` (zod's mark of a plain object's output): no
+ *   result carries an undeclared field, but saying so would make a field added in a later version
+ *   fail a client that validates against a list it holds from before, and it costs some 320 bytes
+ *   of a tools/list held to 20,000 for every client (docs/architecture.md#the-tool-catalog).
+ *   `required` is kept: it says which fields every result carries (test/mcp/json-schema.test.ts
+ *   holds each advertised output schema to it);
  * - `default: {}` and `default: []` (an object or list left out is empty: what anyone would assume);
  * and an open union `anyOf: [{type: T, enum: […]}, {type: T}]` (known values, or any other) is
  * written `{type: T}`, which accepts the same values.
@@ -33,8 +35,7 @@ function says(keyword: string, value: unknown, io: "input" | "output"): boolean 
   if (keyword === "$schema") return false;
   if (keyword === "maximum" && value === Number.MAX_SAFE_INTEGER) return false;
   if (keyword === "minimum" && value === -Number.MAX_SAFE_INTEGER) return false;
-  if (io === "output" && (keyword === "required" || (keyword === "additionalProperties" && value === false)))
-    return false;
+  if (io === "output" && keyword === "additionalProperties" && value === false) return false;
   if (keyword === "default" && (Array.isArray(value) || isObject(value)) && Object.keys(value).length === 0)
     return false;
   if (keyword === "properties" && isObject(value) && Object.keys(value).length === 0) return false;

@@ -24,7 +24,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_output",
     title: "Viewer: read an output",
-    description: "For the media viewer only: up to 512 KiB of an output from offset, base64. Free.",
+    description: "Media viewer only: up to 512 KiB of an output from offset, base64. Free.",
     inputSchema: {
       type: "object",
     },

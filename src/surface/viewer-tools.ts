@@ -84,7 +84,7 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 const readOutput = defineTool({
   name: "viewer_read_output",
   title: "Viewer: read an output",
-  description: `For the media viewer only: up to ${byteSize(CHUNK_MAX_BYTES)} of an output from offset, base64. Free.`,
+  description: `Media viewer only: up to ${byteSize(CHUNK_MAX_BYTES)} of an output from offset, base64. Free.`,
   inputSchema: z.strictObject({
     taskId,
     index: z.number().int().min(0).max(1000),

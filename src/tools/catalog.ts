@@ -6,7 +6,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists the models this key can use, with id, name, kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits) for choosing `parameters`. Free.",
+      "Lists the models this key can use: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -36,6 +36,7 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
+            required: ["id", "name", "kind"],
           },
         },
         accountingPeriod: {
@@ -43,6 +44,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "The Gem cap's period (a UTC calendar month).",
         },
       },
+      required: ["models", "accountingPeriod"],
     },
     annotations: {
       readOnlyHint: true,
@@ -55,7 +57,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -63,7 +65,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Model ID from list_models (kind image).",
+          description: "ID from list_models (kind image).",
         },
         prompt: {
           type: "string",
@@ -76,7 +78,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "object",
         },
         referenceAssetIds: {
-          description: "Reference asset IDs from upload_asset.",
+          description: "Asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -97,13 +99,13 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task; default 45 unless configured.",
+          description: "Seconds to wait; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs to disk (save_outputs).",
+          description: "Also save finished outputs (save_outputs).",
           type: "boolean",
         },
       },
@@ -130,7 +132,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          description: "The task, with the fields poll_task describes.",
+          required: ["id", "status"],
         },
         saved: {
           type: "array",
@@ -139,6 +141,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
+      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -159,7 +162,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -167,7 +170,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Model ID from list_models (kind video).",
+          description: "ID from list_models (kind video).",
         },
         prompt: {
           type: "string",
@@ -180,7 +183,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "object",
         },
         referenceAssetIds: {
-          description: "Reference asset IDs from upload_asset.",
+          description: "Asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -201,13 +204,13 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task; default 45 unless configured.",
+          description: "Seconds to wait; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs to disk (save_outputs).",
+          description: "Also save finished outputs (save_outputs).",
           type: "boolean",
         },
       },
@@ -234,7 +237,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          description: "The task, with the fields poll_task describes.",
+          required: ["id", "status"],
         },
         saved: {
           type: "array",
@@ -243,6 +246,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
+      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -263,7 +267,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -271,7 +275,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Model ID from list_models (kind audio).",
+          description: "ID from list_models (kind audio).",
         },
         prompt: {
           type: "string",
@@ -285,7 +289,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "object",
         },
         referenceAssetIds: {
-          description: "Reference asset IDs from upload_asset.",
+          description: "Asset IDs from upload_asset.",
           maxItems: 10,
           type: "array",
           items: {
@@ -303,7 +307,7 @@ export const CATALOG: readonly ListedTool[] = [
         operation: {
           type: "string",
           enum: ["speech", "music", "voice_clone"],
-          description: "voice_clone speaks in a private uploaded voice.",
+          description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
           description: "An earlier request's identity, to replay it without a second charge.",
@@ -311,13 +315,13 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait for the task; default 45 unless configured.",
+          description: "Seconds to wait; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs to disk (save_outputs).",
+          description: "Also save finished outputs (save_outputs).",
           type: "boolean",
         },
       },
@@ -344,7 +348,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          description: "The task, with the fields poll_task describes.",
+          required: ["id", "status"],
         },
         saved: {
           type: "array",
@@ -353,6 +357,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
+      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -373,7 +378,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "poll_task",
     title: "Check a generation task",
     description:
-      "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it finishes or the wait runs out. Free; never submits work.",
+      "Reads a task, with fresh signed output URLs; with `wait`, polls until it finishes. Free; never submits work.",
     inputSchema: {
       type: "object",
       properties: {
@@ -384,7 +389,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Task ID from a generate tool or list_requests.",
         },
         wait: {
-          description: "Seconds to poll until the task is finished; default 0 (read once).",
+          description: "Most seconds to poll; default 0 (read once).",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -426,6 +431,7 @@ export const CATALOG: readonly ListedTool[] = [
                       type: "string",
                     },
                   },
+                  required: ["code", "message"],
                 },
                 {
                   type: "null",
@@ -461,6 +467,7 @@ export const CATALOG: readonly ListedTool[] = [
                             type: "string",
                           },
                         },
+                        required: ["id", "kind", "mimeType", "url"],
                       },
                       {
                         type: "null",
@@ -468,17 +475,20 @@ export const CATALOG: readonly ListedTool[] = [
                     ],
                   },
                 },
+                required: ["index", "status", "asset"],
               },
             },
           },
+          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs are signed and expire.",
+            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
         },
         terminal: {
           type: "boolean",
-          description: "True once finished: succeeded, partial, failed or cancelled.",
+          description: "True once finished (not queued or processing).",
         },
       },
+      required: ["task", "terminal"],
     },
     annotations: {
       readOnlyHint: true,
@@ -523,7 +533,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
-          description: "The task, with the fields poll_task describes.",
+          required: ["id", "status"],
         },
         saved: {
           type: "array",
@@ -532,6 +542,7 @@ export const CATALOG: readonly ListedTool[] = [
           },
         },
       },
+      required: ["task", "saved"],
     },
     annotations: {
       readOnlyHint: false,
@@ -544,18 +555,18 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
         path: {
-          description: "The file to upload (or give data).",
+          description: "The file to upload.",
           type: "string",
           minLength: 1,
           maxLength: 4096,
         },
         data: {
-          description: "The file's bytes as base64 (or give path); the type is read from them.",
+          description: "The file's bytes as base64.",
           type: "string",
           minLength: 1,
           maxLength: 41943040,
@@ -578,7 +589,7 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         asset: {
-          description: "id (use it, not the URL), kind, state (usable when ready), url.",
+          description: "Use id, not url; usable once state is ready.",
           type: "object",
           properties: {
             id: {
@@ -601,6 +612,7 @@ export const CATALOG: readonly ListedTool[] = [
               ],
             },
           },
+          required: ["id", "kind", "state", "url"],
         },
         upload: {
           type: "object",
@@ -628,7 +640,7 @@ export const CATALOG: readonly ListedTool[] = [
       type: "object",
       properties: {
         scope: {
-          description: "mine (private uploaded; default) or explore (approved public).",
+          description: "mine (private; default) or explore (public).",
           type: "string",
           enum: ["mine", "explore"],
         },
@@ -662,9 +674,11 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
+            required: ["id", "name"],
           },
         },
       },
+      required: ["voices"],
     },
     annotations: {
       readOnlyHint: true,
@@ -688,14 +702,13 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         duration: {
-          description: "Length in seconds; read from the audio when left out.",
+          description: "Seconds; read from the audio when left out.",
           type: "number",
           minimum: 15,
           maximum: 300,
         },
         rightsConfirmed: {
-          description:
-            "True only once the user confirmed permission to clone this voice; needed where the host cannot ask.",
+          description: "True only once the user confirmed; for hosts that cannot ask.",
           type: "boolean",
         },
       },
@@ -714,6 +727,7 @@ export const CATALOG: readonly ListedTool[] = [
               type: "string",
             },
           },
+          required: ["id", "name"],
         },
         upload: {
           type: "object",
@@ -736,7 +750,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "chat",
     title: "Chat completion",
     description:
-      "Sends a conversation to a text model and returns the whole answer, finish reason, token usage and identity (idempotencyKey). Text only; it spends Gems (a reservation, settled on usage).",
+      "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
@@ -744,7 +758,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 150,
-          description: "Model ID from list_models (kind text).",
+          description: "ID from list_models (kind text).",
         },
         messages: {
           minItems: 1,
@@ -853,9 +867,10 @@ export const CATALOG: readonly ListedTool[] = [
               type: "null",
             },
           ],
-          description: "Token counts, or null.",
+          description: "Token counts.",
         },
       },
+      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
     },
     annotations: {
       readOnlyHint: false,
@@ -868,12 +883,12 @@ export const CATALOG: readonly ListedTool[] = [
     name: "extract_video",
     title: "Analyse a video",
     description:
-      "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+      "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
         model: {
-          description: "The extraction model; default GENERATION_EXTRACTION_MODEL.",
+          description: "Default GENERATION_EXTRACTION_MODEL.",
           type: "string",
           minLength: 1,
           maxLength: 150,
@@ -882,7 +897,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           minLength: 1,
           maxLength: 128,
-          description: "A video's asset ID from upload_asset.",
+          description: "Asset ID from upload_asset.",
         },
         prompt: {
           description: "What to look for.",
@@ -948,9 +963,11 @@ export const CATALOG: readonly ListedTool[] = [
               type: "array",
             },
           },
+          required: ["analysis", "durationSeconds", "frames"],
           description: "frames are suggested times; segments is optional.",
         },
       },
+      required: ["idempotencyKey", "created", "id", "extraction"],
     },
     annotations: {
       readOnlyHint: false,
@@ -966,24 +983,24 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+      "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
     inputSchema: {
       type: "object",
       properties: {
         state: {
           description:
-            "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+            "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },
         limit: {
-          description: "How many records to return (1 to 100; default 20).",
+          description: "Records per page; default 20.",
           type: "integer",
           minimum: 1,
           maximum: 100,
         },
         cursor: {
-          description: "The nextCursor of the previous page, to continue after it.",
+          description: "The previous page's nextCursor.",
           type: "string",
           maxLength: 512,
         },
@@ -1034,14 +1051,16 @@ export const CATALOG: readonly ListedTool[] = [
                 type: "string",
               },
             },
+            required: ["idempotencyKey", "tool", "state", "createdAt", "updatedAt"],
           },
-          description: "Newest first; times are ISO 8601.",
+          description: "Times are ISO 8601.",
         },
         nextCursor: {
-          description: "Pass as cursor for the next page; absent on the last page.",
+          description: "Absent on the last page.",
           type: "string",
         },
       },
+      required: ["requests"],
     },
     annotations: {
       readOnlyHint: true,

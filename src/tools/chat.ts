@@ -12,12 +12,12 @@ export default defineTool({
   name: "chat",
   title: "Chat completion",
   description:
-    "Sends a conversation to a text model and returns the whole answer, finish reason, token usage and identity (idempotencyKey). Text only; it spends Gems (a reservation, settled on usage).",
+    "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
   // The service's ChatRequest with its conversation bound (src/client/schemas.ts,
   // src/client/request-rules.ts); always streamed, so `stream` is the tool's to set.
   inputSchema: withRules(
     ChatRequestSchema.omit({ stream: true }).extend({
-      model: C.model.describe("Model ID from list_models (kind text)."),
+      model: C.model.describe("ID from list_models (kind text)."),
       messages: C.messages.describe("The conversation: at most 128,000 bytes as JSON."),
       max_tokens: C.max_tokens.describe(`Most tokens to generate; default ${LIMITS.text.maxTokens.default}.`),
       temperature: C.temperature.describe("Sampling temperature."),
@@ -35,7 +35,7 @@ export default defineTool({
     model: z.string(),
     content: z.string(),
     finishReason: z.string().nullable().describe("stop, length, …"),
-    usage: z.looseObject({}).nullable().describe("Token counts, or null."),
+    usage: z.looseObject({}).nullable().describe("Token counts."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: (args, ctx, engine) => chatCall(args, ctx, engine),

@@ -24,14 +24,14 @@ export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
   description:
-    "Analyses an uploaded video (ready, under 25 MiB and 120 s): an analysis, suggested frame times and segments, with the identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+    "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
   // The service's extraction body (src/client/schemas.ts); the model may be left to the configuration.
   inputSchema: ExtractRequestSchema.extend({
-    videoAssetId: X.videoAssetId.describe("A video's asset ID from upload_asset."),
+    videoAssetId: X.videoAssetId.describe("Asset ID from upload_asset."),
     prompt: nonBlank(X.prompt.unwrap(), "leave prompt out for a general analysis, or say what to look for")
       .optional()
       .describe("What to look for."),
-    model: X.model.optional().describe("The extraction model; default GENERATION_EXTRACTION_MODEL."),
+    model: X.model.optional().describe("Default GENERATION_EXTRACTION_MODEL."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
   }),

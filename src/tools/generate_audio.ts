@@ -7,7 +7,7 @@ import { audioInput, SPENDS_AND_NEXT, submissionHints, submissionOutput } from "
 export default defineTool({
   name: "generate_audio",
   title: "Generate speech or music",
-  description: `Generates speech (model service-voice, a voice from list_voices; voice_clone: one from upload_voice) or music. ${SPENDS_AND_NEXT}`,
+  description: `Generates speech (model service-voice) or music. ${SPENDS_AND_NEXT}`,
   inputSchema: audioInput({
     parameters:
       "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",

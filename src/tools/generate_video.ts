@@ -7,7 +7,7 @@ import { SPENDS_AND_NEXT, submissionHints, submissionOutput, visualInput } from 
 export default defineTool({
   name: "generate_video",
   title: "Generate a video",
-  description: `Generates a video from a prompt, or from an uploaded first frame; it takes minutes. parameters.mode is required. ${SPENDS_AND_NEXT}`,
+  description: `Generates a video from a prompt, or from an uploaded first frame; it takes minutes. ${SPENDS_AND_NEXT}`,
   inputSchema: visualInput("video", {
     parameters:
       "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",

@@ -8,7 +8,7 @@ export default defineTool({
   name: "list_models",
   title: "List generation models",
   description:
-    "Lists the models this key can use, with id, name, kind, availability, baseGems (a hint, not a quote) and capabilities (ratios, resolutions, durations, reference limits) for choosing `parameters`. Free.",
+    "Lists the models this key can use: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
   inputSchema: z.strictObject({
     kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind."),
   }),

@@ -13,13 +13,13 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists the local ledger's records of this API key's submissions (generate_*, chat, extract_video), newest first, a page at a time: identity (idempotencyKey), tool, state (accepted: taken by the service), task ID and taskStatus (as last read), closed reason, model, prompt start. Use it to recover a task ID after a lost or cut-off answer (or look one up by taskId or idempotencyKey), or to see which requests are uncertain (calling again with the same arguments replays them without a second charge). Reads only local state: no service call, no Gems.",
+    "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
       .describe(
-        "Only records in this state (open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+        "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
       ),
     limit: z
       .number()
@@ -27,12 +27,8 @@ export default defineTool({
       .min(1)
       .max(MAX_LIMIT)
       .optional()
-      .describe(`How many records to return (1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}).`),
-    cursor: z
-      .string()
-      .max(512)
-      .optional()
-      .describe("The nextCursor of the previous page, to continue after it."),
+      .describe(`Records per page; default ${DEFAULT_LIMIT}.`),
+    cursor: z.string().max(512).optional().describe("The previous page's nextCursor."),
     taskId: z.string().min(1).max(128).optional().describe("Only the request that created this task."),
     idempotencyKey: idempotencyKeyField.describe("Only the request with this identity."),
   }),
@@ -50,8 +46,8 @@ export default defineTool({
           updatedAt: z.string(),
         }),
       )
-      .describe("Newest first; times are ISO 8601."),
-    nextCursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
+      .describe("Times are ISO 8601."),
+    nextCursor: z.string().optional().describe("Absent on the last page."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(args, _ctx, engine) {

@@ -10,10 +10,7 @@ export default defineTool({
   description:
     "Lists voices for generate_audio's parameters.voiceProfileId: private uploaded ones (voice_clone) or approved public ones (speech), 50 a page. Free.",
   inputSchema: z.strictObject({
-    scope: z
-      .enum(["mine", "explore"])
-      .optional()
-      .describe("mine (private uploaded; default) or explore (approved public)."),
+    scope: z.enum(["mine", "explore"]).optional().describe("mine (private; default) or explore (public)."),
     page: z
       .number()
       .int()

@@ -30,7 +30,7 @@ const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   model: modelField(kind),
   prompt: nonBlank(S.prompt, "say what to generate").describe(docs.prompt ?? "What to generate."),
   parameters: S.parameters.describe(docs.parameters),
-  referenceAssetIds: S.referenceAssetIds.describe("Reference asset IDs from upload_asset."),
+  referenceAssetIds: S.referenceAssetIds.describe("Asset IDs from upload_asset."),
   // Which ceiling goes when the call gives none is said once, in the server's instructions.
   maxGems: S.maxGems.describe("Most Gems to spend."),
   idempotencyKey: idempotencyKeyField,
@@ -49,7 +49,9 @@ export const audioInput = (docs: MediaFieldDocs) =>
   withRules(
     MediaRequestSchema.extend({
       ...described("audio", docs),
-      operation: z.enum(AUDIO_OPERATIONS).describe("voice_clone speaks in a private uploaded voice."),
+      operation: z
+        .enum(AUDIO_OPERATIONS)
+        .describe("speech: a voice from list_voices; voice_clone: one from upload_voice."),
     }),
     (args) => checkMediaRules("audio", args),
   );
@@ -71,4 +73,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems, and returns the task and its identity (idempotencyKey) within `wait` s: follow up with poll_task.";
+  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.";

@@ -15,19 +15,14 @@ export default defineTool({
   name: "poll_task",
   title: "Check a generation task",
   description:
-    "Reads a task: status, Gems and outputs with fresh signed URLs; with `wait`, polls until it finishes or the wait runs out. Free; never submits work.",
+    "Reads a task, with fresh signed output URLs; with `wait`, polls until it finishes. Free; never submits work.",
   inputSchema: z.strictObject({
     taskId: taskIdField,
-    wait: z
-      .number()
-      .min(0)
-      .max(600)
-      .optional()
-      .describe("Seconds to poll until the task is finished; default 0 (read once)."),
+    wait: z.number().min(0).max(600).optional().describe("Most seconds to poll; default 0 (read once)."),
   }),
   outputSchema: z.object({
     task: TaskOut,
-    terminal: z.boolean().describe("True once finished: succeeded, partial, failed or cancelled."),
+    terminal: z.boolean().describe("True once finished (not queued or processing)."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   meta: VIEWER_LINK,

@@ -52,9 +52,9 @@ export default defineTool({
   name: "upload_asset",
   title: "Upload a media file",
   description:
-    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID for references, sourceImage, endFrame, coverAudio or videoAssetId. Free; not idempotent.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free; not idempotent.",
   inputSchema: z.strictObject({
-    path: z.string().min(1).max(4096).optional().describe("The file to upload (or give data)."),
+    path: z.string().min(1).max(4096).optional().describe("The file to upload."),
     data: z
       .string()
       .min(1)
@@ -63,7 +63,7 @@ export default defineTool({
         `must decode to at most ${byteSize(MAX)} (base64 of ${byteSize(Math.ceil(MAX / 3) * 4)})`,
       )
       .optional()
-      .describe("The file's bytes as base64 (or give path); the type is read from them."),
+      .describe("The file's bytes as base64."),
     mimeType: z
       .string()
       .regex(/^(image|video|audio)\/[\w.+-]+$/, "must be an image/*, video/* or audio/* type")
@@ -80,7 +80,7 @@ export default defineTool({
     asset: z
       .looseObject({ id: z.string(), kind: z.string(), state: z.string(), url: z.string().nullable() })
       .optional()
-      .describe("id (use it, not the URL), kind, state (usable when ready), url."),
+      .describe("Use id, not url; usable once state is ready."),
     // Set when the user was asked: the viewer's upload form reads its kind and limits.
     upload: z.looseObject({}).optional(),
   }),

@@ -19,18 +19,11 @@ export default defineTool({
     "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The audio file to upload."),
-    duration: z
-      .number()
-      .min(min)
-      .max(max)
-      .optional()
-      .describe("Length in seconds; read from the audio when left out."),
+    duration: z.number().min(min).max(max).optional().describe("Seconds; read from the audio when left out."),
     rightsConfirmed: z
       .boolean()
       .optional()
-      .describe(
-        "True only once the user confirmed permission to clone this voice; needed where the host cannot ask.",
-      ),
+      .describe("True only once the user confirmed; for hosts that cannot ask."),
   }),
   outputSchema: z.object({
     voice: z.looseObject({ id: z.string(), name: z.string() }).optional(),

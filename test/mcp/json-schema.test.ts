@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { advertisedSchema, compactSchema, derivedSchema } from "../../src/mcp/json-schema.js";
 import { loadTools } from "../../src/tools/all-tools.js";
+import { CATALOG } from "../../src/tools/catalog.js";
 import { portabilityProblems } from "../helpers/schemas.js";
 
+type Json = Record<string, unknown>;
+
 const ajv = new AjvJsonSchemaValidator();
-const verdict = (schema: Record<string, unknown>, value: unknown): boolean =>
-  ajv.getValidator(schema)(value).valid;
+const verdict = (schema: Json, value: unknown): boolean => ajv.getValidator(schema)(value).valid;
 
 const asset = { id: "a1", kind: "image", mimeType: "image/png", url: "https://cdn.example/x.png" };
 const task = {
@@ -52,38 +54,87 @@ const SAMPLES: unknown[] = [
   { taskId: "t1", wait: 700 },
 ];
 
+/** A schema less the keywords `drop` picks, at any depth (data and property names are kept). */
+function without(schema: unknown, drop: (keyword: string, value: unknown) => boolean, map = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => without(s, drop));
+  if (typeof schema !== "object" || schema === null) return schema;
+  const kept = Object.entries(schema).filter(([k, v]) => map || !drop(k, v));
+  const DATA = ["enum", "const", "default", "examples"];
+  return Object.fromEntries(
+    kept.map(([k, v]) => [k, !map && DATA.includes(k) ? v : without(v, drop, !map && k === "properties")]),
+  );
+}
+/** What an output schema leaves out (see json-schema.ts): `additionalProperties: false`. */
+const opened = (s: Json): Json => without(s, (k, v) => k === "additionalProperties" && v === false) as Json;
+const unrequired = (s: Json): Json => without(s, (k) => k === "required") as Json;
+
+/** Every `required` in a schema, by the path of the object schema that holds it. */
+function requiredAt(schema: unknown, at = "", out = new Map<string, unknown>()): Map<string, unknown> {
+  if (Array.isArray(schema)) {
+    for (const [i, s] of schema.entries()) requiredAt(s, `${at}[${i}]`, out);
+  } else if (typeof schema === "object" && schema !== null) {
+    for (const [k, v] of Object.entries(schema)) {
+      if (k === "required") out.set(at || "(root)", v);
+      else if (k !== "enum" && k !== "const" && k !== "default") requiredAt(v, `${at}/${k}`, out);
+    }
+  }
+  return out;
+}
+
 describe("advertised schemas", () => {
-  it("judge every input as the SDK's derived schemas do, and accept every output they accept", async () => {
-    let refusedOnlyByPromises = 0;
+  it("judge every input as the SDK's derived schemas do, and every output as they do but for undeclared fields", async () => {
+    let refusedForMissingFields = 0;
     for (const def of await loadTools()) {
       for (const io of ["input", "output"] as const) {
         const zod = io === "input" ? def.inputSchema : def.outputSchema;
         const full = derivedSchema(zod, io);
+        // An output schema leaves out only `additionalProperties: false` (see json-schema.ts).
+        const judged = io === "input" ? full : opened(full);
         const lean = advertisedSchema(zod, io);
         for (const sample of SAMPLES) {
           const what = `${def.name} ${io} ${JSON.stringify(sample)}`;
-          // An output schema keeps what it says of each field, not the server's promises of which
-          // fields it always sends and no others: what the SDK accepts, it accepts.
-          if (io === "output" && !verdict(full, sample)) {
-            if (verdict(lean, sample)) refusedOnlyByPromises++;
-            continue;
-          }
-          expect(verdict(lean, sample), what).toBe(verdict(full, sample));
+          expect(verdict(lean, sample), what).toBe(verdict(judged, sample));
+          if (io === "output" && !verdict(lean, sample) && verdict(unrequired(judged), sample))
+            refusedForMissingFields++;
         }
       }
     }
-    expect(refusedOnlyByPromises).toBeGreaterThan(0);
+    // Output samples that lack an always-present field are refused by the advertised schemas.
+    expect(refusedForMissingFields).toBeGreaterThan(0);
   });
 
-  it("keep each output field's type: a wrong type is still refused", () => {
-    const schema = z.object({ n: z.number().int(), s: z.string().nullable() });
+  it("every advertised output schema requires what each result always carries, at every depth", async () => {
+    const tools = new Map(CATALOG.map((t) => [t.name, t]));
+    let lists = 0;
+    for (const def of await loadTools()) {
+      const listed = tools.get(def.name)?.outputSchema;
+      const promised = requiredAt(derivedSchema(def.outputSchema, "output"));
+      expect(requiredAt(listed), def.name).toEqual(promised);
+      lists += promised.size;
+      // Every field of the root that is not optional is required, in tools/list as it is answered.
+      const shape = def.outputSchema.shape as Record<string, z.ZodType>;
+      const always = Object.keys(shape).filter((k) => !shape[k]?.safeParse(undefined).success);
+      expect((listed?.required as string[] | undefined) ?? [], def.name).toEqual(always);
+    }
+    expect(lists).toBeGreaterThan(CATALOG.length);
+  });
+
+  it("keep each output field's type and which fields are always there: a wrong type or a missing field is refused", () => {
+    const schema = z.object({ n: z.number().int(), s: z.string().nullable(), o: z.string().optional() });
     const lean = advertisedSchema(schema, "output");
     expect(verdict(lean, { n: 1, s: null })).toBe(true);
+    expect(verdict(lean, { n: 1, s: null, later: "a field added in a later version" })).toBe(true);
     expect(verdict(lean, { n: "1", s: null })).toBe(false);
     expect(verdict(lean, { n: 1, s: 2 })).toBe(false);
+    expect(verdict(lean, { n: 1 })).toBe(false);
     expect(lean).toEqual({
       type: "object",
-      properties: { n: { type: "integer" }, s: { anyOf: [{ type: "string" }, { type: "null" }] } },
+      properties: {
+        n: { type: "integer" },
+        s: { anyOf: [{ type: "string" }, { type: "null" }] },
+        o: { type: "string" },
+      },
+      required: ["n", "s"],
     });
   });
 
@@ -140,7 +191,10 @@ describe("advertised schemas", () => {
     const schema = z.object({ e: z.looseObject({ code: z.string() }).nullable().describe("An error.") });
     const e = (advertisedSchema(schema, "output").properties as Record<string, unknown>).e;
     expect(e).toEqual({
-      anyOf: [{ type: "object", properties: { code: { type: "string" } } }, { type: "null" }],
+      anyOf: [
+        { type: "object", properties: { code: { type: "string" } }, required: ["code"] },
+        { type: "null" },
+      ],
       description: "An error.",
     });
   });

@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { type CallToolResult, createMcpHandler, InMemoryTransport } from "@modelcontextprotocol/server";
 import { expect } from "vitest";
 import { z } from "zod";
@@ -19,6 +20,7 @@ import { UPLOAD_PROCESSING_MS } from "../../src/sandbox/assets.js";
 import { createSandbox, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { createMcpServer } from "../../src/surface/assemble.js";
 import { loadTools } from "../../src/tools/all-tools.js";
+import { CATALOG } from "../../src/tools/catalog.js";
 import { drive } from "../helpers/fake-time.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -65,12 +67,16 @@ export interface Harness {
 }
 
 let definitions: Promise<Map<string, ToolDefinition>> | undefined;
+/** Caches each schema's compiled validator. */
+const ajv = new AjvJsonSchemaValidator();
 
 /**
- * A successful result's `structuredContent` must parse with the tool's `outputSchema`. A plain
- * `z.object` root is advertised with `additionalProperties: false`, so here it refuses undeclared
- * keys too (zod alone would drop them); a loose root keeps its own rule. Errors carry no
- * structured content to check.
+ * A successful result's `structuredContent` must parse with the tool's `outputSchema`, and validate
+ * against the JSON Schema tools/list advertises for it (src/tools/catalog.ts: types and `required`
+ * at every depth), as a host validates it. A plain `z.object` root also refuses undeclared keys
+ * here (zod alone would drop them): the server sends none, though the advertised schema does not
+ * say so (src/mcp/json-schema.ts); a loose root keeps its own rule. Errors carry no structured
+ * content to check.
  */
 export async function checkOutput(name: string, result: CallToolResult): Promise<void> {
   if (result.isError) return;
@@ -82,6 +88,13 @@ export async function checkOutput(name: string, result: CallToolResult): Promise
   const schema = root.def.catchall === undefined ? z.strictObject(root.shape) : root;
   const parsed = schema.safeParse(result.structuredContent);
   expect(parsed.error?.issues ?? [], `${name}'s structuredContent against its outputSchema`).toEqual([]);
+  const advertised = CATALOG.find((t) => t.name === name)?.outputSchema;
+  expect(advertised, `${name} is listed with an output schema`).toBeDefined();
+  const valid = ajv.getValidator(advertised ?? {})(result.structuredContent);
+  expect(
+    valid.errorMessage,
+    `${name}'s structuredContent against its advertised outputSchema`,
+  ).toBeUndefined();
 }
 
 export async function harness(o: HarnessOptions = {}): Promise<Harness> {

@@ -1,14 +1,17 @@
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listing } from "../../src/mcp/define-tool.js";
 import { loadTools, TOOL_LOADERS } from "../../src/tools/all-tools.js";
 import { CATALOG } from "../../src/tools/catalog.js";
 import { CONTRACT_TOOLS, READ_ONLY_TOOLS, SPENDING_TOOLS } from "../helpers/tools.js";
-import { type Harness, harness } from "./harness.js";
+import { type Harness, harness, structured } from "./harness.js";
 
 /** What tools/list may cost the model's context, as JSON bytes (docs/architecture.md#the-tool-catalog). */
 const CATALOG_BYTES_MAX = 20_000;
 
 type Json = Record<string, unknown>;
+
+const ajv = new AjvJsonSchemaValidator();
 
 /** Paths of properties without a description, at any depth. */
 function undescribed(schema: Json, at = ""): string[] {
@@ -91,6 +94,32 @@ describe("tools/list", () => {
       expect(undescribed(input), t.name).toEqual([]);
       expect((t.outputSchema as Json | undefined)?.type, `${t.name} output`).toBe("object");
     }
+  });
+
+  // Hosts validate structuredContent against the advertised output schema; it states which fields
+  // every result carries (`required`, src/mcp/json-schema.ts), so one without them is refused.
+  it("answers real calls with results that validate against the advertised output schemas", async () => {
+    const valid = (name: string, value: unknown) => {
+      const schema = (tools.find((t) => t.name === name)?.outputSchema ?? {}) as Json;
+      return ajv.getValidator(schema)(value).valid;
+    };
+    const models = structured<Json>(await h.call("list_models", {}));
+    expect(valid("list_models", models)).toBe(true);
+    const { accountingPeriod: _, ...noPeriod } = models;
+    expect(valid("list_models", noPeriod)).toBe(false);
+
+    const args = { model: "sandbox-image-fast", prompt: "a heron", wait: 0 };
+    const made = structured<{ task: Json }>(await h.call("generate_image", args));
+    expect(valid("generate_image", made)).toBe(true);
+    expect(valid("generate_image", { ...made, created: undefined })).toBe(false);
+    const polled = structured<{ task: Json }>(await h.call("poll_task", { taskId: made.task.id }));
+    expect(valid("poll_task", polled)).toBe(true);
+    const { outputs: _o, ...noOutputs } = polled.task;
+    expect(valid("poll_task", { ...polled, task: noOutputs })).toBe(false);
+    const asked = structured<{ requests: Json[] }>(await h.call("list_requests", {}));
+    expect(valid("list_requests", asked)).toBe(true);
+    const [first] = asked.requests;
+    expect(valid("list_requests", { requests: [{ ...first, tool: undefined }] })).toBe(false);
   });
 
   it("has titles and actionable descriptions of bounded length", () => {
