@@ -6,10 +6,16 @@
  * both sides; `npm run bench` part (g)). Uploads, streamed chat and downloads stay on fetch,
  * whose streams they use; so does every request through a proxy or an injected or patched fetch.
  */
-import http from "node:http";
-import https from "node:https";
+import type { Agent, IncomingMessage, request } from "node:http";
 import type { Readable } from "node:stream";
-import zlib from "node:zlib";
+
+/**
+ * node:http as CommonJS (as in src/sandbox/sandbox-http.ts): its ESM facade reads every export,
+ * and on Node 24 that loads the bundled undici behind node:http's lazy WebSocket exports, some
+ * 20 ms of a start that only lists tools (the engine loads this module before tools/list).
+ * node:https (with TLS) and node:zlib load on the first exchange that needs them.
+ */
+const http = process.getBuiltinModule("node:http");
 
 /** What one exchange answered: the whole body read, so the socket goes back to the agent. */
 export interface Exchanged {
@@ -39,15 +45,22 @@ export class ExchangeError extends TypeError {
 
 // Idle sockets are unref'd by the agents, so they never hold the process open; shared by every
 // key's client, as one origin's sockets carry any key's requests (the key is a header).
-const AGENTS = {
-  "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
-  "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
-};
+const httpAgent = new http.Agent({ keepAlive: true, scheduling: "lifo" });
+let secure: { agent: Agent; request: typeof request } | undefined;
+
+/** node:https's agent and request, loaded on the first https exchange. */
+function secureTransport(): { agent: Agent; request: typeof request } {
+  if (secure === undefined) {
+    const https = process.getBuiltinModule("node:https");
+    secure = { agent: new https.Agent({ keepAlive: true, scheduling: "lifo" }), request: https.request };
+  }
+  return secure;
+}
 
 /** Sends `o` to `url` and reads the whole answer, under `o.signal` (which also ends the read). */
 export function exchange(url: URL, o: Exchange): Promise<Exchanged> {
-  const agent = url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"];
-  const send = url.protocol === "https:" ? https.request : http.request;
+  const { agent, request: send } =
+    url.protocol === "https:" ? secureTransport() : { agent: httpAgent, request: http.request };
   const headers = { ...o.headers };
   if (o.body !== undefined) headers["content-length"] = String(Buffer.byteLength(o.body));
   return new Promise((resolve, reject) => {
@@ -75,8 +88,10 @@ export function exchange(url: URL, o: Exchange): Promise<Exchanged> {
  * The body as sent. Nothing here asks for a compressed answer (no Accept-Encoding), but a proxy
  * or CDN in front of the service may compress anyway.
  */
-function decoded(res: http.IncomingMessage): Readable {
+function decoded(res: IncomingMessage): Readable {
   const encoding = String(res.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding === "identity") return res;
+  const zlib = process.getBuiltinModule("node:zlib");
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
       ? zlib.createGunzip()
