@@ -21,7 +21,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { ArgumentError } from "../client/local-refusals.js";
-import { parseOrThrow } from "../client/schemas.js";
+import { parseOrThrow } from "../client/parse-or-throw.js";
 import { scrubDeep } from "../client/scrub.js";
 import { type DeliveryHooks, type Engine, type ToolContext, toolContext } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
