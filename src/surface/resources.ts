@@ -9,7 +9,6 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { assetUses, outputName, outputUri } from "../calls/task-view.js";
 import { scrubDeep } from "../client/scrub.js";
 import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
@@ -155,6 +154,8 @@ function registerTask(server: McpServer, engine: Engine): void {
     },
     (uri, vars, ctx: ServerContext) =>
       reading(engine, uri, async () => {
+        // Loaded on the first read, not with the server: a start that lists tools never needs it.
+        const { assetUses, outputName, outputUri } = await import("../calls/task-view.js");
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });
