@@ -5,7 +5,7 @@
 // were 6.8 of the package's 11 MB unpacked, and hosts start the server without
 // --enable-source-maps, so users' stack traces never used them; the bundle is unminified and
 // keeps each module's source path in a comment, which is what a reader of a trace needs.
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 import { buildViewerHtml, VERSION_DEFINE } from "./build-viewer.mjs";
 
@@ -28,6 +28,9 @@ const inlineViewer = {
   },
 };
 
+const REQUIRE_BANNER =
+  "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
 await build({
   entryPoints: ["src/cli.ts"],
   bundle: true,
@@ -40,13 +43,23 @@ await build({
   // pg and @redis/client are optional peers, installed beside the package by whoever uses them.
   external: ["pg", "@redis/client"],
   // Some bundled CommonJS dependencies call require() for Node's own modules.
-  banner: {
-    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-  },
+  banner: { js: REQUIRE_BANNER },
   plugins: [inlineViewer],
   define: VERSION_DEFINE,
   logLevel: "warning",
 });
+
+// The banner stays only in the chunks that name `require` (esbuild's __require helper, bundled
+// CommonJS): in the others it was a createRequire() for nothing, some 40 of them before tools/list
+// is answered (about a millisecond of a cold start). Blanked rather than cut, so that a source
+// map's lines still match.
+for (const name of readdirSync("dist/bundle")) {
+  if (!name.endsWith(".js")) continue;
+  const file = `dist/bundle/${name}`;
+  const text = readFileSync(file, "utf8");
+  const body = text.slice(REQUIRE_BANNER.length);
+  if (text.startsWith(REQUIRE_BANNER) && !/\brequire\b/.test(body)) writeFileSync(file, body);
+}
 
 // package.json's `bin` names `dist/cli.js`.
 writeFileSync("dist/cli.js", '#!/usr/bin/env node\nimport "./bundle/cli.js";\n');

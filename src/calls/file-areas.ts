@@ -14,6 +14,7 @@ import { ArgumentError } from "../client/local-refusals.js";
 import type { Engine } from "../mcp/context.js";
 import type { Questions } from "../mcp/questions.js";
 import { allowedDirs, type FileScope, isInside, localScope, realDir } from "./files.js";
+import { savesOnDisk } from "./files-rule.js";
 import { SaveNotAllowedError } from "./save-refusals.js";
 
 /** What reads or writes the server's files: an upload by path, a voice by path, a save. */
@@ -42,20 +43,6 @@ function withoutFiles(use: FileUse): Error {
     "Outputs are not saved on this server for remote users: it keeps no files of theirs",
     "Take the outputs from their signed URLs (poll_task gives fresh ones once they expire), their resource links (generation://tasks/{taskId}/outputs/{index}), or Download in the media viewer; leave out save: true and save_outputs on this server.",
   );
-}
-
-/** Whether this caller may save outputs to the server's disk at all (where, saveTarget decides). */
-export const savesOnDisk = (engine: Engine): boolean =>
-  !engine.config.remoteUsers || engine.config.files.length > 0;
-
-/** The rule on files the server's instructions state, for this caller. */
-export function filesRule(engine: Engine): string {
-  if (!engine.config.remoteUsers) {
-    return "save_outputs (or save: true) writes outputs to disk. Files are read from and saved into the allowed directories; a path is absolute, ~/…, or relative to the first of them.";
-  }
-  return savesOnDisk(engine)
-    ? "save_outputs (or save: true) writes outputs to disk. Files are read from and saved into your own folder on this server; a path is relative to it (such as photo.png or generated/…)."
-    : "This server keeps no files for you: upload media as base64 data (upload_asset), or let the user choose a file in the media viewer (upload_asset or upload_voice with no path or data), and take results from their signed URLs or the viewer's Download; paths and saves are refused.";
 }
 
 /** Refuses at once, touching nothing, a remote user's use of files where the operator allowed none. */

@@ -9,7 +9,7 @@ import { isTerminal } from "../config/service-limits.js";
 import { ANSWER_MS, PREVIEW_CAP_MS } from "../config/time-limits.js";
 import type { Engine, ToolContext } from "../mcp/context.js";
 import type { Budget } from "./budget.js";
-import { savesOnDisk } from "./file-areas.js";
+import { savesOnDisk } from "./files-rule.js";
 import { afterChargeSaveNote, type SaveTarget, saveOutputs } from "./saving.js";
 import { imagePreviews, resourceLinks, taskText } from "./task-view.js";
 

@@ -6,14 +6,16 @@
  * both sides; `npm run bench` part (g)). Uploads, streamed chat and downloads stay on fetch,
  * whose streams they use; so does every request through a proxy or an injected or patched fetch.
  */
-import type http from "node:http";
+import type { Agent, IncomingMessage, request } from "node:http";
 import type { Readable } from "node:stream";
-import zlib from "node:zlib";
 
-// As CommonJS: the ESM facade of node:http(s) reads every export, and on Node 24 that loads the
-// bundled undici behind their lazy WebSocket exports (src/sandbox/sandbox-http.ts says the same).
-const nodeHttp = process.getBuiltinModule("node:http");
-const nodeHttps = process.getBuiltinModule("node:https");
+/**
+ * node:http as CommonJS (as in src/sandbox/sandbox-http.ts): its ESM facade reads every export,
+ * and on Node 24 that loads the bundled undici behind node:http's lazy WebSocket exports, some
+ * 20 ms of a start that only lists tools (the engine loads this module before tools/list).
+ * node:https (with TLS) and node:zlib load on the first exchange that needs them.
+ */
+const http = process.getBuiltinModule("node:http");
 
 /** What one exchange answered: the whole body read, so the socket goes back to the agent. */
 export interface Exchanged {
@@ -48,15 +50,22 @@ export class ExchangeError extends TypeError {
  * socket a load balancer dropped in silence is not reused; an answer slower than that is not cut.
  */
 const AGENT_OPTIONS = { keepAlive: true, scheduling: "lifo", timeout: 4_000 } as const;
-const AGENTS = {
-  "http:": new nodeHttp.Agent(AGENT_OPTIONS),
-  "https:": new nodeHttps.Agent(AGENT_OPTIONS),
-};
+const httpAgent = new http.Agent(AGENT_OPTIONS);
+let secure: { agent: Agent; request: typeof request } | undefined;
+
+/** node:https's agent and request, loaded on the first https exchange. */
+function secureTransport(): { agent: Agent; request: typeof request } {
+  if (secure === undefined) {
+    const https = process.getBuiltinModule("node:https");
+    secure = { agent: new https.Agent(AGENT_OPTIONS), request: https.request };
+  }
+  return secure;
+}
 
 /** Sends `o` to `url` and reads the whole answer, under `o.signal` (which also ends the read). */
 export function exchange(url: URL, o: Exchange): Promise<Exchanged> {
-  const agent = url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"];
-  const send = url.protocol === "https:" ? nodeHttps.request : nodeHttp.request;
+  const { agent, request: send } =
+    url.protocol === "https:" ? secureTransport() : { agent: httpAgent, request: http.request };
   const headers = { ...o.headers };
   if (o.body !== undefined) headers["content-length"] = String(Buffer.byteLength(o.body));
   return new Promise((resolve, reject) => {
@@ -84,8 +93,10 @@ export function exchange(url: URL, o: Exchange): Promise<Exchanged> {
  * The body as sent. Nothing here asks for a compressed answer (no Accept-Encoding), but a proxy
  * or CDN in front of the service may compress anyway.
  */
-function decoded(res: http.IncomingMessage): Readable {
+function decoded(res: IncomingMessage): Readable {
   const encoding = String(res.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding === "identity") return res;
+  const zlib = process.getBuiltinModule("node:zlib");
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
       ? zlib.createGunzip()

@@ -2,12 +2,13 @@
  * zod schemas of the service's responses and request bodies (docs/service.md).
  * Response objects the service closes (docs/service.md#responses) are strict; the others
  * are loose, so unknown fields are kept, not rejected.
- * Request schemas carry every bound of docs/service.md#request-bodies; `parseOrThrow` turns a failure
- * into an ArgumentError naming the field and the limit, before anything is sent.
+ * Request schemas carry every bound of docs/service.md#request-bodies; `parseOrThrow`
+ * (parse-or-throw.ts) turns a failure into an ArgumentError naming the field and the limit, before
+ * anything is sent. Building these schemas is a few milliseconds of zod: nothing on the way to the
+ * first tools/list imports this module (service-client.ts loads it on its first request).
  */
 import { z } from "zod";
 import { AUDIO_OPERATIONS, LIMITS, MODEL_KINDS, TASK_STATUSES } from "../config/service-limits.js";
-import { ArgumentError } from "./local-refusals.js";
 
 // ---------- responses ----------
 
@@ -248,50 +249,4 @@ export type VoiceListQuery = z.infer<typeof VoiceListQuerySchema>;
 
 // ---------- local validation ----------
 
-function fieldName(root: string, path: ReadonlyArray<PropertyKey>): string {
-  let out = root;
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out || "(input)";
-}
-
-/** 30000 as people write it, 30,000 (by hand: loading Intl for it would slow a cold start). */
-const grouped = (n: number): string =>
-  Number.isInteger(n) && Math.abs(n) >= 10_000 ? String(n).replace(/\B(?=(\d{3})+$)/g, ",") : String(n);
-
-/**
- * A bound's issue as a person reads it ("must be at most 30,000 characters"), in place of zod's
- * default ("Too big: expected string to have <=30000 characters"); a message a schema wrote itself
- * (a limit in MiB, say) is kept.
- */
-function boundWords(issue: z.core.$ZodIssue): string {
-  if (!/^Too (big|small):/.test(issue.message)) return issue.message;
-  if (issue.code !== "too_big" && issue.code !== "too_small") return issue.message;
-  const big = issue.code === "too_big";
-  const limit = Number(big ? issue.maximum : issue.minimum);
-  const exact = issue.inclusive !== false;
-  const bound = big ? (exact ? "at most" : "less than") : exact ? "at least" : "more than";
-  const unit = (one: string) => `${grouped(limit)} ${limit === 1 ? one : `${one}s`}`;
-  if (issue.origin === "string") return `must be ${bound} ${unit("character")}`;
-  if (issue.origin === "array") return `must have ${bound} ${unit("item")}`;
-  if (issue.origin === "number" || issue.origin === "int") return `must be ${bound} ${grouped(limit)}`;
-  return issue.message;
-}
-
-/** Parses or throws an ArgumentError naming the first failing field and its limit. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = ""): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (!issue) throw new ArgumentError(root || "(input)", "is invalid");
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.join(", ");
-    throw new ArgumentError(
-      fieldName(root, issue.path),
-      `unknown field(s) ${keys}: not accepted by the service`,
-    );
-  }
-  throw new ArgumentError(fieldName(root, issue.path), boundWords(issue));
-}
+export { parseOrThrow } from "./parse-or-throw.js";

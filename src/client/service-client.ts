@@ -4,37 +4,24 @@
  * bytes the caller built (see requests.ts); only reads retry, inside ServiceHttp.
  */
 
-import { strict as assert } from "node:assert";
-import type { MediaKind } from "../config/service-limits.js";
+import { LIMITS, type MediaKind } from "../config/service-limits.js";
 import { AssetKinds } from "./asset-kinds.js";
-import { sendChat } from "./chat-completion.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
 import { ArgumentError } from "./local-refusals.js";
-import { downloadOutput } from "./output.js";
-import {
-  ApiKeySchema,
-  type Asset,
-  AssetEnvelopeSchema,
-  type ExtractionResponse,
-  ExtractionResponseSchema,
-  type ModelList,
-  ModelListSchema,
-  parseOrThrow,
-  type Submission,
-  SubmissionSchema,
-  type Task,
-  TaskEnvelopeSchema,
-  type Voice,
-  VoiceEnvelopeSchema,
-  type VoiceList,
-  type VoiceListQuery,
-  VoiceListQuerySchema,
-  VoiceListSchema,
+import type {
+  Asset,
+  ExtractionResponse,
+  ModelList,
+  Submission,
+  Task,
+  Voice,
+  VoiceList,
+  VoiceListQuery,
 } from "./schemas.js";
 import { keyScrubber, type Scrub } from "./scrub.js";
 import type { ChatResult } from "./sse.js";
-import { type AssetSource, prepareAsset, prepareVoice, type VoiceSource } from "./uploads.js";
+import type { AssetSource, VoiceSource } from "./uploads.js";
 
 export type { ChatResult } from "./sse.js";
 
@@ -62,6 +49,20 @@ const UPLOAD_TIMEOUT_FACTOR = 5;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
+/**
+ * A client is made at every start, before tools/list is answered, so what only its requests use
+ * is imported on first use: the answers' zod schemas (schemas.ts, a few milliseconds of zod to
+ * build), and chat with its stream parser, uploads and downloads, which few sessions use.
+ */
+let schemaModule: typeof import("./schemas.js") | undefined;
+const loadSchemas = async () => {
+  schemaModule ??= await import("./schemas.js");
+  return schemaModule;
+};
+const chatCompletion = () => import("./chat-completion.js");
+const uploads = () => import("./uploads.js");
+const output = () => import("./output.js");
+
 export class ServiceClient {
   readonly baseUrl: string;
   private readonly http: ServiceHttp;
@@ -77,7 +78,8 @@ export class ServiceClient {
 
   constructor(opts: ClientOptions) {
     // The key is validated without echoing it: the message names the format only.
-    if (!ApiKeySchema.safeParse(opts.apiKey).success) {
+    // ApiKeySchema's test (schemas.ts), without building the schemas.
+    if (typeof opts.apiKey !== "string" || !LIMITS.apiKeyPattern.test(opts.apiKey)) {
       throw new ArgumentError("apiKey", "must be `lgk_` followed by 64 lowercase hex digits");
     }
     // The base URL was checked where it was configured (src/config/values.ts); ServiceHttp,
@@ -98,6 +100,7 @@ export class ServiceClient {
   }
 
   async listModels(o: CallOptions = {}): Promise<ModelList> {
+    const { ModelListSchema } = schemaModule ?? (await loadSchemas());
     const r = await this.http.json(
       { method: "GET", path: PATHS.models, kind: "read", signal: o.signal },
       ModelListSchema,
@@ -111,6 +114,7 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions = {},
   ): Promise<{ httpStatus: number; submission: Submission }> {
+    const { SubmissionSchema } = schemaModule ?? (await loadSchemas());
     if (kind !== "image" && kind !== "video" && kind !== "audio") {
       throw new ArgumentError("kind", "must be one of image, video, audio");
     }
@@ -130,6 +134,7 @@ export class ServiceClient {
   }
 
   async getTask(taskId: string, o: CallOptions = {}): Promise<Task> {
+    const { TaskEnvelopeSchema } = schemaModule ?? (await loadSchemas());
     const r = await this.http.json(
       { method: "GET", path: taskPath(taskId), kind: "read", signal: o.signal },
       TaskEnvelopeSchema,
@@ -149,7 +154,8 @@ export class ServiceClient {
     src: AssetSource,
     o: { filename?: string | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<Asset> {
-    const prepared = await prepareAsset(src, o.filename);
+    const { AssetEnvelopeSchema } = schemaModule ?? (await loadSchemas());
+    const prepared = await (await uploads()).prepareAsset(src, o.filename);
     const upload = await this.http.uploadFetch();
     const body = prepared.body(upload.recycle);
     const headers: Record<string, string> = { "content-type": prepared.mimeType };
@@ -176,6 +182,7 @@ export class ServiceClient {
   }
 
   async listVoices(q: VoiceListQuery = {}, o: CallOptions = {}): Promise<VoiceList> {
+    const { parseOrThrow, VoiceListQuerySchema, VoiceListSchema } = schemaModule ?? (await loadSchemas());
     const query = parseOrThrow(VoiceListQuerySchema, q);
     const params = new URLSearchParams();
     if (query.scope !== undefined) params.set("scope", query.scope);
@@ -191,7 +198,8 @@ export class ServiceClient {
 
   /** Multipart upload of a recording; the file is a disk-backed Blob, streamed by fetch. */
   async uploadVoice(v: VoiceSource, o: CallOptions = {}): Promise<Voice> {
-    const prepared = await prepareVoice(v);
+    const { VoiceEnvelopeSchema } = schemaModule ?? (await loadSchemas());
+    const prepared = await (await uploads()).prepareVoice(v);
     const form = await this.http.formData();
     form.append("file", prepared.blob, prepared.filename);
     form.append("duration", String(v.duration));
@@ -216,7 +224,9 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions & { onDelta?: ((delta: string, soFar: string) => void) | undefined } = {},
   ): Promise<ChatResult> {
-    return sendChat(this.http, checkBytes(bytes), checkIdentity(idempotencyKey), o);
+    const body = checkBytes(bytes);
+    const identity = checkIdentity(idempotencyKey);
+    return (await chatCompletion()).sendChat(this.http, body, identity, o);
   }
 
   async extractVideo(
@@ -224,6 +234,7 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions = {},
   ): Promise<ExtractionResponse> {
+    const { ExtractionResponseSchema } = schemaModule ?? (await loadSchemas());
     const r = await this.http.json(
       {
         method: "POST",
@@ -246,6 +257,7 @@ export class ServiceClient {
     url: string,
     o: { signal?: AbortSignal | undefined; maxBytes?: number | undefined } = {},
   ): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    const { downloadOutput } = await output();
     return downloadOutput(url, {
       fetch: this.fetchOverride ?? (await this.http.fetchImpl()),
       timeoutMs: this.timeoutMs,
@@ -265,7 +277,8 @@ export class ServiceClient {
  * caller's key was checked once, at the tool's edge): asserted here, not checked again.
  */
 function checkIdentity(key: string): string {
-  assert.ok(key !== "", "an identity from the ledger");
+  // node:assert only when it fails: loading it is half a millisecond of every start (see requests.ts).
+  if (key === "") process.getBuiltinModule("node:assert").strict.fail("an identity from the ledger");
   return key;
 }
 

@@ -5,8 +5,14 @@
  * grant and the user's key are checked on every request, so revocation does not wait for a
  * short token to expire.
  */
-import { BlockList, isIP } from "node:net";
+import type { BlockList } from "node:net";
 import { ConfigError, type Reader } from "./values.js";
+
+/**
+ * node:net as CommonJS: its ESM facade reads every export, and BlockList's getter loads the
+ * block-list module on every start; a list is made only for --auth oauth's trusted proxies.
+ */
+const { isIP } = process.getBuiltinModule("node:net");
 
 /** A setting as settings.ts lists them (its `Setting`), for the fields below. */
 interface OAuthSetting {
@@ -95,7 +101,7 @@ export function proxyRange(
 
 /** The trusted proxies as a BlockList (which also matches IPv4-mapped IPv6 addresses). */
 export function trustedProxyList(entries: readonly string[]): BlockList {
-  const list = new BlockList();
+  const list = new (process.getBuiltinModule("node:net").BlockList)();
   for (const entry of entries) {
     const range = proxyRange(entry);
     if (range !== undefined) list.addSubnet(range.net, range.prefix, range.family);

@@ -4,7 +4,8 @@
  * scripts/build-viewer.mjs). The bundle has it inlined at build time (scripts/bundle.mjs defines
  * GENERATION_MCP_VERSION); run from source, package.json is read once.
  */
-import { readFileSync } from "node:fs";
+/** node:fs as CommonJS: see values.ts. */
+const { readFileSync } = process.getBuiltinModule("node:fs");
 
 declare const GENERATION_MCP_VERSION: string | undefined;
 

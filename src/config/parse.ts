@@ -4,12 +4,17 @@
  * variable or flag and what is expected (never the value), so nothing half-configured ever talks
  * to the service and a user fixes every setting in one go.
  */
-import { parseArgs } from "node:util";
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
 import { DEFAULT_HOST, DEFAULT_SANDBOX_PORT, SANDBOX_FLAGS, SETTINGS, type Setting } from "./settings.js";
 import { directoryWarnings, outputDirWarnings } from "./start-warnings.js";
 import { ConfigError, ConfigErrors, readHost, readPort } from "./values.js";
+
+/**
+ * node:util as CommonJS: its ESM facade reads every export, which loads worker_threads and more
+ * behind util's lazy getters (about a millisecond of every start, before tools/list).
+ */
+const { parseArgs } = process.getBuiltinModule("node:util");
 
 /** What the command line asks for: serve MCP, run only the sandbox, or print help/version. */
 export type Command =

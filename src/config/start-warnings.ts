@@ -3,9 +3,11 @@
  * meant: directories that do not exist, an output directory that saves cannot reach. The server
  * still starts (uploads and generation work without them); these lines go to stderr.
  */
-import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { Config } from "./config-types.js";
+
+/** node:fs as CommonJS: see values.ts. */
+const { realpathSync, statSync } = process.getBuiltinModule("node:fs");
 
 /** `dir` with its existing part's links resolved, so two spellings of one place compare equal. */
 function resolved(dir: string): string {

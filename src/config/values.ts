@@ -3,12 +3,18 @@
  * and never the value: a key is easily pasted into the wrong variable, and a URL may carry a
  * password. Bounds come from the modules that own them, never copied.
  */
-import { readFileSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { type NumberRange, numberIn } from "./numbers.js";
 import { LIMITS } from "./service-limits.js";
 import { parseStoreUri, StoreUriError } from "./store-uri.js";
+
+/**
+ * node:fs as CommonJS: its ESM facade reads every export, and fs.ReadStream's getter then loads the
+ * file streams, fs/promises and readline, some 1.5 ms of every start (Node 24) that reads no file
+ * but through readFileSync. The same in start-warnings.ts and package-version.ts.
+ */
+const { readFileSync } = process.getBuiltinModule("node:fs");
 
 /** A configuration the server refuses to start with; `message` is one line, safe to print. */
 export class ConfigError extends Error {

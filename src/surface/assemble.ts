@@ -3,7 +3,7 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import { filesRule } from "../calls/file-areas.js";
+import { filesRule } from "../calls/files-rule.js";
 import { packageVersion } from "../config/package-version.js";
 import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";

@@ -10,7 +10,7 @@
 import { type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { modelCatalog } from "../calls/models.js";
 import { readMemo } from "../calls/read-memo.js";
-import { type Model, voicesFollow } from "../client/schemas.js";
+import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
 
 /** Hosts show a short list; the protocol caps a result at 100 values. */
@@ -82,6 +82,8 @@ async function allVoiceIds(
   scope: "mine" | "explore",
   signal: AbortSignal,
 ): Promise<string[]> {
+  // schemas.ts is not loaded with the server (it is a few milliseconds of a cold start).
+  const { voicesFollow } = await import("../client/schemas.js");
   const ids: string[] = [];
   for (let page = 1; page <= VOICE_PAGES; page++) {
     const list = await engine.client.listVoices({ scope, page }, { signal });

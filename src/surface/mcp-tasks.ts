@@ -17,26 +17,35 @@
  * in that revision's form instead (mcp-tasks-2025.ts); elsewhere the last two do not exist (-32601).
  */
 import type { McpServer } from "@modelcontextprotocol/server";
-import { stopAll, stopWaiting } from "../calls/background.js";
-import { taskStore } from "../calls/task-record.js";
 import type { Engine } from "../mcp/context.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
 import { requireTasks, TaskIdParams, taskNotFound } from "../mcp/task-wire.js";
 import { ListParams, methodNotFound, serves2025Tasks } from "../mcp/task-wire-2025.js";
-import { cancel2025, get2025, list2025, result2025 } from "./mcp-tasks-2025.js";
-import { onDelivered, readTask } from "./task-read.js";
+
+/**
+ * The work behind these requests (reading, taking over and cancelling tasks: the paid-call core of
+ * src/calls) is imported on the first of them, not with the server: a start that lists tools and
+ * makes no task never loads it (about a tenth of the cold start to tools/list).
+ */
+const background = () => import("../calls/background.js");
+const taskRecord = () => import("../calls/task-record.js");
+const tasks2025 = () => import("./mcp-tasks-2025.js");
+const taskRead = () => import("./task-read.js");
 
 /**
  * The process stops: the tasks it drives give up their leases, so the next `tasks/get` (after a
  * restart, or on another replica) takes their work over at once.
  */
-export const stopTasks = stopAll;
+export async function stopTasks(): Promise<void> {
+  await (await background()).stopAll();
+}
 
 /** `channel`: where this server's transport settles delivery (none: returning is delivering). */
 export function registerTasks(server: McpServer, engine: Engine, channel?: DeliveryChannel): void {
   server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => {
-    if (serves2025Tasks(server)) return get2025(engine, params.taskId);
+    if (serves2025Tasks(server)) return (await tasks2025()).get2025(engine, params.taskId);
     requireTasks(server, ctx, "tasks/get");
+    const { readTask, onDelivered } = await taskRead();
     const read = await readTask(engine, params.taskId);
     if (read === undefined) throw taskNotFound();
     if (read.delivers !== undefined) onDelivered(engine, ctx, channel, read.delivers);
@@ -47,19 +56,20 @@ export function registerTasks(server: McpServer, engine: Engine, channel?: Deliv
     return {};
   });
   server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
-    if (serves2025Tasks(server)) return cancel2025(engine, params.taskId);
+    if (serves2025Tasks(server)) return (await tasks2025()).cancel2025(engine, params.taskId);
     requireTasks(server, ctx, "tasks/cancel");
-    const store = await taskStore(engine);
+    const store = await (await taskRecord()).taskStore(engine);
     // Only this key's task: another key's cancel is acknowledged and reaches nothing.
-    if (await store.cancel(params.taskId, { principal: engine.keyHash })) stopWaiting(params.taskId);
+    if (await store.cancel(params.taskId, { principal: engine.keyHash }))
+      (await background()).stopWaiting(params.taskId);
     return {};
   });
   server.server.setRequestHandler("tasks/result", { params: TaskIdParams }, async (params, ctx) => {
     if (!serves2025Tasks(server)) throw methodNotFound("tasks/result");
-    return result2025(engine, params.taskId, ctx, channel);
+    return (await tasks2025()).result2025(engine, params.taskId, ctx, channel);
   });
   server.server.setRequestHandler("tasks/list", { params: ListParams }, async (params) => {
     if (!serves2025Tasks(server)) throw methodNotFound("tasks/list");
-    return list2025(engine, params.cursor);
+    return (await tasks2025()).list2025(engine, params.cursor);
   });
 }

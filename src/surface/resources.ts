@@ -9,12 +9,10 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { assetUses, outputName, outputUri } from "../calls/task-view.js";
 import { scrubDeep } from "../client/scrub.js";
 import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords } from "../mcp/request-view.js";
-import { describeError } from "../mcp/results.js";
 import { type ArgumentCompleters, completeOutputIndex, completeTaskId } from "./completions.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
@@ -22,6 +20,9 @@ export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
 
 /** Tasks shown by the task listing: the newest, from the local ledger. */
 const LISTED_TASKS = 100;
+
+/** results.ts's describeError, imported on the first failed read rather than with the server. */
+const describeError = async (err: unknown) => (await import("../mcp/results.js")).describeError(err);
 
 /**
  * Resource reads fail as protocol errors; their message still starts with the code. Something that
@@ -35,7 +36,7 @@ async function reading<T>(engine: Engine, uri: URL, run: () => Promise<T>): Prom
     return scrubDeep(await run(), scrub);
   } catch (err) {
     if (err instanceof ResourceNotFoundError) throw new ResourceNotFoundError(uri.href, scrub(err.message));
-    const described = describeError(err);
+    const described = await describeError(err);
     if (described.status === 404) throw new ResourceNotFoundError(uri.href, scrub(described.text));
     throw new Error(scrub(described.text));
   }
@@ -109,7 +110,7 @@ function registerOutput(server: McpServer, engine: Engine, maxBytes: number): vo
             maxBytes,
           });
         } catch (err) {
-          const { code, text } = describeError(err);
+          const { code, text } = await describeError(err);
           throw new Error(
             `${code === "INTERNAL_ERROR" ? "OUTPUT_TOO_LARGE_OR_UNREADABLE" : code}: output #${index} of task ${taskId} could not be read inline (limit ${byteSize(maxBytes)}): ${text} Next: call save_outputs with the task ID, or download it from the signed URL that poll_task returns.`,
           );
@@ -155,6 +156,8 @@ function registerTask(server: McpServer, engine: Engine): void {
     },
     (uri, vars, ctx: ServerContext) =>
       reading(engine, uri, async () => {
+        // Loaded on the first read, not with the server: a start that lists tools never needs it.
+        const { assetUses, outputName, outputUri } = await import("../calls/task-view.js");
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });
