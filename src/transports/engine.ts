@@ -6,6 +6,7 @@
  * Each engine knows where its key came from and whether the service has refused it since.
  */
 
+import type { LRUCache } from "lru-cache";
 import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
@@ -91,41 +92,6 @@ export function lazyLedger(config: Config): LazyLedger {
  */
 export const MAX_CACHED_ENGINES = 256;
 
-/**
- * The engines kept, by key hash, least recently used first: a Map keeps its insertion order, and a
- * use moves an engine to the end. Not lru-cache: it is built before the first tools/list is
- * answered, and lru-cache (with the node:perf_hooks and diagnostics_channel it loads) was about a
- * millisecond of that start, for three operations.
- */
-class EngineCache {
-  private readonly byHash = new Map<string, Engine>();
-  constructor(private readonly max: number) {}
-
-  /** The engine kept for a key hash, marked as just used. */
-  get(keyHash: string): Engine | undefined {
-    const engine = this.byHash.get(keyHash);
-    if (engine !== undefined) {
-      this.byHash.delete(keyHash);
-      this.byHash.set(keyHash, engine);
-    }
-    return engine;
-  }
-
-  /** Keeps `engine`, dropping the least recently used one past the bound. */
-  set(keyHash: string, engine: Engine): void {
-    this.byHash.delete(keyHash);
-    this.byHash.set(keyHash, engine);
-    for (const oldest of this.byHash.keys()) {
-      if (this.byHash.size <= this.max) break;
-      this.byHash.delete(oldest);
-    }
-  }
-
-  values(): IterableIterator<Engine> {
-    return this.byHash.values();
-  }
-}
-
 /** Where the keys of this process's engines come from (what a refused key's next step names). */
 function originOf(config: Config, apiKey: string): KeyOrigin {
   if (config.auth === "oauth" && config.transport === "http") return "sign-in";
@@ -134,13 +100,14 @@ function originOf(config: Config, apiKey: string): KeyOrigin {
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from identity.ts, not the ledger's index: the index pulls the store modules in.
-  const [{ ServiceClient }, { hashKey }] = await Promise.all([
+  const [{ ServiceClient }, { hashKey }, { LRUCache }] = await Promise.all([
     import("../client/service-client.js"),
     import("../ledger/identity.js"),
+    import("lru-cache"),
   ]);
   const target = await serviceTarget(config);
   const ledger = o.ledger ?? lazyLedger(config);
-  const engines = new EngineCache(o.maxEngines ?? MAX_CACHED_ENGINES);
+  const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
   // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
   const sealing = answerKey(config.authSecret);
 
