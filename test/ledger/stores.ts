@@ -125,7 +125,10 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
   args.push("--appendonly", "yes", "--appendfsync", "always", ...extra);
-  const proc = spawn("redis-server", args, { stdio: "ignore" });
+  // Through a shell that ends the server once this process is gone: the unit project's workers are
+  // killed, not exited, at the end of a run, so an `exit` handler alone left servers running.
+  const watch = `redis-server "$@" & r=$!; trap 'kill -9 $r 2>/dev/null; exit 0' INT TERM; trap 'kill -9 $r 2>/dev/null' EXIT; while kill -0 ${process.pid} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done`;
+  const proc = spawn("sh", ["-c", watch, "sh", ...args], { stdio: "ignore" });
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   proc.once("error", () => {});
   for (let i = 0; i < 100; i++) {
@@ -136,7 +139,7 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
     if (proc.exitCode !== null) throw new Error("redis-server exited at start");
   }
   const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
     await exited;
     rmSync(dir, { recursive: true, force: true });
   };
@@ -148,7 +151,7 @@ let own: Promise<RedisServer> | undefined;
 function ownRedis(): Promise<RedisServer> {
   if (own === undefined) {
     own = startRedis();
-    void own.then((s) => process.once("exit", () => s.proc.kill("SIGKILL"))).catch(() => {});
+    void own.then((s) => process.once("exit", () => s.proc.kill("SIGTERM"))).catch(() => {});
   }
   return own;
 }
