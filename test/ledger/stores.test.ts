@@ -14,6 +14,7 @@ import { isolatedEnv, startHttpCli } from "../helpers/cli.js";
 import { API_KEY, BODY, FAST, fastLedger, scriptedSend } from "./ledger-helpers.js";
 import {
   available,
+  endWithThisProcess,
   freshStore,
   type PostgresServer,
   type RedisServer,
@@ -243,6 +244,7 @@ async function restartRedis(old: RedisServer): Promise<RedisServer> {
   const args = ["--port", String(old.port), "--bind", "127.0.0.1", "--dir", old.dir, "--save", ""];
   args.push("--appendonly", "yes", "--appendfsync", "always");
   const proc = spawn("redis-server", args, { stdio: "ignore" });
+  endWithThisProcess(proc);
   for (let i = 0; i < 100; i++) {
     try {
       if (redisCli(old.port, "PING") === "PONG") break;

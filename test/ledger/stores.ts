@@ -119,16 +119,25 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Ends `server` once this process is gone, by a shell that watches both: the unit project's workers
+ * are killed, not exited, at the end of a run, so an `exit` handler alone left servers running.
+ */
+export function endWithThisProcess(server: ChildProcess): void {
+  const [me, it] = [process.pid, server.pid];
+  if (it === undefined) return;
+  const watch = `while kill -0 ${me} 2>/dev/null && kill -0 ${it} 2>/dev/null; do sleep 0.2; done; kill -9 ${it} 2>/dev/null`;
+  spawn("sh", ["-c", watch], { stdio: "ignore", detached: true }).unref();
+}
+
 /** Starts a redis-server on a free loopback port in a temp folder; `extra` overrides the durable settings. */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), "ledger-redis-"));
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
   args.push("--appendonly", "yes", "--appendfsync", "always", ...extra);
-  // Through a shell that ends the server once this process is gone: the unit project's workers are
-  // killed, not exited, at the end of a run, so an `exit` handler alone left servers running.
-  const watch = `redis-server "$@" & r=$!; trap 'kill -9 $r 2>/dev/null; exit 0' INT TERM; trap 'kill -9 $r 2>/dev/null' EXIT; while kill -0 ${process.pid} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done`;
-  const proc = spawn("sh", ["-c", watch, "sh", ...args], { stdio: "ignore" });
+  const proc = spawn("redis-server", args, { stdio: "ignore" });
+  endWithThisProcess(proc);
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   proc.once("error", () => {});
   for (let i = 0; i < 100; i++) {
@@ -139,7 +148,7 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
     if (proc.exitCode !== null) throw new Error("redis-server exited at start");
   }
   const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
     await exited;
     rmSync(dir, { recursive: true, force: true });
   };
@@ -151,7 +160,7 @@ let own: Promise<RedisServer> | undefined;
 function ownRedis(): Promise<RedisServer> {
   if (own === undefined) {
     own = startRedis();
-    void own.then((s) => process.once("exit", () => s.proc.kill("SIGTERM"))).catch(() => {});
+    void own.then((s) => process.once("exit", () => s.proc.kill("SIGKILL"))).catch(() => {});
   }
   return own;
 }
