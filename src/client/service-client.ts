@@ -54,11 +54,8 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * is imported on first use: the answers' zod schemas (schemas.ts, a few milliseconds of zod to
  * build), and chat with its stream parser, uploads and downloads, which few sessions use.
  */
-let schemaModule: typeof import("./schemas.js") | undefined;
-const loadSchemas = async () => {
-  schemaModule ??= await import("./schemas.js");
-  return schemaModule;
-};
+let schemaModule: Promise<typeof import("./schemas.js")> | undefined;
+const schemas = () => (schemaModule ??= import("./schemas.js"));
 const chatCompletion = () => import("./chat-completion.js");
 const uploads = () => import("./uploads.js");
 const output = () => import("./output.js");
@@ -100,7 +97,7 @@ export class ServiceClient {
   }
 
   async listModels(o: CallOptions = {}): Promise<ModelList> {
-    const { ModelListSchema } = schemaModule ?? (await loadSchemas());
+    const { ModelListSchema } = await schemas();
     const r = await this.http.json(
       { method: "GET", path: PATHS.models, kind: "read", signal: o.signal },
       ModelListSchema,
@@ -114,7 +111,7 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions = {},
   ): Promise<{ httpStatus: number; submission: Submission }> {
-    const { SubmissionSchema } = schemaModule ?? (await loadSchemas());
+    const { SubmissionSchema } = await schemas();
     if (kind !== "image" && kind !== "video" && kind !== "audio") {
       throw new ArgumentError("kind", "must be one of image, video, audio");
     }
@@ -134,7 +131,7 @@ export class ServiceClient {
   }
 
   async getTask(taskId: string, o: CallOptions = {}): Promise<Task> {
-    const { TaskEnvelopeSchema } = schemaModule ?? (await loadSchemas());
+    const { TaskEnvelopeSchema } = await schemas();
     const r = await this.http.json(
       { method: "GET", path: taskPath(taskId), kind: "read", signal: o.signal },
       TaskEnvelopeSchema,
@@ -154,7 +151,7 @@ export class ServiceClient {
     src: AssetSource,
     o: { filename?: string | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<Asset> {
-    const { AssetEnvelopeSchema } = schemaModule ?? (await loadSchemas());
+    const { AssetEnvelopeSchema } = await schemas();
     const prepared = await (await uploads()).prepareAsset(src, o.filename);
     const upload = await this.http.uploadFetch();
     const body = prepared.body(upload.recycle);
@@ -182,7 +179,7 @@ export class ServiceClient {
   }
 
   async listVoices(q: VoiceListQuery = {}, o: CallOptions = {}): Promise<VoiceList> {
-    const { parseOrThrow, VoiceListQuerySchema, VoiceListSchema } = schemaModule ?? (await loadSchemas());
+    const { parseOrThrow, VoiceListQuerySchema, VoiceListSchema } = await schemas();
     const query = parseOrThrow(VoiceListQuerySchema, q);
     const params = new URLSearchParams();
     if (query.scope !== undefined) params.set("scope", query.scope);
@@ -198,7 +195,7 @@ export class ServiceClient {
 
   /** Multipart upload of a recording; the file is a disk-backed Blob, streamed by fetch. */
   async uploadVoice(v: VoiceSource, o: CallOptions = {}): Promise<Voice> {
-    const { VoiceEnvelopeSchema } = schemaModule ?? (await loadSchemas());
+    const { VoiceEnvelopeSchema } = await schemas();
     const prepared = await (await uploads()).prepareVoice(v);
     const form = await this.http.formData();
     form.append("file", prepared.blob, prepared.filename);
@@ -234,7 +231,7 @@ export class ServiceClient {
     idempotencyKey: string,
     o: CallOptions = {},
   ): Promise<ExtractionResponse> {
-    const { ExtractionResponseSchema } = schemaModule ?? (await loadSchemas());
+    const { ExtractionResponseSchema } = await schemas();
     const r = await this.http.json(
       {
         method: "POST",
