@@ -2,10 +2,11 @@
  * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
  * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
  * (sqlite-connection.ts). The file keeps the layout @keyv/sqlite gave it (one `ledger(key, value)`
- * table, values as `{"value": …}` JSON), so ledgers written by earlier versions open unchanged. WAL with synchronous=FULL is set
- * and then checked, claims run in one `BEGIN IMMEDIATE` transaction so two processes on one file
- * cannot both claim an identity, and before each claim the path must still name the file this
- * store opened: records written into a deleted file would be gone at the next start.
+ * table, values as `{"value": …}` JSON), so ledgers written by earlier versions open unchanged.
+ * WAL with synchronous=FULL is set and then checked, claims run in one `BEGIN IMMEDIATE`
+ * transaction so two processes on one file cannot both claim an identity, and before each claim
+ * the path must still name the file this store opened: records written into a deleted file would
+ * be gone at the next start.
  *
  * One connection serves the whole process, so a statement issued while a transaction is open
  * would join it: every statement goes through one queue.
@@ -143,8 +144,7 @@ export class SqliteStore implements LedgerStore {
   /** One conditional UPDATE (REPLACE_ON_VERSION). */
   replace(prev: StoredRecord, next: StoredRecord, o: { deferred?: boolean } = {}): Promise<boolean> {
     return this.queue.run(async () => {
-      // In WAL mode synchronous=NORMAL commits without syncing; the next FULL commit syncs the WAL
-      // with this write in it. The setting is the connection's, and only this queue uses it.
+      // NORMAL (this queue's own connection): a WAL commit with no sync; the next FULL one syncs it.
       if (o.deferred) await this.#q("PRAGMA synchronous=NORMAL");
       try {
         return await this.#update(prev, next);
