@@ -2,8 +2,8 @@
  * One small exchange (a string body or none, a text answer) over node:http(s) with keep-alive
  * agents: the transport under the JSON requests of http-request.ts when nothing replaced the
  * runtime's fetch. A paid submission and list_models are such exchanges, and on loopback fetch
- * spent about 0.6 ms more per exchange than this (WHATWG Request, Headers and body streams on
- * both sides; `npm run bench` part (g)). Uploads, streamed chat and downloads stay on fetch,
+ * spends 0.3 to 0.4 ms more per exchange than this (WHATWG Request, Headers and body streams on
+ * both sides; `npm run bench:exchange`). Uploads, streamed chat and downloads stay on fetch,
  * whose streams they use; so does every request through a proxy or an injected or patched fetch.
  */
 import type { Agent, IncomingMessage, request } from "node:http";
