@@ -10,6 +10,7 @@ import { REQUEST_TIMEOUT_MS } from "../config/time-limits.js";
 import { type Backoff, retryDelay, sleep } from "./backoff.js";
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { connectFailure, isRedirect, redirected } from "./http-failures.js";
+import type { LastParse } from "./last-parse.js";
 import { type Exchanged, exchange } from "./node-exchange.js";
 import { type FetchLike, proxyFetch, proxyFromEnv, undiciFetch } from "./proxy.js";
 import { errorOf, errorOfText, parseBody, readText } from "./responses.js";
@@ -177,14 +178,19 @@ export class ServiceHttp {
     return error;
   }
 
-  /** A request whose JSON answer is parsed with `schema`. Reads retry transient failures. */
+  /**
+   * A request whose JSON answer is parsed with `schema` (or, the same bytes as `last` parsed,
+   * reused from it). Reads retry transient failures.
+   */
   async json<S extends z.ZodType>(
     spec: RequestSpec,
     schema: S,
+    last?: LastParse<z.output<S>>,
   ): Promise<{ status: number; data: z.output<S> }> {
     return this.retrying(spec, async () => {
       const { status, text } = await this.#text(spec);
-      return { status, data: parseBody(schema, text, status, spec.kind, describe(spec)) };
+      const parse = (t: string) => parseBody(schema, t, status, spec.kind, describe(spec));
+      return { status, data: last === undefined ? parse(text) : last.of(text, parse) };
     });
   }
 

@@ -8,6 +8,7 @@ import { LIMITS, type MediaKind } from "../config/service-limits.js";
 import { AssetKinds } from "./asset-kinds.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
+import { LastParse } from "./last-parse.js";
 import { ArgumentError } from "./local-refusals.js";
 import type {
   Asset,
@@ -72,6 +73,8 @@ export class ServiceClient {
   readonly scrub: Scrub;
   /** The kinds of the assets this key's answers named (uploads, task outputs): see asset-kinds.ts. */
   readonly assets = new AssetKinds();
+  /** The catalog's last parse, reused while the service answers the same bytes. */
+  readonly #catalog = new LastParse<ModelList>();
 
   constructor(opts: ClientOptions) {
     // The key is validated without echoing it: the message names the format only.
@@ -101,6 +104,7 @@ export class ServiceClient {
     const r = await this.http.json(
       { method: "GET", path: PATHS.models, kind: "read", signal: o.signal },
       ModelListSchema,
+      this.#catalog,
     );
     return r.data;
   }

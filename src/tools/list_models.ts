@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { priceHint } from "../calls/estimate.js";
+import type { ModelList } from "../client/schemas.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
@@ -20,24 +21,54 @@ export default defineTool({
   async handler(args, ctx, engine) {
     const list = await engine.client.listModels({ signal: ctx.signal });
     const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
-    const lines = models.map((m) => {
-      const flags = [m.kind, m.available === false ? "unavailable" : m.available ? "available" : undefined];
-      flags.push(priceHint(m));
-      return `- ${m.id} (${m.name}; ${flags.filter(Boolean).join(", ")}): ${JSON.stringify(m.capabilities)}`;
-    });
-    const text = [
-      `${models.length} model${models.length === 1 ? "" : "s"}${args.kind ? ` of kind ${args.kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
-      ...lines,
-      args.kind === undefined || args.kind === "video"
-        ? extractionLine(engine.config.extractionModel, list.models)
-        : "",
-      "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
-    ]
-      .filter(Boolean)
-      .join("\n");
+    const text = listingOf(list, models, args.kind, engine.config.extractionModel);
     return okResult(text, { models, accountingPeriod: list.accountingPeriod });
   },
 });
+
+/**
+ * The text of one catalog, per kind and extraction model: the service client hands back the same
+ * (frozen) parse while the service answers the same bytes (src/client/last-parse.ts), so a listing
+ * is written once per catalog rather than on every call.
+ */
+const TEXTS = new WeakMap<object, Map<string, string>>();
+
+function listingOf(
+  list: ModelList,
+  models: ModelList["models"],
+  kind: string | undefined,
+  extraction: string,
+): string {
+  const settings = `${kind ?? ""}\u0000${extraction}`;
+  const texts = TEXTS.get(list.models) ?? new Map<string, string>();
+  TEXTS.set(list.models, texts);
+  const known = texts.get(settings);
+  if (known !== undefined) return known;
+  const text = listing(list, models, kind, extraction);
+  texts.set(settings, text);
+  return text;
+}
+
+function listing(
+  list: ModelList,
+  models: ModelList["models"],
+  kind: string | undefined,
+  extraction: string,
+): string {
+  const lines = models.map((m) => {
+    const flags = [m.kind, m.available === false ? "unavailable" : m.available ? "available" : undefined];
+    flags.push(priceHint(m));
+    return `- ${m.id} (${m.name}; ${flags.filter(Boolean).join(", ")}): ${JSON.stringify(m.capabilities)}`;
+  });
+  return [
+    `${models.length} model${models.length === 1 ? "" : "s"}${kind ? ` of kind ${kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
+    ...lines,
+    kind === undefined || kind === "video" ? extractionLine(extraction, list.models) : "",
+    "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
 
 /**
  * extract_video's model is configured (GENERATION_EXTRACTION_MODEL), and the catalog need not list

@@ -45,6 +45,30 @@ describe("reads", () => {
     expect(got[0]?.headers.get("accept")).toBe("application/json");
   });
 
+  it("the catalog's same bytes reuse the last parse (frozen); changed bytes are parsed again", async () => {
+    let available = true;
+    const catalog = () => ({
+      models: [{ id: "img-1", name: "Image One", kind: "image", available, baseGems: 4, capabilities: {} }],
+      accountingPeriod: "UTC calendar month",
+    });
+    const got = capture("get", "/api/generate/models", () => HttpResponse.json(catalog()));
+    const c = client();
+    const first = await c.listModels();
+    const again = await c.listModels();
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first.models[0])).toBe(true);
+    expect(() => {
+      (first.models as unknown as unknown[]).push({});
+    }).toThrow(TypeError);
+    available = false;
+    const changed = await c.listModels();
+    expect(changed).not.toBe(first);
+    expect(changed.models[0]?.available).toBe(false);
+    // Another client (another key) never shares this client's parse.
+    expect(await client().listModels()).not.toBe(changed);
+    expect(got).toHaveLength(4);
+  });
+
   it("GET /api/generate/tasks/{id} escapes the ID and keeps unknown task fields", async () => {
     const got = capture("get", "/api/generate/tasks/:id", () =>
       HttpResponse.json({ task: task({ id: "t 1?#", extra: "kept" }) }),

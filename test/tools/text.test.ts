@@ -127,6 +127,16 @@ describe("discovery, ledger and resources", () => {
     expect(video.models.length).toBeGreaterThan(0);
     expect(video.models.every((m) => m.kind === "video")).toBe(true);
     expect(video.models.length).toBeLessThan(all.models.length);
+    // The listing is written once per catalog and kind (list_models.ts): each kind keeps its own.
+    const [allText, videoText, allAgain] = [
+      textOf(await h.call("list_models", {})),
+      textOf(await h.call("list_models", { kind: "video" })),
+      textOf(await h.call("list_models", {})),
+    ];
+    expect(allAgain).toBe(allText);
+    expect(videoText).toMatch(/^\d+ models? of kind video;/);
+    expect(videoText).not.toContain("sandbox-image-fast");
+    expect(allText).toContain("sandbox-image-fast");
   });
 
   it("list_requests shows this key's records, filtered by state", async () => {
