@@ -11,8 +11,9 @@
  *      sign-in flow's server time; 100 signed-in users' sessions x 10 list_models, throughput and
  *      p50/p99; resident memory per idle signed-in user at 1,000 users. BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
- *      same POST (bench/minimal-server.mjs), median and p99 of each and their ratios; then
- *      list_models against the same server's same GET (bench/paid-call.ts).
+ *      same POST (bench/minimal-server.mjs), and against it storing the identity in one synced
+ *      commit first, median and p99 of each and their ratios; then list_models against the same
+ *      server's same GET (bench/paid-call.ts).
  *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor, and how soon a
  *      finished generation is seen through tasks/get at pollIntervalMs (bench/tasks.ts).
  *  (j) a 30 MiB file through the media viewer's upload chunks against upload_asset by path: time
