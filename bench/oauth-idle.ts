@@ -9,7 +9,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { initializeRequest, type Started, startHttpCli } from "../test/helpers/cli.js";
-import { inParallel, registerClient, signInDirect } from "../test/helpers/sign-in-direct.js";
+import { inParallel, registerClient, signInDirect, userAddress } from "../test/helpers/sign-in-direct.js";
 import { inspect, rssOf } from "./memory-probe.js";
 
 const IDLE_GOAL_KIB = 128;
@@ -129,7 +129,7 @@ export async function idleMemory(
       const bearerOf = async (i: number) => {
         const known = tokens.get(i);
         if (known !== undefined) return known;
-        const { access } = await signInDirect(issuer, clientId, keys[i] as string);
+        const { access } = await signInDirect(issuer, clientId, keys[i] as string, { from: userAddress(i) });
         tokens.set(i, access);
         return access;
       };

@@ -14,7 +14,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type Started, startHttpCli } from "../test/helpers/cli.js";
-import { registerClient, signInDirect } from "../test/helpers/sign-in-direct.js";
+import { FORWARDED_ENV, registerClient, signInDirect, userAddress } from "../test/helpers/sign-in-direct.js";
 import { freePort } from "../test/ledger/stores.js";
 import { cpuMsOf } from "./memory-probe.js";
 import { idleMemory } from "./oauth-idle.js";
@@ -63,6 +63,8 @@ export async function oauthServer(env: Record<string, string>): Promise<{ cli: S
     ...env,
     GENERATION_PUBLIC_URL: issuer,
     GENERATION_AUTH_SECRET: SECRET,
+    // Users sign in from addresses of their own (userAddress), as a trusted front forwards them.
+    ...FORWARDED_ENV,
   });
   return { cli, issuer };
 }
@@ -122,7 +124,9 @@ async function signedInLoad(env: Record<string, string>, keys: string[], session
     const perStep: Record<string, number[]> = {};
     const tokens: string[] = [];
     for (let i = 0; i < Math.max(SIGN_INS, sessions); i++) {
-      const { access, steps } = await signInDirect(issuer, clientId, keys[i] as string);
+      const { access, steps } = await signInDirect(issuer, clientId, keys[i] as string, {
+        from: userAddress(i),
+      });
       tokens.push(access);
       if (i >= SIGN_INS) continue;
       totals.push(Object.values(steps).reduce((a, b) => a + b, 0));

@@ -17,7 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
 import { initializeRequest, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import { inParallel, registerClient, signInDirect } from "../helpers/sign-in-direct.js";
+import {
+  FORWARDED_ENV,
+  inParallel,
+  registerClient,
+  signInDirect,
+  userAddress,
+} from "../helpers/sign-in-direct.js";
 import { freePort } from "../ledger/stores.js";
 
 const USERS = 1_000;
@@ -43,10 +49,16 @@ beforeAll(async () => {
     GENERATION_BASE_URL: service.url,
     GENERATION_PUBLIC_URL: issuer,
     GENERATION_AUTH_SECRET: SECRET,
+    // Each user from an address of their own, as a TLS front in front of the server forwards it.
+    ...FORWARDED_ENV,
   });
   const keys = Array.from({ length: USERS }, () => sandbox.addKey({ scopes: ["read", "generate"] }));
   const clientId = await registerClient(issuer);
-  tokens = await inParallel(keys, 16, async (key) => (await signInDirect(issuer, clientId, key)).access);
+  tokens = await inParallel(
+    keys,
+    16,
+    async (key, i) => (await signInDirect(issuer, clientId, key, { from: userAddress(i) })).access,
+  );
 }, 240_000);
 
 afterAll(async () => {

@@ -4,7 +4,8 @@
  * request says which client address it comes from): oversized and unsafe registrations refused
  * with an RFC 7591 error naming the field and the limit; a flood from one address stopped at its
  * rate (the left of X-Forwarded-For, which a client writes, not believed), and a flood from many
- * stopped at the replica's, with the token store's size measured before and after; a
+ * stopped at the replica's, with the token store's size measured before and after; a flood of
+ * authorization requests (each stores an interaction for the sign-in page) stopped the same way; a
  * registration no sign-in uses kept a day, one a sign-in used kept as long as its grants; Client
  * ID Metadata Documents fetched once per their Cache-Control and never stored as clients, and
  * one that cannot be used logged with its host and reason.
@@ -142,6 +143,49 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
     const six = await flood(25, (i) => `2001:db8:1:2::${i + 1}`);
     expect(six.accepted).toBeLessThanOrEqual(20 + Math.ceil(six.seconds / 3));
     expect(six.accepted).toBeLessThan(25);
+  });
+
+  it("a flood of authorization requests from one address: its burst gets the sign-in page, the rest 429; the store stays bounded", async () => {
+    const reg = await register(issuer, { client_name: "Flooded", redirect_uris: [REDIRECT] }, "203.0.113.20");
+    expect(reg.status).toBe(201);
+    const clientId = String(reg.body.client_id);
+    const interactions = () => tokenStore(store).size("Interaction");
+    const before = await interactions();
+    const started = Date.now();
+    const all = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        fetch(authorizationUrl(issuer, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge }), {
+          redirect: "manual",
+          headers: { "x-forwarded-for": "203.0.113.21" },
+        }),
+      ),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const after = await interactions();
+    const shown = all.filter((r) => r.status === 303).length;
+    process.stdout.write(
+      `authorization flood from one address: ${shown} of 150 shown the sign-in page in ${seconds.toFixed(1)} s; Interaction rows ${before.rows} → ${after.rows}\n`,
+    );
+    expect(shown).toBeGreaterThanOrEqual(60);
+    expect(shown).toBeLessThanOrEqual(60 + Math.ceil(seconds));
+    const refused = all.find((r) => r.status === 429);
+    expect(refused?.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    const body = (await refused?.json()) as { error_description?: string } | undefined;
+    expect(body?.error_description).toContain(
+      "Too many authorization requests: at most 60 a minute from one address",
+    );
+    expect(all.every((r) => r.status === 303 || r.status === 429)).toBe(true);
+    expect(after.rows - before.rows).toBeLessThanOrEqual(shown);
+    expect(cli.stderr()).toContain("authorization request refused for 203.0.113.21: at most 60 a minute");
+    // Another address still gets the sign-in page.
+    const other = await fetch(
+      authorizationUrl(issuer, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge }),
+      {
+        redirect: "manual",
+        headers: { "x-forwarded-for": "203.0.113.22" },
+      },
+    );
+    expect(other.status).toBe(303);
   });
 
   it("a registration no sign-in uses expires within a day; one a sign-in used lives as long as its grants", async () => {

@@ -4,8 +4,17 @@
  * being the sign-in page's form POST with their key. A host registers once (`registerClient`, as
  * claude.ai's one client serves all its users) and each user then authorizes it with their own key
  * (`signInDirect`): the authorization request, the sign-in page (for its CSRF token), the form post
- * (the key checked with the service), the resume, the code exchange. Each step is timed.
+ * (the key checked with the service), the resume, the code exchange. Each step is timed. Many
+ * users come from many addresses: `userAddress(i)` is user i's, sent as X-Forwarded-For, which a
+ * server started with GENERATION_TRUSTED_PROXIES=127.0.0.1 (`FORWARDED_ENV`) believes, so each
+ * user's authorization request counts against their own rate (src/transports/oauth/rate-limit.ts).
  */
+
+/** The setting under which a loopback server believes `userAddress`. */
+export const FORWARDED_ENV = { GENERATION_TRUSTED_PROXIES: "127.0.0.1" } as const;
+
+/** User i's address, in the range RFC 2544 sets aside for benchmarks (198.18.0.0/15). */
+export const userAddress = (i: number): string => `198.${18 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 
 export const DIRECT_REDIRECT = "http://127.0.0.1:9/callback";
 /** RFC 7636's example pair (appendix B). */
@@ -17,8 +26,12 @@ class Jar {
   readonly #cookies = new Map<string, string>();
   readonly steps: Record<string, number> = {};
 
+  /** `from`: the client address a trusted proxy would forward. */
+  constructor(private readonly from?: string) {}
+
   async go(step: string, url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
+    if (this.from !== undefined) headers.set("x-forwarded-for", this.from);
     if (this.#cookies.size > 0)
       headers.set("cookie", [...this.#cookies].map(([k, v]) => `${k}=${v}`).join("; "));
     const started = performance.now();
@@ -57,14 +70,18 @@ export interface DirectSignIn {
   steps: Record<string, number>;
 }
 
-/** One user signs in with `key` through the sign-in page's form, for `clientId`; their tokens. */
+/**
+ * One user signs in with `key` through the sign-in page's form, for `clientId`; their tokens.
+ * `from`: their address (`userAddress`), for a server that believes it (`FORWARDED_ENV`).
+ */
 export async function signInDirect(
   issuer: string,
   clientId: string,
   key: string,
-  redirect = DIRECT_REDIRECT,
+  o: { redirect?: string; from?: string } = {},
 ): Promise<DirectSignIn> {
-  const jar = new Jar();
+  const redirect = o.redirect ?? DIRECT_REDIRECT;
+  const jar = new Jar(o.from);
   const query = new URLSearchParams({
     response_type: "code",
     client_id: clientId,

@@ -27,7 +27,7 @@ import { StoreAdapter } from "./oauth-adapter.js";
 import type { OAuthLog } from "./oauth-log.js";
 import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
 import type { Sealing } from "./oauth-sealing.js";
-import { RegistrationLimit } from "./register-limit.js";
+import { oauthLimits } from "./rate-limit.js";
 import { serveSignIn } from "./sign-in.js";
 
 /** The engines a checked token or a signed-in key resolves to (engine.ts's Engines). */
@@ -86,7 +86,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     log,
     allowLoopbackClients: loopbackHttp,
   });
-  const registrations = new RegistrationLimit(o.trustedProxies);
+  const admitted = oauthLimits(o.trustedProxies, log);
   // A registration a sign-in used lives as long as the grants over it (see keepAlive).
   const registered = new StoreAdapter("Client", o.kv);
   const callback = provider.callback();
@@ -151,9 +151,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
         });
         return true;
       }
-      if (path === "/oauth/register" && req.method === "POST" && !admitted(req, res, registrations, log)) {
-        return true;
-      }
+      if (!admitted(req, res, path)) return true;
       if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
       void callback(req, res);
       return true;
@@ -180,31 +178,6 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       }
     },
   };
-}
-
-/** Counts a registration against its source's rate; answers 429 (RFC 6585) when it is over. */
-function admitted(
-  req: IncomingMessage,
-  res: ServerResponse,
-  limit: RegistrationLimit,
-  log: OAuthLog,
-): boolean {
-  const admission = limit.admit(req);
-  if (admission.ok) return true;
-  log.rateLimited(admission.source, admission.limit);
-  res
-    .writeHead(429, {
-      "content-type": "application/json",
-      "cache-control": "no-store",
-      "retry-after": String(admission.retryAfterS),
-    })
-    .end(
-      JSON.stringify({
-        error: "too_many_requests",
-        error_description: `Too many client registrations: ${admission.limit}. Retry after ${admission.retryAfterS} s, or register by Client ID Metadata Document.`,
-      }),
-    );
-  return false;
 }
 
 /**

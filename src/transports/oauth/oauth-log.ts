@@ -33,7 +33,8 @@ export interface OAuthLog {
   keyRefused(clientId: string, code: string): void;
   revoked(what: string, reason: string): void;
   cimdFailed(clientIdUrl: string, reason: string): void;
-  rateLimited(source: string, limit: string): void;
+  /** `what` (registration, authorization request) refused for `source`, over `limit`. */
+  rateLimited(what: string, source: string, limit: string): void;
 }
 
 export function oauthLog(write: (line: string) => void): OAuthLog {
@@ -66,9 +67,9 @@ export function oauthLog(write: (line: string) => void): OAuthLog {
       const host = URL.parse(clientIdUrl)?.host ?? "?";
       once(`client metadata document from ${loggable(host)} refused: ${loggable(reason, 200)}`);
     },
-    rateLimited(source, limit) {
+    rateLimited(what, source, limit) {
       once(
-        `registration refused for ${source}: ${limit}; if ${source} is your proxy, list it in GENERATION_TRUSTED_PROXIES`,
+        `${what} refused for ${source}: ${limit}; if ${source} is your proxy, list it in GENERATION_TRUSTED_PROXIES`,
       );
     },
   };
