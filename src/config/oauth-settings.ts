@@ -1,7 +1,7 @@
 /**
  * The settings of `--auth oauth` beyond the mode, URL and secret: how long a sign-in and its
- * tokens last, and which proxies may name the client's address (the rate limits on registrations
- * and authorization requests).
+ * tokens last, and which proxies may name the client's address (the rate limits on registrations,
+ * authorization requests and sign-in posts).
  * docs/oauth.md explains the defaults: they suit hosts that never refresh (claude.ai), since the
  * grant and the user's key are checked on every request, so revocation does not wait for a
  * short token to expire.
@@ -158,8 +158,8 @@ export const OAUTH_SETTINGS: readonly OAuthSetting[] = [
     key: "trustedProxies",
     env: "GENERATION_TRUSTED_PROXIES",
     read: readTrustedProxies,
-    help: "with --auth oauth: comma-separated addresses or CIDR ranges of the proxies in front, whose X-Forwarded-For names the client (registrations and authorization requests are rate-limited per client)",
-    doc: "with `oauth`: comma-separated addresses or CIDR ranges of your proxies (the TLS front); only from these is `X-Forwarded-For` believed, to count dynamic client registrations and authorization requests per client address",
+    help: "with --auth oauth: comma-separated addresses or CIDR ranges of the proxies in front, whose X-Forwarded-For names the client (registrations, authorization requests and sign-in posts are rate-limited per client)",
+    doc: "with `oauth`: comma-separated addresses or CIDR ranges of your proxies (the TLS front); only from these is `X-Forwarded-For` believed, to count dynamic client registrations, authorization requests and sign-in posts per client address",
     defaultDoc: "none: the peer's own address",
   },
 ];

@@ -5,7 +5,8 @@
  * with an RFC 7591 error naming the field and the limit; a flood from one address stopped at its
  * rate (the left of X-Forwarded-For, which a client writes, not believed), and a flood from many
  * stopped at the replica's, with the token store's size measured before and after; a flood of
- * authorization requests (each stores an interaction for the sign-in page) stopped the same way; a
+ * authorization requests (each stores an interaction for the sign-in page) stopped the same way,
+ * and so are sign-in forms posted over and over (each has the service check a key); a
  * registration no sign-in uses kept a day, one a sign-in used kept as long as its grants; Client
  * ID Metadata Documents fetched once per their Cache-Control and never stored as clients, and
  * one that cannot be used logged with its host and reason.
@@ -186,6 +187,46 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
       },
     );
     expect(other.status).toBe(303);
+  });
+
+  it("the sign-in form posted over and over from one address: each a key check with the service, until 429", async () => {
+    const reg = await register(
+      issuer,
+      { client_name: "Guessing", redirect_uris: [REDIRECT] },
+      "203.0.113.30",
+    );
+    const clientId = String(reg.body.client_id);
+    const from = { "x-forwarded-for": "203.0.113.31" };
+    const start = await fetch(
+      authorizationUrl(issuer, { clientId, redirectUri: REDIRECT, challenge: pkce().challenge }),
+      {
+        redirect: "manual",
+        headers: from,
+      },
+    );
+    const cookie = start.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    const page = new URL(start.headers.get("location") ?? "", issuer).href;
+    const html = await (await fetch(page, { headers: { ...from, cookie } })).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+    const post = () =>
+      fetch(page, {
+        method: "POST",
+        redirect: "manual",
+        headers: { ...from, cookie, origin: issuer, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ csrf, action: "allow", key: `lgk_${"0".repeat(64)}` }).toString(),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await post()).status);
+    // Each of the first 30 had the service check the key (refused: 401 on the page); then 429.
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true);
+    expect(statuses[30]).toBe(429);
+    const refused = await post();
+    expect(refused.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    expect(await refused.text()).toContain("Too many sign-in attempts: at most 30 a minute from one address");
+    expect(cli.stderr()).toContain("sign-in refused for 203.0.113.31: at most 30 a minute from one address");
   });
 
   it("a registration no sign-in uses expires within a day; one a sign-in used lives as long as its grants", async () => {

@@ -16,6 +16,7 @@ import {
   oauthLimits,
   RateLimit,
   REGISTRATIONS,
+  SIGN_INS,
   sourceOf,
 } from "../../src/transports/oauth/rate-limit.js";
 
@@ -181,6 +182,23 @@ describe("the authorization request limit", () => {
     });
     expect(lines.join("")).toContain("authorization request refused for 203.0.113.7: at most 60 a minute");
     expect(admitted(from("203.0.113.8", "GET"), res, "/oauth/authorize")).toBe(true);
+  });
+});
+
+describe("the sign-in limit", () => {
+  it("counts the sign-in form's posts per address, not its page or /continue step", () => {
+    const admitted = oauthLimits(
+      undefined,
+      oauthLog(() => {}),
+    );
+    const res = { writeHead: () => res, end: () => {} } as unknown as ServerResponse;
+    const post = (path: string) =>
+      admitted(Object.assign(request("203.0.113.9"), { method: "POST" }), res, path);
+    for (let i = 0; i < SIGN_INS.perSource.burst; i++) expect(post("/oauth/sign-in/abc")).toBe(true);
+    expect(post("/oauth/sign-in/abc/continue")).toBe(true);
+    const get = Object.assign(request("203.0.113.9"), { method: "GET" });
+    expect(admitted(get, res, "/oauth/sign-in/abc")).toBe(true);
+    expect(post("/oauth/sign-in/other")).toBe(false);
   });
 });
 

@@ -145,13 +145,13 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       // The URLs oidc-provider writes come from these, set from the public URL, never the client.
       req.headers["x-forwarded-proto"] = forwarded.proto;
       req.headers["x-forwarded-host"] = forwarded.host;
+      if (!admitted(req, res, path)) return true;
       if (path.startsWith(SIGN_IN_PATH)) {
         serveSignIn(req, res, path.slice(SIGN_IN_PATH.length), signIn).catch(() => {
           if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
         });
         return true;
       }
-      if (!admitted(req, res, path)) return true;
       if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
       void callback(req, res);
       return true;

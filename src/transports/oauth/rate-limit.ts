@@ -7,6 +7,9 @@
  * - An authorization request (`/oauth/authorize`, `/oauth/par`), which stores an interaction (or a
  *   pushed request) for the sign-in page: kept at most 30 minutes (oauth-provider.ts), so the
  *   store holds at most the replica's burst and half an hour of its rate.
+ * - The sign-in form posted (`/oauth/sign-in/<uid>`): each post with a well-formed key has the
+ *   service check it, for anyone who opened the page, so the server relays no flood of key
+ *   checks to the service (nothing is stored for a refused one).
  *
  * The client's address is the peer's, unless the peer is a proxy the operator listed in
  * GENERATION_TRUSTED_PROXIES: then X-Forwarded-For is read from the right, past every trusted
@@ -38,6 +41,11 @@ export const REGISTRATIONS: Rates = {
  */
 export const AUTHORIZATIONS: Rates = {
   perSource: { burst: 60, perMinute: 60 },
+  perReplica: { burst: 2_000, perMinute: 200 },
+};
+/** A user mistypes a key a few times; many users may sign in at once. */
+export const SIGN_INS: Rates = {
+  perSource: { burst: 30, perMinute: 30 },
   perReplica: { burst: 2_000, perMinute: 200 },
 };
 /** Sources remembered at once; the replica-wide bucket still bounds what forgetting one allows. */
@@ -144,6 +152,7 @@ const AUTHORIZATION: Limited = {
   plural: "authorization requests",
   instead: "",
 };
+const SIGN_IN: Limited = { name: "sign-in", plural: "sign-in attempts", instead: "" };
 
 /** Counts a request against its source's rate; answers 429 (RFC 6585) when it is over. */
 function admitted(
@@ -172,9 +181,9 @@ function admitted(
 }
 
 /**
- * The gate's check of one request to the authorization server: a registration, or an
- * authorization request (GET or POST /oauth/authorize, POST /oauth/par), counted against its rate;
- * false when it was refused (the 429 is written). Anything else passes.
+ * The gate's check of one request to the authorization server: a registration, an authorization
+ * request (GET or POST /oauth/authorize, POST /oauth/par) or a sign-in form posted, counted
+ * against its rate; false when it was refused (the 429 is written). Anything else passes.
  */
 export function oauthLimits(
   trusted: BlockList | undefined,
@@ -182,6 +191,7 @@ export function oauthLimits(
 ): (req: IncomingMessage, res: ServerResponse, path: string) => boolean {
   const registrations = new RateLimit(trusted, REGISTRATIONS);
   const authorizations = new RateLimit(trusted, AUTHORIZATIONS);
+  const signIns = new RateLimit(trusted, SIGN_INS);
   return (req, res, path) => {
     if (path === "/oauth/register" && req.method === "POST") {
       return admitted(req, res, registrations, log, REGISTRATION);
@@ -189,6 +199,10 @@ export function oauthLimits(
     const authorize = path === "/oauth/authorize" && (req.method === "GET" || req.method === "POST");
     if (authorize || (path === "/oauth/par" && req.method === "POST")) {
       return admitted(req, res, authorizations, log, AUTHORIZATION);
+    }
+    // The form's own path, not its /continue step (which checks no key).
+    if (req.method === "POST" && /^\/oauth\/sign-in\/[^/]+$/.test(path)) {
+      return admitted(req, res, signIns, log, SIGN_IN);
     }
     return true;
   };
