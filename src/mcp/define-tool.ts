@@ -59,11 +59,8 @@ export function listing(def: ToolDefinition): ListedTool {
  * How a call runs (tool-call.ts: checks, the tool's code, scrubbing, delivery), imported on the
  * first tools/call rather than with every server: a start answers tools/list without it.
  */
-let toolCalls: typeof import("./tool-call.js") | undefined;
-async function loadToolCalls(): Promise<typeof import("./tool-call.js")> {
-  toolCalls ??= await import("./tool-call.js");
-  return toolCalls;
-}
+let toolCallModule: Promise<typeof import("./tool-call.js")> | undefined;
+const toolCalls = () => (toolCallModule ??= import("./tool-call.js"));
 
 /**
  * Answers tools/call on `server` for the tools of `table` (by name), over `engine`. `channel` is
@@ -84,7 +81,7 @@ export function answerToolCalls(
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
     // The 2025-11-25 form asks for a task in params.task, and only of a tool listed as taking one.
     const asksTask = tool.listed.execution !== undefined && asks2025Task(server, request.params);
-    const { callTool } = toolCalls ?? (await loadToolCalls());
+    const { callTool } = await toolCalls();
     const result = await callTool(server, engine, tool, raw, ctx, channel, asksTask);
     // A question (input_required) and a task handed back (resultType "task") pass as they are: the
     // projection only reshapes structuredContent, which neither carries.
