@@ -19,7 +19,7 @@ export const E2E_ELSEWHERE = [
   "test/ledger/processes.test.ts",
   "test/ledger/stores.test.ts",
   "test/sandbox/media.test.ts",
-  "test/calls/files-race.test.ts",
+  "test/calls/files/files-race.test.ts",
 ];
 
 export const PROJECT_FILES: Record<"unit" | "e2e" | "browser", { include: string[]; exclude: string[] }> = {

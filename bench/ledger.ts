@@ -18,7 +18,7 @@ import { ServiceClient } from "../src/client/service-client.js";
 import { bodyHash, newIdentity } from "../src/ledger/identity.js";
 import { hashKey, openLedger } from "../src/ledger/open-ledger.js";
 import type { StoredRecord } from "../src/ledger/record.js";
-import { SqliteStore } from "../src/ledger/sqlite.js";
+import { SqliteStore } from "../src/ledger/stores/sqlite.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 
 const N_CLAIM = Number(process.env.BENCH_CLAIMS ?? 500);

@@ -11,8 +11,9 @@
  *      task took, next to the reads the fixed 2/4/8/15 s schedule makes for that duration; goal:
  *      mean delay at most 3% of the task's duration, no more reads than the fixed schedule.
  */
-import { fixedReadMs } from "../src/client/poll-schedule.js";
+
 import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
+import { fixedReadMs } from "../src/shared/poll-schedule.js";
 import { isolatedEnv, startHttpCli } from "../test/helpers/cli.js";
 import { callTool, pollTask } from "../test/helpers/tasks-wire.js";
 import { KINDS, type Kind, type Recorder, recordedSandbox } from "./recorded-sandbox.js";

@@ -48,7 +48,7 @@ function warmUpSoon(engines: { warmUp(): Promise<void> }): void {
 /**
  * A configured key the service refuses (revoked, expired, unknown) is said on stderr soon after
  * start, in the background, rather than found by the first paid call; nothing waits for it, and
- * paid calls under it are refused locally from then on (src/calls/paid-call.ts).
+ * paid calls under it are refused locally from then on (src/calls/paid/paid-call.ts).
  */
 function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyCheck>): void {
   setTimeout(() => {

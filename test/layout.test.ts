@@ -1,6 +1,7 @@
 /**
  * The layout docs/architecture.md#layout describes, held: each folder of src/ imports only the
- * folders below it (cli → transports → surface → tools → calls → mcp → ledger → client → config), and no module imports, directly or
+ * folders below it (cli → transports → surface → tools → calls → mcp → ledger → client → shared → config), src/calls/
+ * splits into rooms by feature with arrows of their own, and no module imports, directly or
  * through others, itself. Imports are read from the source text, type-only and lazy ones included.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -13,19 +14,36 @@ const SRC = join(ROOT, "src");
 /** What each folder (or top-level module) of src/ may import besides itself. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   config: [],
-  client: ["config"],
-  ledger: ["client", "config"],
-  sandbox: ["client", "config"],
-  mcp: ["ledger", "client", "config"],
-  calls: ["mcp", "ledger", "client", "config"],
-  tools: ["calls", "mcp", "ledger", "client", "config"],
+  // What every room uses: the error base, local refusals, wording, scrubbing, the polling schedule.
+  shared: ["config"],
+  client: ["shared", "config"],
+  ledger: ["client", "shared", "config"],
+  sandbox: ["client", "shared", "config"],
+  mcp: ["ledger", "client", "shared", "config"],
+  // The calls, one room per feature; within calls/, the arrows of CALLS_MAY_IMPORT.
+  calls: ["mcp", "ledger", "client", "shared", "config"],
+  tools: ["calls", "mcp", "ledger", "client", "shared", "config"],
   // The view's browser code shares the polling schedule; html.ts reads the built page, imports nothing.
-  viewer: ["client"],
+  viewer: ["client", "shared"],
   // The MCP surface: assembly, prompts, resources, completions, the viewer's resource and app-only tools.
-  surface: ["tools", "calls", "mcp", "ledger", "client", "viewer", "config"],
+  surface: ["tools", "calls", "mcp", "ledger", "client", "viewer", "shared", "config"],
   // stdio, HTTP and OAuth: where a request arrives, its key or token is checked and its engine resolved.
-  transports: ["surface", "mcp", "ledger", "client", "sandbox", "config"],
-  cli: ["config", "transports", "surface", "sandbox", "ledger", "client", "mcp"],
+  transports: ["surface", "calls", "mcp", "ledger", "client", "sandbox", "shared", "config"],
+  cli: ["config", "transports", "surface", "sandbox", "ledger", "client", "mcp", "shared"],
+};
+
+/**
+ * The rooms of src/calls/ by feature, and which of them each may import: the paid call checks the
+ * catalog, saves files and hands a task back to the MCP task's room, which runs the steps it is
+ * given and knows no call kind (a task taken over gets its steps from the paid call's table,
+ * src/calls/paid/resumable.ts, passed in by the surface); the device uploads judge files.
+ */
+const CALLS_MAY_IMPORT: Record<string, readonly string[]> = {
+  catalog: [],
+  files: [],
+  uploads: ["files"],
+  "mcp-task": [],
+  paid: ["mcp-task", "catalog", "files"],
 };
 
 function sources(dir: string): string[] {
@@ -39,6 +57,11 @@ function roomOf(file: string): string {
   const rel = relative(ROOT, file).split("/");
   if (rel[0] !== "src") return rel[0] ?? "";
   return rel.length > 2 ? (rel[1] ?? "") : (rel[1] ?? "").replace(/\.ts$/, "");
+}
+
+/** `src/calls/paid/media-call.ts` → `paid`. */
+function callsRoomOf(file: string): string {
+  return relative(join(SRC, "calls"), file).split("/")[0] ?? "";
 }
 
 function importsOf(file: string): string[] {
@@ -64,6 +87,46 @@ describe("the source layout", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("splits src/calls/ into rooms by feature, whose imports run one way", () => {
+    const wrong: string[] = [];
+    for (const [file, targets] of GRAPH) {
+      if (roomOf(file) !== "calls") continue;
+      const from = callsRoomOf(file);
+      if (!(from in CALLS_MAY_IMPORT)) wrong.push(`${relative(ROOT, file)} is in no room of calls/`);
+      for (const target of targets) {
+        if (roomOf(target) !== "calls") continue;
+        const to = callsRoomOf(target);
+        if (to !== from && !(CALLS_MAY_IMPORT[from] ?? []).includes(to)) {
+          wrong.push(`${relative(ROOT, file)} imports ${relative(ROOT, target)} (${from} → ${to})`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("holds at most 24 files directly in any folder (the generated catalog aside)", () => {
+    const crowded: string[] = [];
+    const visit = (dir: string): void => {
+      const entries = readdirSync(dir, { withFileTypes: true });
+      const files = entries.filter((e) => e.isFile() && e.name !== "catalog.ts");
+      if (files.length > 24) crowded.push(`${relative(ROOT, dir)}: ${files.length}`);
+      for (const e of entries) if (e.isDirectory()) visit(join(dir, e.name));
+    };
+    visit(SRC);
+    expect(crowded).toEqual([]);
+  });
+
+  it("names the MCP task's code mcp-task-*.ts, so a bare task is the service's", () => {
+    const misnamed = FILES.filter((f) => {
+      const name = f.split("/").pop() ?? "";
+      const inRoom = f.includes("/calls/mcp-task/");
+      return (
+        inRoom !== name.startsWith("mcp-task-") && !(name.startsWith("mcp-task-wire") && f.includes("/mcp/"))
+      );
+    });
+    expect(misnamed.map((f) => relative(ROOT, f))).toEqual([]);
   });
 
   it("has no circle of imports", () => {

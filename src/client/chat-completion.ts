@@ -3,10 +3,11 @@
  * `"stream":true` (or the service answers with one, as a replay may). The deadline bounds
  * the wait for headers and, for a stream, the silence between chunks. Never retried here.
  */
+
+import { ArgumentError } from "../shared/local-refusals.js";
 import { failureOf } from "./deadline.js";
 import { PATHS } from "./endpoints.js";
 import type { ServiceHttp } from "./http-request.js";
-import { ArgumentError } from "./local-refusals.js";
 import { parseBody, readText } from "./responses.js";
 import { ChatCompletionSchema } from "./schemas.js";
 import { IncompleteStreamError } from "./service-errors.js";

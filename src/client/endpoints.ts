@@ -4,7 +4,7 @@
  */
 
 import type { MediaKind } from "../config/service-limits.js";
-import { ArgumentError } from "./local-refusals.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 
 /**
  * The service bounds no task ID (docs/service.md#limits); this is a guard against absurd input,

@@ -3,12 +3,12 @@
  * host, so the service key is never attached; the size is bounded before and while reading.
  */
 
+import { ArgumentError } from "../shared/local-refusals.js";
+import { byteSize } from "../shared/wording.js";
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, type RequestSpec } from "./http-request.js";
-import { ArgumentError } from "./local-refusals.js";
 import { errorOf } from "./responses.js";
 import { OutputTooLargeError, OutputUnavailableError, ServiceError } from "./service-errors.js";
-import { byteSize } from "./wording.js";
 
 export interface DownloadOptions {
   fetch: FetchLike;

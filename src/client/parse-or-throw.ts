@@ -5,7 +5,7 @@
  * them all.
  */
 import type { z } from "zod";
-import { ArgumentError } from "./local-refusals.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 
 function fieldName(root: string, path: ReadonlyArray<PropertyKey>): string {
   let out = root;

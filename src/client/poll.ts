@@ -6,12 +6,12 @@
  */
 
 import { isTerminal } from "../config/service-limits.js";
+import { fixedSchedule, type PollSchedule } from "../shared/poll-schedule.js";
 import { sleep } from "./backoff.js";
-import { fixedSchedule, type PollSchedule } from "./poll-schedule.js";
 import type { Task } from "./schemas.js";
 import type { ServiceError } from "./service-errors.js";
 
-export { pollDelayMs } from "./poll-schedule.js";
+export { pollDelayMs } from "../shared/poll-schedule.js";
 
 /** Longest silence between progress reports while waiting for the next read. */
 export const HEARTBEAT_MS = 10_000;

@@ -7,7 +7,7 @@
  */
 import type { z } from "zod";
 import { LIMITS, type MediaKind } from "../config/service-limits.js";
-import { ArgumentError } from "./local-refusals.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 import { assertMaxBytes, canonicalJson } from "./requests.js";
 import {
   ChatRequestSchema,

@@ -10,7 +10,7 @@
  */
 
 import { AUDIO_OPERATIONS, LIMITS, MEDIA_KINDS, type MediaKind } from "../config/service-limits.js";
-import { ArgumentError } from "./local-refusals.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 import type { ChatRequest, ExtractRequest, MediaRequest } from "./schemas.js";
 
 /**

@@ -5,11 +5,12 @@
  */
 
 import { LIMITS, type MediaKind } from "../config/service-limits.js";
+import { ArgumentError } from "../shared/local-refusals.js";
+import { keyScrubber, type Scrub } from "../shared/scrub.js";
 import { AssetKinds } from "./asset-kinds.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
 import { LastParse } from "./last-parse.js";
-import { ArgumentError } from "./local-refusals.js";
 import type {
   Asset,
   ExtractionResponse,
@@ -20,7 +21,6 @@ import type {
   VoiceList,
   VoiceListQuery,
 } from "./schemas.js";
-import { keyScrubber, type Scrub } from "./scrub.js";
 import type { ChatResult } from "./sse.js";
 import type { AssetSource, VoiceSource } from "./uploads.js";
 

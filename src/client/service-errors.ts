@@ -9,7 +9,7 @@
  * - `unsent`: a submission or upload that never left (the connection was refused, the name did not
  *   resolve): nothing reached the service, so nothing is to replay and nothing was charged.
  */
-import { CodedError } from "./coded-error.js";
+import { CodedError } from "../shared/coded-error.js";
 
 export type Outcome = "definitive" | "uncertain" | "retryable" | "unsent";
 

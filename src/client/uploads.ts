@@ -7,8 +7,8 @@ import { openAsBlob } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { LIMITS } from "../config/service-limits.js";
-import { ArgumentError } from "./local-refusals.js";
-import { byteSize } from "./wording.js";
+import { ArgumentError } from "../shared/local-refusals.js";
+import { byteSize } from "../shared/wording.js";
 
 export type AssetSource = { path: string } | { data: Uint8Array };
 export interface VoiceSource {

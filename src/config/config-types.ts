@@ -15,7 +15,7 @@ export interface EngineConfig {
   remoteUsers: boolean;
   /** Directories uploads may be read from and outputs saved into (before the client's roots narrow them). */
   files: string[];
-  /** Where saves go; unset: `generated/` under the first directory in force (src/calls/saving.ts). */
+  /** Where saves go; unset: `generated/` under the first directory in force (src/calls/paid/saving.ts). */
   outputDir?: string;
   /** `maxGems` for submissions that name none. */
   maxGems?: number;

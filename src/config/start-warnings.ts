@@ -32,7 +32,7 @@ function inside(dir: string, p: string): boolean {
  * submission too). The client's roots can only narrow the directories, never widen them.
  */
 export function outputDirWarnings(config: Config, source: { field: string } | undefined): string[] {
-  // Unset, it goes under a directory in force (src/calls/saving.ts): nothing to warn about.
+  // Unset, it goes under a directory in force (src/calls/paid/saving.ts): nothing to warn about.
   if (config.outputDir === undefined) return [];
   const out = resolved(config.outputDir);
   if (config.files.some((dir) => inside(resolved(dir), out))) return [];

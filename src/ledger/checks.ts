@@ -1,7 +1,7 @@
 /** What the ledger checks of a run request before anything else, what its claim writes, and how it words a refusal. */
 import { strict as assert } from "node:assert";
-import { ArgumentError } from "../client/local-refusals.js";
 import { LIMITS } from "../config/service-limits.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { RunRequest } from "./ledger-types.js";
 import type { StoredRecord } from "./record.js";

@@ -2,9 +2,9 @@
  * What the ledger knows about how long tasks take: a record whose task a wait saw turn terminal
  * carries when it was last seen running and first seen terminal. Those, counted from the
  * record's creation (just before the submission was sent), are the samples the polling schedule
- * learns from (src/client/poll-schedule.ts).
+ * learns from (src/shared/poll-schedule.ts).
  */
-import type { DurationSample } from "../client/poll-schedule.js";
+import type { DurationSample } from "../shared/poll-schedule.js";
 import type { StoredRecord, TaskSeen, TaskStatusSeen } from "./record.js";
 import { isExpired } from "./record-rules.js";
 import type { LedgerStore } from "./store.js";

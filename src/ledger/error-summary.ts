@@ -1,5 +1,5 @@
 /** What a record keeps of an error (`lastError`, `closedReason`): bounded, and never the key. */
-import { type Scrub, scrubKeyShapes } from "../client/scrub.js";
+import { type Scrub, scrubKeyShapes } from "../shared/scrub.js";
 
 export interface ErrorSummary {
   status?: number;

@@ -4,7 +4,7 @@
  * settings). The store failed (LedgerError), the identity belongs to another request
  * (IdempotencyConflictError), or a run failed once its identity was claimed (IdentifiedError).
  */
-import { CodedError } from "../client/coded-error.js";
+import { CodedError } from "../shared/coded-error.js";
 import type { RecordState } from "./record.js";
 
 export abstract class LedgerFailure extends CodedError {}

@@ -2,7 +2,7 @@
  * The ledger's records as they are read back: a page of one key's records (list_requests), and
  * the open records of every key at start (recovery).
  */
-import { ArgumentError } from "../client/local-refusals.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 import type { ListOptions } from "./ledger-types.js";
 import { type LedgerRecord, parseListCursor, toListing } from "./listing.js";
 import { isOpen } from "./record-rules.js";

@@ -1,5 +1,5 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
-import type { DurationSample } from "../client/poll-schedule.js";
+import type { DurationSample } from "../shared/poll-schedule.js";
 import type { KeyedStore } from "./keyed-store.js";
 import type { LedgerRecord } from "./listing.js";
 import type { TaskSeen, TaskStatusSeen } from "./record.js";

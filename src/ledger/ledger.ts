@@ -4,8 +4,8 @@
  */
 
 import { sleep } from "../client/backoff.js";
-import type { DurationSample } from "../client/poll-schedule.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
+import type { DurationSample } from "../shared/poll-schedule.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import { DeliveryMarks } from "./delivery-marks.js";
 import { TaskHistory } from "./durations.js";

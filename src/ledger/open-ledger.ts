@@ -9,8 +9,8 @@ import { LedgerImpl } from "./ledger.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { Ledger } from "./ledger-types.js";
 import { type BackoffOptions, DEFAULT_BACKOFF } from "./replay.js";
-import { SqliteStore } from "./sqlite.js";
 import type { LedgerStore } from "./store.js";
+import { SqliteStore } from "./stores/sqlite.js";
 
 export {
   defaultStoreUri,
@@ -57,10 +57,10 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   }
   if (location.kind === "sqlite") return SqliteStore.open(uri);
   if (location.kind === "postgres") {
-    const { PostgresStore } = await import("./postgres.js");
+    const { PostgresStore } = await import("./stores/postgres.js");
     return PostgresStore.open(location.connection, location.durability);
   }
-  const { RedisStore } = await import("./redis.js");
+  const { RedisStore } = await import("./stores/redis.js");
   return RedisStore.open(location.connection, location.durability);
 }
 

@@ -5,8 +5,8 @@
  */
 import { type Backoff, retryDelay } from "../client/backoff.js";
 import { limitSignal } from "../client/deadline.js";
-import { ArgumentError } from "../client/local-refusals.js";
 import { ServiceError, TimeoutError } from "../client/service-errors.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 
 export interface BackoffOptions extends Backoff {
   /** REFERENCES_PROCESSING: the references need time to finish, so wait longer. */

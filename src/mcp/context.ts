@@ -15,7 +15,7 @@ import type { EngineConfig } from "../config/config-types.js";
 import type { Ledger } from "../ledger/open-ledger.js";
 import { type AskedState, askedState } from "./answers.js";
 import type { DeliveryHook } from "./delivery.js";
-import { declaresTasks } from "./task-wire.js";
+import { declaresTasks } from "./mcp-task-wire.js";
 
 /** One API key's view of the service; built per HTTP session, or once for stdio. */
 export type { EngineConfig };
@@ -64,11 +64,11 @@ export interface ToolContext {
    */
   readonly answered: AskedState | undefined;
   /**
-   * This request declared the MCP Tasks extension (2026-07-28, src/mcp/task-wire.ts): a paid call
+   * This request declared the MCP Tasks extension (2026-07-28, src/mcp/mcp-task-wire.ts): a paid call
    * may answer with a task once its request is claimed, and go on in the background.
    */
   readonly takesTasks?: boolean;
-  /** The task was asked for in the 2025-11-25 form (`params.task`, src/mcp/task-wire-2025.ts). */
+  /** The task was asked for in the 2025-11-25 form (`params.task`, src/mcp/mcp-task-wire-2025.ts). */
   readonly taskForm?: "2025-11-25";
   /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
   scheduled?(readAt: number): void;

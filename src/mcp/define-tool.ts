@@ -19,7 +19,7 @@ import type { z } from "zod";
 import type { Engine } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
-import { asks2025Task } from "./task-wire-2025.js";
+import { asks2025Task } from "./mcp-task-wire-2025.js";
 import type { ListedTool, ToolDefinition, ToolEntry } from "./tool-types.js";
 
 export type { Hints, ListedTool, ToolDefinition, ToolEntry, ToolOutcome } from "./tool-types.js";

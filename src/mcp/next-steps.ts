@@ -80,7 +80,7 @@ export function nextStep(f: Failure): string {
   const listed = NEXT_STEPS[f.code];
   if (listed !== undefined) return listed;
   // A Node without node:sqlite carries its own fix (upgrade Node), and a ledger file gone under the server says where its records were written back
-  // (src/ledger/sqlite-file.ts).
+  // (src/ledger/stores/sqlite-file.ts).
   if (f.code.startsWith("LEDGER_") && !OWN_ACTION.has(f.code)) return LEDGER;
   return f.action;
 }

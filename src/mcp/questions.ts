@@ -17,7 +17,7 @@ import {
   inputRequired,
   inputResponse,
 } from "@modelcontextprotocol/server";
-import { LocalRefusal } from "../client/local-refusals.js";
+import { LocalRefusal } from "../shared/local-refusals.js";
 import { answerCodec, argumentsDigest, honourOnce, newNonce } from "./answers.js";
 import type { Engine, ToolContext } from "./context.js";
 

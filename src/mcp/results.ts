@@ -4,11 +4,11 @@
  * starts with the code, names the field or cause, and says what to do next.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
-import { CodedError } from "../client/coded-error.js";
-import { LocalRefusal } from "../client/local-refusals.js";
-import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import { IdentifiedError } from "../ledger/ledger-errors.js";
+import { CodedError } from "../shared/coded-error.js";
+import { LocalRefusal } from "../shared/local-refusals.js";
+import { scrubKeyShapes } from "../shared/scrub.js";
 import type { KeyOrigin } from "./context.js";
 import { keyRefusedStep, nextStep } from "./next-steps.js";
 
@@ -85,7 +85,7 @@ export function describeError(err: unknown, next?: string): DescribedError {
     parts.push(`Next: ${step}`);
     return { code: err.code, text: parts.join(" "), status: err.status };
   }
-  // Every other error of ours (src/client/coded-error.ts): local refusals, the ledger's.
+  // Every other error of ours (src/shared/coded-error.ts): local refusals, the ledger's.
   if (err instanceof CodedError) {
     const step = next ?? nextStep({ code: err.code, action: err.action, message: err.message });
     return { code: err.code, text: `${err.code}: ${sentence(err.message)} Next: ${step}` };

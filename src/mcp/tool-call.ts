@@ -5,9 +5,9 @@
  * tools/call, so that a start answers tools/list without it.
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
-import { ArgumentError } from "../client/local-refusals.js";
 import { parseOrThrow } from "../client/parse-or-throw.js";
-import { scrubDeep } from "../client/scrub.js";
+import { ArgumentError } from "../shared/local-refusals.js";
+import { scrubDeep } from "../shared/scrub.js";
 import { type DeliveryHooks, type Engine, toolContext } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
 import { stepByKey } from "./next-steps.js";
@@ -17,7 +17,7 @@ import type { ToolDefinition, ToolEntry, ToolOutcome } from "./tool-types.js";
 /**
  * The rule the SDK keeps for a tool with an output schema (its `validateToolOutput`, which this
  * handler replaces): a result that is not an error (nor a question to the user, nor a task handed
- * back in either form, src/calls/background.ts) carries structuredContent.
+ * back in either form, src/calls/mcp-task/mcp-task-background.ts) carries structuredContent.
  */
 function withStructure(name: string, result: ToolOutcome): ToolOutcome {
   const r = result as CallToolResult & { resultType?: string; task?: unknown };

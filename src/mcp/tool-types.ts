@@ -6,7 +6,7 @@
 import type { CallToolResult, InputRequiredResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Engine, ToolContext } from "./context.js";
-import type { TASK_EXECUTION } from "./task-wire-2025.js";
+import type { TASK_EXECUTION } from "./mcp-task-wire-2025.js";
 
 /** All four hints, stated: hosts assume the worst for any left out. */
 export type Hints = Required<

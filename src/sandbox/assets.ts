@@ -6,8 +6,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { fileTypeFromBuffer } from "file-type";
 import { parseBuffer } from "music-metadata";
-import { withArticle } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
+import { withArticle } from "../shared/wording.js";
 import { readBody } from "./body.js";
 import { mp4Duration } from "./media/duration.js";
 import { errorResponse, invalid, invalidReference, notFound, Refusal } from "./sandbox-errors.js";

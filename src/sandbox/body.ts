@@ -1,6 +1,6 @@
 /** Reading request bodies with a byte limit, and the canonical JSON used to compare replays. */
-import { ArgumentError } from "../client/local-refusals.js";
-import { byteSize } from "../client/wording.js";
+import { ArgumentError } from "../shared/local-refusals.js";
+import { byteSize } from "../shared/wording.js";
 import { Refusal, tooLarge } from "./sandbox-errors.js";
 
 export async function readBody(req: Request, maxBytes: number, what: string): Promise<Uint8Array> {

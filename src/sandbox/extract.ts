@@ -6,8 +6,8 @@
  */
 
 import { ExtractRequestSchema, parseOrThrow } from "../client/schemas.js";
-import { withArticle } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
+import { withArticle } from "../shared/wording.js";
 import { readJson, validated } from "./body.js";
 import { requireIdempotencyKey } from "./idempotency.js";
 import { admit } from "./keys.js";

@@ -7,8 +7,8 @@
  * outstanding reservations, whatever month they were made in, must leave room for a new one.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { gems } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
+import { gems } from "../shared/wording.js";
 import { utcMonth } from "./clock.js";
 import { Refusal } from "./sandbox-errors.js";
 

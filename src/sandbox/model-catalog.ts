@@ -3,8 +3,9 @@
  * (id, name, kind, available, baseGems, capabilities); prices and timings the sandbox uses
  * internally stay in `pricing`, outside the listed object.
  */
-import { withArticle } from "../client/wording.js";
+
 import { VOICE_MODEL_ID } from "../config/service-limits.js";
+import { withArticle } from "../shared/wording.js";
 import { modelUnavailable } from "./sandbox-errors.js";
 
 export interface CatalogModel {

@@ -19,7 +19,7 @@ const VIDEO_RESOLUTION_FACTOR: Record<string, number> = { "720p": 1, "1080p": 2 
 /**
  * An image's quote from what the catalog publishes and nothing else: baseGems × outputCount ×
  * the model's `resolutionMultipliers` entry for the resolution (1 where it lists none), so a client
- * that estimates from the catalog (src/calls/spending.ts) gets the quote it asked the user about.
+ * that estimates from the catalog (src/calls/paid/spending.ts) gets the quote it asked the user about.
  */
 function imageQuote(m: CatalogModel, resolution: string, count: number): number {
   const multipliers = m.capabilities.resolutionMultipliers as Record<string, number> | undefined;

@@ -3,8 +3,8 @@
  * filter matter) and each key's uploaded private drafts in `mine`.
  */
 import { fileTypeFromBuffer } from "file-type";
-import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
+import { byteSize } from "../shared/wording.js";
 import { readBody } from "./body.js";
 import { invalid, Refusal, tooLarge } from "./sandbox-errors.js";
 

@@ -3,19 +3,20 @@
  * Transports (stdio, HTTP) build the Engine and call this; nothing here knows about them.
  */
 import { McpServer } from "@modelcontextprotocol/server";
-import { filesRule } from "../calls/files-rule.js";
+import { filesRule } from "../calls/files/files-rule.js";
+import { registerTasks } from "../calls/mcp-task/mcp-task-requests.js";
+import { resumable } from "../calls/paid/resumable.js";
 import { packageVersion } from "../config/package-version.js";
 import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { answerToolCalls, type ToolEntry } from "../mcp/define-tool.js";
 import type { DeliveryChannel } from "../mcp/delivery.js";
-import { TASKS_EXTENSION } from "../mcp/task-wire.js";
-import { TASKS_CAPABILITY_2025 } from "../mcp/task-wire-2025.js";
+import { TASKS_EXTENSION } from "../mcp/mcp-task-wire.js";
+import { TASKS_CAPABILITY_2025 } from "../mcp/mcp-task-wire-2025.js";
 import { TOOL_LOADERS } from "../tools/all-tools.js";
 import { CATALOG } from "../tools/catalog.js";
 import { answerCompletions } from "./completions.js";
 import { discoverEveryRevision } from "./discover.js";
-import { registerTasks } from "./mcp-tasks.js";
 import { PROMPT_COMPLETIONS, registerPrompts } from "./prompts.js";
 import { registerResources, TEMPLATE_COMPLETIONS } from "./resources.js";
 import { mediaOrigins, registerViewer, VIEWER_TOOL_ENTRIES, viewerToolsFor } from "./viewer.js";
@@ -25,7 +26,7 @@ export const SERVER_NAME = "generation-mcp";
 /**
  * Rules every tool shares, said once here rather than in each description (every assistant reads
  * all descriptions on every turn); each tool's description says what is its own. What files a
- * caller may use depends on who they are (src/calls/file-areas.ts), so that line is theirs.
+ * caller may use depends on who they are (src/calls/files/file-areas.ts), so that line is theirs.
  */
 const instructionsWith = (files: string): string =>
   `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
@@ -91,7 +92,7 @@ export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpS
   registerPrompts(server, engine);
   answerCompletions(server, engine, { prompts: PROMPT_COMPLETIONS, templates: TEMPLATE_COMPLETIONS });
   discoverEveryRevision(server);
-  registerTasks(server, engine, channel);
+  registerTasks(server, engine, resumable, channel);
   // tools/list answered from the precomputed listings (what the SDK would build from the tool
   // definitions), with the viewer's app-only tools for clients that render MCP Apps only.
   server.server.setRequestHandler("tools/list", (_request, ctx) => ({

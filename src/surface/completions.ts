@@ -8,8 +8,8 @@
  */
 
 import { type McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { modelCatalog } from "../calls/models.js";
-import { readMemo } from "../calls/read-memo.js";
+import { modelCatalog } from "../calls/catalog/models.js";
+import { readMemo } from "../calls/catalog/read-memo.js";
 import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
 
@@ -53,7 +53,7 @@ export async function completeOutputIndex(
   }
 }
 
-/** The model catalog (calls/models.ts: read once a minute per key); undefined when it cannot be read. */
+/** The model catalog (catalog/models.ts: read once a minute per key); undefined when it cannot be read. */
 export const catalogOf = (engine: Engine): Promise<Model[] | undefined> =>
   modelCatalog(engine).catch(() => undefined);
 

@@ -8,11 +8,11 @@
 import type { GetPromptResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Model } from "../client/schemas.js";
-import { count as countOf, gems, withArticle } from "../client/wording.js";
 import { LIMITS, VOICE_MODEL_ID } from "../config/service-limits.js";
 import type { LedgerRecord } from "../ledger/listing.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords, storedFilter } from "../mcp/request-view.js";
+import { count as countOf, gems, withArticle } from "../shared/wording.js";
 import {
   type ArgumentCompleters,
   catalogOf,

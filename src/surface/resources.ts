@@ -9,10 +9,10 @@ import {
   ResourceTemplate,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { scrubDeep } from "../client/scrub.js";
-import { byteSize } from "../client/wording.js";
 import type { Engine } from "../mcp/context.js";
 import { stateWords } from "../mcp/request-view.js";
+import { scrubDeep } from "../shared/scrub.js";
+import { byteSize } from "../shared/wording.js";
 import { type ArgumentCompleters, completeOutputIndex, completeTaskId } from "./completions.js";
 
 /** Largest output returned inline as a resource blob (base64 in one JSON message). */
@@ -157,7 +157,7 @@ function registerTask(server: McpServer, engine: Engine): void {
     (uri, vars, ctx: ServerContext) =>
       reading(engine, uri, async () => {
         // Loaded on the first read, not with the server: a start that lists tools never needs it.
-        const { assetUses, outputName, outputUri } = await import("../calls/task-view.js");
+        const { assetUses, outputName, outputUri } = await import("../calls/paid/task-view.js");
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });

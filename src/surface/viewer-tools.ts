@@ -5,13 +5,13 @@
  * user's own file uploaded in chunks (viewer-upload.ts).
  */
 import { z } from "zod";
-import { SAVE_MAX_BYTES } from "../calls/saving.js";
-import { LocalRefusal } from "../client/local-refusals.js";
-import { byteSize, statusPredicate } from "../client/wording.js";
+import { SAVE_MAX_BYTES } from "../calls/paid/saving.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
+import { LocalRefusal } from "../shared/local-refusals.js";
+import { byteSize, statusPredicate } from "../shared/wording.js";
 import { viewerUpload } from "./viewer-upload.js";
 
 /**

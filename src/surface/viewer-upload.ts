@@ -1,16 +1,16 @@
 /**
  * The media viewer's app-only upload tool: the file the user chose, in base64 chunks, in order; the
- * last one sends it to the service (src/calls/chunked-upload.ts). Hidden from the model (its one
+ * last one sends it to the service (src/calls/uploads/chunked-upload.ts). Hidden from the model (its one
  * caller is src/viewer/app/upload.ts), so, as the viewer's other app-only tools, it describes no
  * argument: every client that declares MCP Apps pays for each listed byte.
  */
 import { z } from "zod";
-import { receiveChunk } from "../calls/chunked-upload.js";
-import { chunkCount, UPLOAD_CHUNK_BYTES } from "../calls/upload-store.js";
-import { byteSize } from "../client/wording.js";
+import { receiveChunk } from "../calls/uploads/chunked-upload.js";
+import { chunkCount, UPLOAD_CHUNK_BYTES } from "../calls/uploads/upload-store.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { okResult } from "../mcp/results.js";
+import { byteSize } from "../shared/wording.js";
 
 const MAX_BYTES = Math.max(LIMITS.asset.maxBytes, LIMITS.voice.maxBytes);
 
@@ -22,7 +22,7 @@ export const viewerUpload = defineTool({
   inputSchema: z.strictObject({
     upload: z.string().max(64).optional(),
     kind: z.enum(["asset", "voice"]).optional(),
-    // Its limit depends on the kind: src/calls/chunked-upload.ts says which.
+    // Its limit depends on the kind: src/calls/uploads/chunked-upload.ts says which.
     size: z.number().int().min(1).optional(),
     name: z.string().min(1).max(LIMITS.asset.filename).optional(),
     rightsConfirmed: z.boolean().optional(),

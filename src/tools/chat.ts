@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { chatCall } from "../calls/chat-call.js";
+import { chatCall } from "../calls/paid/chat-call.js";
 import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { extractCall } from "../calls/extract-call.js";
+import { extractCall } from "../calls/paid/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
-import { TASK_EXECUTION } from "../mcp/task-wire-2025.js";
+import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 
 const X = ExtractRequestSchema.shape;
 

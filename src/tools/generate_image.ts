@@ -1,6 +1,6 @@
-import { submitMedia } from "../calls/media-call.js";
+import { submitMedia } from "../calls/paid/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { TASK_EXECUTION } from "../mcp/task-wire-2025.js";
+import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 import { SPENDS_AND_NEXT, submissionHints, submissionOutput, visualInput } from "./media_args.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { priceHint } from "../calls/estimate.js";
+import { priceHint } from "../calls/paid/estimate.js";
 import type { ModelList } from "../client/schemas.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";

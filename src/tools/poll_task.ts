@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { callBudget } from "../calls/budget.js";
-import { presentTask } from "../calls/present.js";
-import { waitWithProgress } from "../calls/waiting.js";
+import { presentTask } from "../calls/paid/present.js";
+import { waitWithProgress } from "../calls/paid/waiting.js";
 import { isTerminal, LIMITS } from "../config/service-limits.js";
 import type { LedgerRecord } from "../ledger/listing.js";
+import { callBudget } from "../mcp/budget.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskOut, taskIdField } from "../mcp/fields.js";

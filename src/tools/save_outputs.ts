@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { rootsFor } from "../calls/file-areas.js";
-import { SaveFailedError } from "../calls/save-refusals.js";
-import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/saving.js";
-import { assetLine } from "../calls/task-view.js";
-import { count } from "../client/wording.js";
+import { rootsFor } from "../calls/files/file-areas.js";
+import { SaveFailedError } from "../calls/files/save-refusals.js";
+import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/paid/saving.js";
+import { assetLine } from "../calls/paid/task-view.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
 import { Questions } from "../mcp/questions.js";
 import { errorResult, okResult } from "../mcp/results.js";
+import { count } from "../shared/wording.js";
 
 export default defineTool({
   name: "save_outputs",

@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { askForUpload } from "../calls/chunked-upload.js";
-import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
-import { openMedia, sniff } from "../calls/files.js";
-import { decodeBase64, notMedia } from "../calls/media-rules.js";
-import { ArgumentError } from "../client/local-refusals.js";
-import { byteSize } from "../client/wording.js";
+import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/files/file-areas.js";
+import { openMedia, sniff } from "../calls/files/files.js";
+import { askForUpload } from "../calls/uploads/chunked-upload.js";
+import { decodeBase64, notMedia } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
+import { ArgumentError } from "../shared/local-refusals.js";
+import { byteSize } from "../shared/wording.js";
 
 const MAX = LIMITS.asset.maxBytes;
 

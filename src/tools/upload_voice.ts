@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { askForUpload } from "../calls/chunked-upload.js";
-import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/file-areas.js";
-import { openMedia } from "../calls/files.js";
-import { checkVoiceDuration, notVoice, readDuration } from "../calls/media-rules.js";
-import { ArgumentError } from "../client/local-refusals.js";
+import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/files/file-areas.js";
+import { openMedia } from "../calls/files/files.js";
+import { askForUpload } from "../calls/uploads/chunked-upload.js";
+import { checkVoiceDuration, notVoice, readDuration } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { declined, Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
+import { ArgumentError } from "../shared/local-refusals.js";
 
 const { min, max } = LIMITS.voice.duration;
 

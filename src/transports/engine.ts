@@ -7,12 +7,12 @@
  */
 
 import type { LRUCache } from "lru-cache";
-import { scrubKeyShapes } from "../client/scrub.js";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
+import { scrubKeyShapes } from "../shared/scrub.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
@@ -169,7 +169,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     async close() {
       // MCP tasks this process drives give up their leases first, so a restart takes them over at once.
-      await (await import("../surface/mcp-tasks.js")).stopTasks();
+      await (await import("../calls/mcp-task/mcp-task-requests.js")).stopTasks();
       await ledger.close();
       await target.close?.();
     },

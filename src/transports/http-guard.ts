@@ -6,8 +6,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
-import { byteSize } from "../client/wording.js";
 import { LIMITS } from "../config/service-limits.js";
+import { byteSize } from "../shared/wording.js";
 
 /**
  * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the

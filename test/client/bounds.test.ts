@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { HttpResponse, http } from "msw";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArgumentError } from "../../src/client/local-refusals.js";
 import { buildMediaBody } from "../../src/client/requests.js";
 import { ServiceClient } from "../../src/client/service-client.js";
+import { ArgumentError } from "../../src/shared/local-refusals.js";
 import { BASE, client, KEY, MAGIC, mockService, task, tempDir } from "./client-helpers.js";
 
 const { server, seen } = mockService();

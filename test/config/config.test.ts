@@ -19,7 +19,7 @@ describe("loadConfig", () => {
     expect(c.store).toMatch(/^sqlite:\/\/.*generation-mcp.*ledger\.sqlite$/);
     expect(c.files).toHaveLength(1);
     expect(c.remoteUsers).toBe(false);
-    // Unset: generated/ under the first directory in force, decided per call (src/calls/saving.ts).
+    // Unset: generated/ under the first directory in force, decided per call (src/calls/paid/saving.ts).
     expect(c.outputDir).toBeUndefined();
     expect(c.maxGems).toBeUndefined();
     expect(c.confirmAboveGems).toBeUndefined();

@@ -7,8 +7,8 @@
  * service's task again at once. One dispatch either way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LedgerTaskStore, type StoredTask } from "../../src/calls/mcp-task/mcp-task-store.js";
 import { hashKey, openLedger } from "../../src/ledger/open-ledger.js";
-import { LedgerTaskStore, type StoredTask } from "../../src/mcp/task-store.js";
 import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import { callTool, pollTask, rpc, textOf } from "../helpers/tasks-wire.js";

@@ -1,6 +1,6 @@
 /** How tests check a refusal of bad input: an ArgumentError naming the field, and what it says. */
 import { expect } from "vitest";
-import { ArgumentError } from "../../src/client/local-refusals.js";
+import { ArgumentError } from "../../src/shared/local-refusals.js";
 
 /** Runs `fn`, expects it to throw an ArgumentError for `field` whose message matches each of `says`; returns it. */
 export function refusedArgument(fn: () => unknown, field: string, ...says: RegExp[]): ArgumentError {

@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { freshRecord } from "../../src/ledger/checks.js";
 import type { StoredRecord } from "../../src/ledger/record.js";
-import { SqliteStore } from "../../src/ledger/sqlite.js";
 import type { LedgerStore } from "../../src/ledger/store.js";
+import { SqliteStore } from "../../src/ledger/stores/sqlite.js";
 import { change, deliveredMark, RecordWriter } from "../../src/ledger/writes.js";
 import { tempDir } from "./ledger-helpers.js";
 

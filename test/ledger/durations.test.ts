@@ -6,7 +6,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { hashKey, type Ledger } from "../../src/ledger/open-ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
-import { SqliteStore } from "../../src/ledger/sqlite.js";
+import { SqliteStore } from "../../src/ledger/stores/sqlite.js";
 import { API_KEY, FAST, fastLedger, OTHER_KEY, tempDir } from "./ledger-helpers.js";
 
 let t: ReturnType<typeof tempDir>;

@@ -7,7 +7,7 @@ import {
   LedgerError,
   openLedger,
 } from "../../src/ledger/open-ledger.js";
-import { connect } from "../../src/ledger/sqlite-connection.js";
+import { connect } from "../../src/ledger/stores/sqlite-connection.js";
 import { API_KEY, BODY, fastLedger, OTHER_KEY, STORE, scriptedSend, serviceError } from "./ledger-helpers.js";
 import { available, freshStore, type StoreFixture } from "./stores.js";
 

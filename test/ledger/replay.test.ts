@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ArgumentError } from "../../src/client/local-refusals.js";
 import { ConnectionError, IncompleteStreamError } from "../../src/client/service-errors.js";
 import { backoffDelay, DEFAULT_BACKOFF, verdict } from "../../src/ledger/replay.js";
+import { ArgumentError } from "../../src/shared/local-refusals.js";
 import { serviceError } from "./ledger-helpers.js";
 
 const max = () => 0.999999;

@@ -10,8 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LedgerImpl } from "../../src/ledger/ledger.js";
 import { hashKey, LedgerError, openLedger } from "../../src/ledger/open-ledger.js";
 import { DEFAULT_BACKOFF } from "../../src/ledger/replay.js";
-import { SqliteStore } from "../../src/ledger/sqlite.js";
-import { connect, NO_DRIVER_ACTION, NoSqliteDriverError } from "../../src/ledger/sqlite-connection.js";
+import { SqliteStore } from "../../src/ledger/stores/sqlite.js";
+import { connect, NO_DRIVER_ACTION, NoSqliteDriverError } from "../../src/ledger/stores/sqlite-connection.js";
 import {
   API_KEY,
   BODY,

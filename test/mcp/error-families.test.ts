@@ -1,5 +1,5 @@
 /**
- * One family of errors per room, each under the root CodedError (src/client/coded-error.ts) with a
+ * One family of errors per room, each under the root CodedError (src/shared/coded-error.ts) with a
  * code and a next action, and describeError telling them apart by class: every code the service's
  * error table (docs/service.md#errors) lists reaches a class of the service's family with its
  * client action and a next step; every local and ledger error is a CodedError; an object that
@@ -8,9 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SaveFailedError, SaveNotAllowedError } from "../../src/calls/save-refusals.js";
-import { CodedError } from "../../src/client/coded-error.js";
-import { ArgumentError, LocalRefusal } from "../../src/client/local-refusals.js";
+import { SaveFailedError, SaveNotAllowedError } from "../../src/calls/files/save-refusals.js";
 import {
   CLIENT_ACTIONS,
   ConnectionError,
@@ -30,6 +28,8 @@ import {
 } from "../../src/ledger/ledger-errors.js";
 import { UserDeclinedError } from "../../src/mcp/questions.js";
 import { describeError } from "../../src/mcp/results.js";
+import { CodedError } from "../../src/shared/coded-error.js";
+import { ArgumentError, LocalRefusal } from "../../src/shared/local-refusals.js";
 
 /** The rows of docs/service.md#errors: each status with the codes it lists (none: "not documented" or "or none"). */
 function serviceTable(): { status: number; codes: string[]; codeless: boolean }[] {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ArgumentError } from "../../src/client/local-refusals.js";
 import { ConnectionError, errorFromResponse, TimeoutError } from "../../src/client/service-errors.js";
 import { IdempotencyConflictError, IdentifiedError, LedgerError } from "../../src/ledger/open-ledger.js";
 import { declined } from "../../src/mcp/questions.js";
 import { errorResult, okResult } from "../../src/mcp/results.js";
+import { ArgumentError } from "../../src/shared/local-refusals.js";
 
 const text = (r: ReturnType<typeof errorResult>) => (r.content[0] as { text: string }).text;
 

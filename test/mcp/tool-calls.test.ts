@@ -19,8 +19,8 @@ import {
   type ToolEntry,
   type ToolOutcome,
 } from "../../src/mcp/define-tool.js";
+import type { CreateTaskResult } from "../../src/mcp/mcp-task-wire.js";
 import { okResult } from "../../src/mcp/results.js";
-import type { CreateTaskResult } from "../../src/mcp/task-wire.js";
 import { envelope } from "../helpers/tasks-wire.js";
 
 const HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -45,7 +45,7 @@ const TABLE = new Map(
     tool("bare", async () => ({ content: [{ type: "text", text: "no structure" }] })),
     tool("failed", async () => ({ content: [{ type: "text", text: "FAILED: it broke." }], isError: true })),
     tool("task", async () => {
-      // As src/calls/background.ts hands one back.
+      // As src/calls/mcp-task/mcp-task-background.ts hands one back.
       const created: CreateTaskResult = {
         resultType: "task",
         taskId: "task-1",

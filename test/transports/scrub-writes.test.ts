@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { keyScrubber } from "../../src/client/scrub.js";
+import { keyScrubber } from "../../src/shared/scrub.js";
 import { scrubWrites } from "../../src/transports/scrub-writes.js";
 
 const HEX = randomBytes(32).toString("hex");

@@ -2,7 +2,7 @@
  * Sends the file the user chose through the app-only tool viewer_upload: an upload opened with the
  * file's kind and size, then 512 KiB chunks (base64 grows each to 683 KiB, within every host's
  * message limits), one at a time, in order; the server
- * sends the file to the service only after the last one (src/calls/chunked-upload.ts). A chunk
+ * sends the file to the service only after the last one (src/calls/uploads/chunked-upload.ts). A chunk
  * whose answer the host lost is sent again, which the server answers without storing it twice;
  * the last chunk sent again only asks how the upload ended. The upload itself is never repeated:
  * when its outcome is unknown, the view says so and leaves the retry to the user.
@@ -11,7 +11,7 @@ import { toBase64 } from "./media.js";
 import type { Host } from "./protocol.js";
 import { type Asset, type CallResult, textOf } from "./types.js";
 
-/** As src/calls/upload-store.ts: every chunk but the last holds exactly this many bytes. */
+/** As src/calls/uploads/upload-store.ts: every chunk but the last holds exactly this many bytes. */
 export const CHUNK_BYTES = 512 * 1024;
 
 export type UploadKind = "asset" | "voice";

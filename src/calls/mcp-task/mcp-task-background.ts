@@ -1,0 +1,137 @@
+/**
+ * A paid call handed back as an MCP task (docs/tasks.md). The call was checked, its spending
+ * confirmed and its request claimed in the ledger (identity and bytes durable); from there the
+ * same steps a synchronous call takes (send within a budget, wait for the service's task, present
+ * it) run in the background of this process, and their result is stored on the task, exactly as
+ * the tool would have answered.
+ *
+ * Nothing depends on this process staying up. The task's `context` says how to go on (the call
+ * kind's own description of its request, the identity, the service's task once known), and a
+ * lease says which process drives it; a `tasks/get` on any process that finds the lease lapsed
+ * takes the work over (mcp-task-resume.ts): an uncertain send replays under the same identity, a known
+ * service task is read again.
+ */
+import { TASK_LEASE_MS, TASK_POLL, TASK_TTL_MS } from "../../config/time-limits.js";
+import { IdentifiedError } from "../../ledger/ledger-errors.js";
+import type { RunResult } from "../../ledger/open-ledger.js";
+import type { Budget } from "../../mcp/budget.js";
+import type { Engine, ToolContext } from "../../mcp/context.js";
+import type { ToolOutcome } from "../../mcp/define-tool.js";
+import type { CreateTaskResult } from "../../mcp/mcp-task-wire.js";
+import { created2025 } from "../../mcp/mcp-task-wire-2025.js";
+import { adopting, Job, jobs, OWNER } from "./mcp-task-job.js";
+import { type Steps, type TaskContext, taskStore } from "./mcp-task-record.js";
+import type { StoredTask } from "./mcp-task-store.js";
+
+export type { Steps, Within } from "./mcp-task-record.js";
+
+/**
+ * Hands a claimed paid call back as a task: sends (the run starts here, with the task's own
+ * signals, not the request's), and as soon as the ledger says the claim is durable, creates the
+ * task and answers with it. A refusal before the claim is thrown, as in a synchronous call.
+ * `form`: the task was asked for in the 2025-11-25 form (mcp-task-wire-2025.ts): listed for
+ * `tasks/list`, and answered in that form's shape.
+ */
+export async function handBack<T>(
+  engine: Engine,
+  steps: Steps<T>,
+  form?: "2025-11-25",
+): Promise<ToolOutcome> {
+  const store = await taskStore(engine);
+  const job = new Job(engine);
+  let onClaimed: (identity: string) => void = () => {};
+  const claimed = new Promise<string>((resolve) => {
+    onClaimed = resolve;
+  });
+  const running = steps.send(job.sendCtx, job.sendBudget, { onClaimed });
+  running.catch(() => {});
+  // Refused before the claim (a conflict, an unusable ledger): the call's own refusal, and no task.
+  const identity = await Promise.race([claimed, running.then((r) => r.identity)]).catch((err: unknown) => {
+    job.sendBudget.release();
+    throw err;
+  });
+  let created: Awaited<ReturnType<typeof store.create>>;
+  try {
+    const context: TaskContext = { identity, work: steps.work };
+    created = await store.create({
+      principal: engine.keyHash,
+      ttlMs: TASK_TTL_MS,
+      context: context as unknown as Record<string, unknown>,
+      statusMessage: `Sending the request (identity ${identity}).`,
+      lease: { owner: OWNER, until: Date.now() + TASK_LEASE_MS },
+      ...(form === undefined ? {} : { listed: true }),
+    });
+  } catch (err) {
+    // No task to follow the work: stop it. The record stays open, so the identical call replays it.
+    job.stop.abort(err);
+    void running.catch(() => {}).finally(() => job.sendBudget.release());
+    throw new IdentifiedError(err, identity, "sent");
+  }
+  job.drive(created.taskId, Date.parse(created.createdAt), steps, () => running);
+  if (form !== undefined) return created2025(created) as unknown as ToolOutcome;
+  const result: CreateTaskResult = { resultType: "task", ...created };
+  return result as unknown as ToolOutcome;
+}
+
+/**
+ * Takes over a task whose lease lapsed (its process stopped): the lease becomes this process's,
+ * and its work goes on from where the store and the ledger say it stands.
+ */
+export async function adopt<T>(
+  engine: Engine,
+  rec: StoredTask,
+  steps: Steps<T>,
+  goOn: (job: { ctx: ToolContext; budget: Budget; signal: AbortSignal }) => Promise<RunResult<T>>,
+): Promise<boolean> {
+  // Two tasks/get at once in this process: one takes the lease, the other leaves it be.
+  if (jobs.has(rec.taskId) || adopting.has(rec.taskId)) return false;
+  adopting.add(rec.taskId);
+  let taken: StoredTask | undefined;
+  try {
+    const store = await taskStore(engine);
+    const now = Date.now();
+    taken = await store.change(rec.taskId, engine.keyHash, (cur) => {
+      if (cur.status !== "working" || (cur.lease !== undefined && cur.lease.until > now)) return undefined;
+      cur.lease = { owner: OWNER, until: now + TASK_LEASE_MS };
+      return cur;
+    });
+  } finally {
+    adopting.delete(rec.taskId);
+  }
+  if (taken?.lease?.owner !== OWNER || jobs.has(rec.taskId)) return false;
+  const job = new Job(engine);
+  job.drive(rec.taskId, taken.createdAt, steps, () =>
+    goOn({ ctx: job.sendCtx, budget: job.sendBudget, signal: job.stop.signal }),
+  );
+  return true;
+}
+
+/** Whether this process drives the task (its pollers may be held for its next read). */
+export const drives = (taskId: string): boolean => jobs.has(taskId);
+
+/**
+ * Holds a `tasks/get` that came just before this process's next read of the service's task until
+ * that read's outcome is stored (a new read scheduled, or the task finished), for at most
+ * TASK_POLL.holdMs past the read: a poller arriving at `pollIntervalMs` sees the end at once.
+ */
+export async function beforeRead(taskId: string): Promise<void> {
+  const job = jobs.get(taskId);
+  const at = job?.nextReadAt;
+  if (job === undefined || at === undefined) return;
+  const untilRead = at - Date.now();
+  if (untilRead > TASK_POLL.holdMs) return;
+  await job.nextStep(Math.max(0, untilRead) + TASK_POLL.holdMs);
+}
+
+/** tasks/cancel reached this process: if it drives the task, its wait stops now. */
+export function stopWaiting(taskId: string): void {
+  jobs.get(taskId)?.cancel.abort();
+}
+
+/**
+ * The process stops: every task it drives stops here and its lease is given up, so the next
+ * `tasks/get` (here after a restart, or on another replica) takes the work over at once.
+ */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...jobs.values()].map((job) => job.release()));
+}

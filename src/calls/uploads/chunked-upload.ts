@@ -1,0 +1,204 @@
+/**
+ * The user's own media through the media viewer (docs/viewer.md#uploads). The model asks with
+ * upload_asset (or upload_voice) and no path or data: where the client renders MCP Apps, the result
+ * opens the viewer's upload form. The view then opens an upload through the app-only tool
+ * viewer_upload (the declared size within the service's limit, the rights confirmed for a voice)
+ * and sends the file in chunks, each checked (the first one's bytes must be media of the right
+ * kind; every chunk in order and of its length) and written to the bounded store
+ * (src/calls/uploads/upload-store.ts). Only once the
+ * last chunk is in do the bytes go to the service, streamed from disk, once: an upload is never
+ * sent twice (the service does not make uploads idempotent). Asking again about a finished upload
+ * answers with what happened to it.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { Asset, Voice } from "../../client/schemas.js";
+import { LIMITS } from "../../config/service-limits.js";
+import { VIEWER_UPLOAD_ANSWER_MS } from "../../config/time-limits.js";
+import type { Engine, ToolContext } from "../../mcp/context.js";
+import { okResult } from "../../mcp/results.js";
+import { ArgumentError } from "../../shared/local-refusals.js";
+import { byteSize } from "../../shared/wording.js";
+import { sniff } from "../files/files.js";
+import { checkVoiceDuration, decodeBase64, notMedia, notVoice, readDuration } from "./media-rules.js";
+import { type Upload, UploadStore } from "./upload-store.js";
+
+export type UploadKind = "asset" | "voice";
+
+export interface ChunkArgs {
+  /** The upload's ID from the first chunk's answer; absent on the first chunk. */
+  upload?: string | undefined;
+  kind?: UploadKind | undefined;
+  size?: number | undefined;
+  name?: string | undefined;
+  rightsConfirmed?: boolean | undefined;
+  seq?: number | undefined;
+  data?: string | undefined;
+}
+
+/** Where an upload stands: still arriving, being sent to the service, or done with its result. */
+export type ChunkAnswer =
+  | { upload: string; state: "receiving" | "sending"; received: number; size: number }
+  | { upload: string; state: "finished"; asset: Asset }
+  | { upload: string; state: "finished"; voice: Voice };
+
+type Sent = { ok: { asset: Asset } | { voice: Voice } } | { error: unknown };
+
+const MAX_BYTES: Record<UploadKind, number> = {
+  asset: LIMITS.asset.maxBytes,
+  voice: LIMITS.voice.maxBytes,
+};
+
+let shared: UploadStore<UploadKind> | undefined;
+/** The process's one store: its bounds hold across every engine (every key) it serves. */
+export const uploadStore = (): UploadStore<UploadKind> => {
+  shared ??= new UploadStore<UploadKind>();
+  return shared;
+};
+
+/** Opens an upload after the checks that need no byte: what it is for, how big, the rights. */
+async function begin(
+  engine: Engine,
+  store: UploadStore<UploadKind>,
+  args: ChunkArgs,
+): Promise<Upload<UploadKind>> {
+  if (args.seq !== undefined || args.data !== undefined)
+    throw new ArgumentError(
+      "upload",
+      "a chunk names the upload it belongs to; open one first (kind and size, no data)",
+    );
+  const kind = args.kind;
+  if (kind === undefined)
+    throw new ArgumentError("kind", "an upload says what the file is for: asset or voice");
+  const size = args.size;
+  if (size === undefined) throw new ArgumentError("size", "an upload gives the file's size in bytes");
+  if (size > MAX_BYTES[kind])
+    throw new ArgumentError(
+      "size",
+      `the file is ${byteSize(size)}; a${kind === "asset" ? "n asset" : " voice"} may be at most ${byteSize(MAX_BYTES[kind])}`,
+    );
+  if (kind === "voice" && args.rightsConfirmed !== true) {
+    throw new ArgumentError(
+      "rightsConfirmed",
+      "must be true: the user ticks that they have the speaker's permission to clone this voice before it is uploaded",
+    );
+  }
+  return store.open(engine.keyHash, size, args.name, kind);
+}
+
+/** The first chunk's bytes must be media of the upload's kind: judged before they are stored. */
+async function checkBytes(
+  store: UploadStore<UploadKind>,
+  u: Upload<UploadKind>,
+  bytes: Uint8Array,
+): Promise<void> {
+  const why = (u.purpose === "asset" ? notMedia : notVoice)(await sniff(bytes.subarray(0, 4100)));
+  if (why === undefined) return;
+  await store.drop(u);
+  throw new ArgumentError("data", `${u.name ?? "the file"} ${why} (judged by its bytes)`);
+}
+
+/** Sends the stored file to the service, once; the outcome is kept, never thrown at no one. */
+async function send(engine: Engine, store: UploadStore<UploadKind>, u: Upload<UploadKind>): Promise<Sent> {
+  try {
+    if (u.purpose === "voice") {
+      const duration = await readDuration(u.file);
+      checkVoiceDuration(duration);
+      const voice = await engine.client.uploadVoice({
+        path: u.file,
+        filename: u.name ?? "recording",
+        duration,
+        rightsConfirmed: true,
+      });
+      return { ok: { voice } };
+    }
+    // Not tied to the call's signal: a host that gives up on the call must not cut the upload
+    // halfway (its outcome would be unknown); the view asks again and gets the outcome.
+    return { ok: { asset: await engine.client.uploadAsset({ path: u.file }, { filename: u.name }) } };
+  } catch (error) {
+    return { error };
+  } finally {
+    await store.finish(u);
+  }
+}
+
+const progress = (u: Upload<UploadKind>, state: "receiving" | "sending"): ChunkAnswer => ({
+  upload: u.id,
+  state,
+  received: u.received,
+  size: u.size,
+});
+
+/** Where `u` stands; once it is being sent, its outcome if it comes within `withinMs`. */
+async function answer(u: Upload<UploadKind>, withinMs: number): Promise<ChunkAnswer> {
+  if (u.sent === undefined) return progress(u, "receiving");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), withinMs);
+  });
+  const sent = (await Promise.race([u.sent, late])) as Sent | undefined;
+  clearTimeout(timer);
+  if (sent === undefined) return progress(u, "sending");
+  if ("error" in sent) throw sent.error;
+  return { upload: u.id, state: "finished", ...sent.ok };
+}
+
+/**
+ * One call from the view: without an upload ID it opens one (no bytes yet); with one, it brings
+ * chunk `seq`. The same chunk again (its answer was lost on the way) is answered as it stands and
+ * not stored twice; the last chunk again answers with the upload's outcome.
+ */
+export async function receiveChunk(
+  engine: Engine,
+  args: ChunkArgs,
+  o: { store?: UploadStore<UploadKind>; answerWithinMs?: number } = {},
+): Promise<ChunkAnswer> {
+  const store = o.store ?? uploadStore();
+  if (args.upload === undefined) return progress(await begin(engine, store, args), "receiving");
+  const u = store.get(engine.keyHash, args.upload);
+  if (args.seq === undefined || args.data === undefined)
+    throw new ArgumentError(
+      args.seq === undefined ? "seq" : "data",
+      "a chunk gives its number (seq) and its bytes (data, base64)",
+    );
+  const bytes = decodeBase64("data", args.data);
+  const within = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
+  if (args.seq === u.next - 1 && !u.busy) return answer(u, within);
+  if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes);
+  await store.append(u, args.seq, bytes);
+  if (u.state !== "receiving" && u.sent === undefined) u.sent = send(engine, store, u);
+  return answer(u, within);
+}
+
+/** What the view shows while the user chooses, and what the model is told. */
+function askedFor(kind: UploadKind): { text: string; limits: Record<string, number> } {
+  const { min, max } = LIMITS.voice.duration;
+  if (kind === "voice") {
+    return {
+      text: `Asked the user for a recording: the media viewer shows an upload form, where they choose an MP3, WAV, OGG, M4A, AAC, FLAC or WebM file (${min} to ${max} s, up to ${byteSize(MAX_BYTES.voice)}) and tick that they have the speaker's permission to clone the voice. Nothing is uploaded yet.
+Next: wait for the user. The viewer hands you the new voice's ID (in your context, or as their message); use it with generate_audio, operation voice_clone, model service-voice, parameters.voiceProfileId. If the user sees no form, upload_voice with a path is the other way.`,
+      limits: { maxBytes: MAX_BYTES.voice, minSeconds: min, maxSeconds: max },
+    };
+  }
+  return {
+    text: `Asked the user for a file: the media viewer shows an upload form, where they choose an image, video or audio file (up to ${byteSize(MAX_BYTES.asset)}) on their device. Nothing is uploaded yet.
+Next: wait for the user. The viewer hands you the asset ID (in your context, or as their message); use it as sourceImage, endFrame, coverAudio or videoAssetId, or in referenceAssetIds. If the user sees no form, upload_asset with a path or base64 data is the other way.`,
+    limits: { maxBytes: MAX_BYTES.asset },
+  };
+}
+
+/**
+ * The model asked for the user's own media (upload_asset or upload_voice with no path or data).
+ * Only a client that renders the media viewer can show the upload form; others are told what works.
+ */
+export function askForUpload(kind: UploadKind, ctx: ToolContext, field: string): CallToolResult {
+  if (!ctx.rendersApps) {
+    throw new ArgumentError(
+      field,
+      kind === "asset"
+        ? "give exactly one: a file path, or the file's bytes as base64 data (this host shows no media viewer, where the user could choose the file)"
+        : "is needed: this host shows no media viewer, where the user could choose the recording",
+    );
+  }
+  const asked = askedFor(kind);
+  return okResult(asked.text, { upload: { kind, ...asked.limits } });
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { summarize } from "../../src/ledger/error-summary.js";
+import { keyScrubber, REDACTED, scrubDeep, scrubKeyShapes } from "../../src/shared/scrub.js";
+
+const HEX = randomBytes(32).toString("hex");
+const KEY = `lgk_${HEX}`;
+const scrub = keyScrubber(KEY);
+
+/** Any 12 characters of the key's digits, in any case. */
+const leaks = (text: string): boolean => {
+  const lower = text.toLowerCase();
+  for (let i = 0; i + 12 <= HEX.length; i++) if (lower.includes(HEX.slice(i, i + 12))) return true;
+  return false;
+};
+
+describe("keyScrubber", () => {
+  const forms: Record<string, string> = {
+    key: KEY,
+    "bare hex": HEX,
+    "upper-cased": KEY.toUpperCase(),
+    "bare hex upper-cased": HEX.toUpperCase(),
+    "mixed case": [...KEY].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join(""),
+    "URL-encoded": encodeURIComponent(KEY),
+  };
+  for (const [name, form] of Object.entries(forms)) {
+    it(`removes the key as its ${name}, inside other text`, () => {
+      const out = scrub(`Key ${form} was refused; retry.`);
+      expect(leaks(out)).toBe(false);
+      expect(out).toContain(REDACTED);
+      expect(out).toMatch(/^Key .* was refused; retry\.$/);
+    });
+  }
+
+  it("removes base64 and base64url of the key or its digits, at every alignment inside a larger encoding", () => {
+    for (const secret of [KEY, HEX]) {
+      for (const before of ["", "a", "ab", "Basic user:", "xyz:"]) {
+        const raw = Buffer.from(`${before}${secret}:tail`);
+        for (const encoded of [raw.toString("base64"), raw.toString("base64url")]) {
+          const out = scrub(`Authorization: Basic ${encoded}`);
+          expect(out, `${before} ${encoded}`).toContain(REDACTED);
+          // What is left cannot be decoded back into the key.
+          const rest = out.replace(REDACTED, "");
+          expect(Buffer.from(rest.slice(21), "base64").toString("latin1")).not.toContain(HEX.slice(0, 12));
+        }
+      }
+    }
+  });
+
+  it("removes other keys by their shape in any case, and leaves hashes and ordinary text alone", () => {
+    const other = `lgk_${randomBytes(32).toString("hex")}`;
+    expect(scrubKeyShapes(`a ${other.toUpperCase()} b`)).toBe(`a lgk_${REDACTED} b`);
+    expect(scrub(`a ${other} b`)).toBe(`a lgk_${REDACTED} b`);
+    const hash = randomBytes(32).toString("hex");
+    expect(scrub(`bodyHash ${hash}, task_123, 5 Gems`)).toBe(`bodyHash ${hash}, task_123, 5 Gems`);
+  });
+
+  it("scrubs every string of a result, keys included, but leaves media bytes whole", () => {
+    const media = Buffer.from(`png…${KEY}`).toString("base64");
+    const result = {
+      content: [
+        { type: "text", text: `INVALID_REQUEST: ${HEX.toUpperCase()}` },
+        { type: "image", data: media, mimeType: "image/png" },
+      ],
+      structuredContent: { error: { message: KEY }, [KEY]: [1, true, null, `x${HEX}`] },
+      _meta: { code: "X", note: KEY.toUpperCase() },
+    };
+    const out = scrubDeep(result, scrub);
+    expect(leaks(JSON.stringify({ ...out, content: [out.content[0]] }))).toBe(false);
+    expect(out.content[1]).toEqual(result.content[1]);
+    expect(out.structuredContent).toEqual({
+      error: { message: REDACTED },
+      [REDACTED]: [1, true, null, `x${REDACTED}`],
+    });
+  });
+
+  it("scrubs a key behind JSON escapes and in a result too large for one scan; a clean result passes as is", () => {
+    const escaped = { text: `"quoted"\n\u0001${KEY}\\` };
+    expect(scrubDeep(escaped, scrub).text).toBe(`"quoted"\n\u0001${REDACTED}\\`);
+    const large = {
+      text: "x".repeat(70 * 1024),
+      more: [{ note: `base64 ${Buffer.from(KEY).toString("base64")}` }],
+    };
+    expect(leaks(JSON.stringify(scrubDeep(large, scrub)))).toBe(false);
+    const clean = {
+      content: [{ type: "text", text: "task_123 queued, 5 Gems" }],
+      structuredContent: { n: 1 },
+    };
+    expect(scrubDeep(clean, scrub)).toBe(clean);
+  });
+});
+
+describe("the ledger's error summaries", () => {
+  it("store no form of the key: the caller's scrub first, then key shapes, then the bound", () => {
+    const err = Object.assign(new Error(`refused ${HEX.toUpperCase()} ${"x".repeat(600)}`), {
+      code: "INVALID_REQUEST",
+      status: 422,
+    });
+    const summary = summarize(err, scrub);
+    expect(leaks(JSON.stringify(summary))).toBe(false);
+    expect(summary).toMatchObject({ code: "INVALID_REQUEST", status: 422 });
+    expect(summary.message.startsWith(`refused ${REDACTED} x`)).toBe(true);
+    // Without the caller's scrubber, anything shaped like a key still goes.
+    expect(leaks(JSON.stringify(summarize(new Error(`bad ${KEY.toUpperCase()}`))))).toBe(false);
+  });
+});
