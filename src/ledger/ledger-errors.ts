@@ -55,11 +55,13 @@ export class IdentifiedError extends LedgerFailure {
     this.identity = identity;
     this.state = state;
     this.code = cause instanceof CodedError ? cause.code : "INTERNAL_ERROR";
-    this.action =
-      cause instanceof CodedError
-        ? cause.action
-        : state === "closed"
-          ? "The record is closed: a corrected call gets a new identity."
-          : "Keep the identity: the identical call replays it and never charges twice.";
+    // The ledger's own "nothing was sent" is not true of a request already sent: past the send,
+    // a ledger failure is told as the identity to keep.
+    const ownAction = cause instanceof CodedError && !(cause instanceof LedgerError && state !== "prepared");
+    this.action = ownAction
+      ? cause.action
+      : state === "closed"
+        ? "The record is closed: a corrected call gets a new identity."
+        : "Keep the identity: the identical call replays it and never charges twice.";
   }
 }

@@ -125,6 +125,16 @@ describe("local refusals and the ledger's errors", () => {
     });
   }
 
+  it("never says nothing was sent of a request the ledger failed after sending", () => {
+    const store = new LedgerError("LEDGER_WRITE_FAILED", "the store is unreachable");
+    expect(store.action).toMatch(/nothing was sent/);
+    const after = new IdentifiedError(store, "gm-3", "sent");
+    expect(after.code).toBe("LEDGER_WRITE_FAILED");
+    expect(after.action).not.toMatch(/nothing was sent/);
+    expect(after.action).toMatch(/Keep the identity/);
+    expect(new IdentifiedError(store, "gm-4", "prepared").action).toMatch(/nothing was sent/);
+  });
+
   it("a claimed run's failure is the ledger's, carrying its cause's code and action", () => {
     const cause = new TimeoutError({ message: "no answer", requestKind: "submission" });
     const err = new IdentifiedError(cause, "gm-1", "uncertain");

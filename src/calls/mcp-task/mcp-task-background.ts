@@ -114,10 +114,11 @@ export const drives = (taskId: string): boolean => jobs.has(taskId);
  * that read's outcome is stored (a new read scheduled, or the task finished), for at most
  * TASK_POLL.holdMs past the read: a poller arriving at `pollIntervalMs` sees the end at once.
  */
-export async function beforeRead(taskId: string): Promise<void> {
+export async function beforeRead(taskId: string, keyHash: string): Promise<void> {
   const job = jobs.get(taskId);
   const at = job?.nextReadAt;
-  if (job === undefined || at === undefined) return;
+  // Another key's read is never held: it answers "not found" at once, as for an unknown task.
+  if (job === undefined || at === undefined || job.keyHash !== keyHash) return;
   const untilRead = at - Date.now();
   if (untilRead > TASK_POLL.holdMs) return;
   await job.nextStep(Math.max(0, untilRead) + TASK_POLL.holdMs);

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { DEFAULT_BUDGET_CAP_MS, TASK_LEASE_MS, TASK_TTL_MS, TASK_WAIT_MS } from "../../config/time-limits.js";
+import { IdentifiedError } from "../../ledger/ledger-errors.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
 import { SerialQueue } from "../../ledger/store.js";
 import { budgetOf } from "../../mcp/budget.js";
@@ -44,6 +45,11 @@ export class Job {
   /** tasks/get held for a read: each released by the first write it waits for (true). */
   #holds: ((stored: StoredTask | undefined) => boolean)[] = [];
   #renew: NodeJS.Timeout | undefined;
+
+  /** The key whose task this is (by hash): only its own reads are held for the next read. */
+  get keyHash(): string {
+    return this.#engine.keyHash;
+  }
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -84,11 +90,16 @@ export class Job {
   async #run<T>(createdAt: number, steps: Steps<T>, start: () => Promise<RunResult<T>>): Promise<void> {
     let outcome: ToolOutcome;
     let deliverable = false;
+    let sentAs: string | undefined;
     const scrub = this.#engine.client.scrub;
     try {
       const run = await start();
+      sentAs = run.identity;
       const sent: SentFacts = { reused: run.reused, joined: run.joined, ...steps.facts(run.result) };
-      await this.#write((cur) => withContext(cur, { sent }));
+      // The send's outcome stands whatever the store does now: a failed write of what it answered
+      // is no refusal (the request was sent, and the result below names its identity and task). A
+      // process taking the work over finds the service's task in the ledger's record instead.
+      await this.#write((cur) => withContext(cur, { sent })).catch(() => {});
       if (this.stop.signal.aborted || this.cancel.signal.aborted) return;
       const signal = AbortSignal.any([this.stop.signal, this.cancel.signal]);
       const ttlLeft = TASK_TTL_MS - (Date.now() - createdAt);
@@ -101,7 +112,10 @@ export class Job {
         budget.release();
       }
     } catch (err) {
-      outcome = steps.refuse(err);
+      // After the send, a failure (a ledger or store write while waiting) is no "nothing was sent":
+      // it is told with the identity the request was sent under.
+      const after = sentAs !== undefined && !(err instanceof IdentifiedError);
+      outcome = steps.refuse(after ? new IdentifiedError(err, sentAs as string, "sent") : err);
       // Cancelled while sending: the cancelled task says how sending ended (what it means for money).
       if (this.cancel.signal.aborted && !this.stop.signal.aborted) {
         const ended = scrub(firstLine(outcome as Record<string, unknown>) ?? "refused");

@@ -20,7 +20,7 @@ export async function readTask(
   resumable: Resumable,
 ): Promise<{ task: DetailedTask; delivers?: string } | undefined> {
   const store = await taskStore(engine);
-  await beforeRead(taskId);
+  await beforeRead(taskId, engine.keyHash);
   let rec = await store.read(taskId, engine.keyHash);
   if (rec === undefined) return undefined;
   const lapsed = rec.lease === undefined || rec.lease.until <= Date.now();
