@@ -5,6 +5,7 @@
  */
 
 import { LIMITS, type MediaKind } from "../config/service-limits.js";
+import { lazy } from "../shared/lazy.js";
 import { ArgumentError } from "../shared/local-refusals.js";
 import { keyScrubber, type Scrub } from "../shared/scrub.js";
 import { AssetKinds } from "./asset-kinds.js";
@@ -55,11 +56,10 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * is imported on first use: the answers' zod schemas (schemas.ts, a few milliseconds of zod to
  * build), and chat with its stream parser, uploads and downloads, which few sessions use.
  */
-let schemaModule: Promise<typeof import("./schemas.js")> | undefined;
-const schemas = () => (schemaModule ??= import("./schemas.js"));
-const chatCompletion = () => import("./chat-completion.js");
-const uploads = () => import("./uploads.js");
-const output = () => import("./output.js");
+const schemas = lazy(() => import("./schemas.js"));
+const chatCompletion = lazy(() => import("./chat-completion.js"));
+const uploads = lazy(() => import("./uploads.js"));
+const output = lazy(() => import("./output.js"));
 
 export class ServiceClient {
   readonly baseUrl: string;

@@ -9,6 +9,7 @@
  * channel its server was built with (see delivery.ts), which settles them once the result was
  * written to a live client, or lost. The call itself runs in tool-call.ts.
  */
+
 import {
   isInputRequiredResult,
   type McpServer,
@@ -16,6 +17,7 @@ import {
   ProtocolErrorCode,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { lazy } from "../shared/lazy.js";
 import type { Engine } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
@@ -59,8 +61,7 @@ export function listing(def: ToolDefinition): ListedTool {
  * How a call runs (tool-call.ts: checks, the tool's code, scrubbing, delivery), imported on the
  * first tools/call rather than with every server: a start answers tools/list without it.
  */
-let toolCallModule: Promise<typeof import("./tool-call.js")> | undefined;
-const toolCalls = () => (toolCallModule ??= import("./tool-call.js"));
+const toolCalls = lazy(() => import("./tool-call.js"));
 
 /**
  * Answers tools/call on `server` for the tools of `table` (by name), over `engine`. `channel` is

@@ -16,11 +16,13 @@
  * On a 2025-11-25 connection, `tasks/get`, `tasks/cancel`, `tasks/result` and `tasks/list` answer
  * in that revision's form instead (mcp-task-requests-2025.ts); elsewhere the last two do not exist (-32601).
  */
+
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { Engine } from "../../mcp/context.js";
 import type { DeliveryChannel } from "../../mcp/delivery.js";
 import { requireTasks, TaskIdParams, taskNotFound } from "../../mcp/mcp-task-wire.js";
 import { ListParams, methodNotFound, serves2025Tasks } from "../../mcp/mcp-task-wire-2025.js";
+import { lazy } from "../../shared/lazy.js";
 import type { Resumable } from "./mcp-task-record.js";
 
 /**
@@ -28,10 +30,10 @@ import type { Resumable } from "./mcp-task-record.js";
  * src/calls) is imported on the first of them, not with the server: a start that lists tools and
  * makes no task never loads it (about a tenth of the cold start to tools/list).
  */
-const background = () => import("./mcp-task-background.js");
-const taskRecord = () => import("./mcp-task-record.js");
-const tasks2025 = () => import("./mcp-task-requests-2025.js");
-const taskRead = () => import("./mcp-task-read.js");
+const background = lazy(() => import("./mcp-task-background.js"));
+const taskRecord = lazy(() => import("./mcp-task-record.js"));
+const tasks2025 = lazy(() => import("./mcp-task-requests-2025.js"));
+const taskRead = lazy(() => import("./mcp-task-read.js"));
 
 /**
  * The process stops: the tasks it drives give up their leases, so the next `tasks/get` (after a
