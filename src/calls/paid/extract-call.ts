@@ -14,8 +14,8 @@ import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { Questions } from "../../mcp/questions.js";
 import { okResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
-import type { Steps } from "../mcp-task/mcp-task-background.js";
-import { type Built, checkArguments, claimThen, refused, sending, spendingNotes } from "./paid-call.js";
+import { handBack, type Steps } from "../mcp-task/mcp-task-background.js";
+import { type Built, checkArguments, deliver, refused, sending, spendingNotes } from "./paid-call.js";
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 export interface ExtractArgs {
@@ -54,10 +54,14 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     if (q.pending) return await q.result();
     // 3. Build the body once under the confirmed ceiling.
     const built = buildUnder(checked, ceiling.maxGems);
-    // 3. Claim the identity with the bytes, then send them within the budget; 4. present the
-    // analysis; 5. deliver. A client that takes tasks gets one at the claim.
     const steps = extractSteps(engine, { built, idempotencyKey, ceiling });
-    return await claimThen(engine, ctx, { ctx, budget, waitSeconds: 0 }, steps);
+    // A client that takes MCP tasks gets one as soon as the claim is durable: steps 3 to 5 then run
+    // in the task's background, and tasks/get carries the result.
+    if (ctx.takesTasks === true) return await handBack(engine, steps, ctx.taskForm);
+    // 3. Claim the identity with the bytes, then send them within the budget.
+    const run = await steps.send(ctx, budget);
+    // 4. Present the analysis; 5. deliver, marked once the transport wrote it.
+    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds: 0 }));
   } catch (err) {
     return refused(engine, err, ceiling);
   } finally {

@@ -19,8 +19,8 @@ import { Questions } from "../../mcp/questions.js";
 import { describeError, okResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "../files/file-areas.js";
-import type { Steps } from "../mcp-task/mcp-task-background.js";
-import { type Built, checkArguments, claimThen, refused, sending, variationsNote } from "./paid-call.js";
+import { handBack, type Steps } from "../mcp-task/mcp-task-background.js";
+import { type Built, checkArguments, deliver, refused, sending, variationsNote } from "./paid-call.js";
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
@@ -70,10 +70,15 @@ export async function submitMedia(
     const dirs = save ? await saveTarget(engine, roots === "pending" ? [] : roots) : undefined;
     // 3. Build the body once under the confirmed ceiling.
     const built = buildUnder(checked, ceiling.maxGems);
-    // 3. Claim the identity with the bytes, then send them within the budget; 4. wait for the task
-    // and present it as it stands; 5. deliver. A client that takes tasks gets one at the claim.
     const work = { tool, kind, operation: request.operation, built, idempotencyKey, ceiling, dirs };
-    return await claimThen(engine, ctx, { ctx, budget, waitSeconds }, mediaSteps(engine, work));
+    const steps = mediaSteps(engine, work);
+    // A client that takes MCP tasks gets one as soon as the claim is durable: steps 3 to 5 then run
+    // in the task's background, and tasks/get carries the result.
+    if (ctx.takesTasks === true) return await handBack(engine, steps, ctx.taskForm);
+    // 3. Claim the identity with the bytes, then send them within the budget.
+    const run = await steps.send(ctx, budget);
+    // 4. Wait for the task and present it as it stands; 5. deliver, marked once the transport wrote it.
+    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds }));
   } catch (err) {
     return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
   } finally {

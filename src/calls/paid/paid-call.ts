@@ -13,9 +13,9 @@
  *   5. deliver          the result goes back to the transport, and the record is marked delivered
  *                       once the transport wrote it to a live client (docs/idempotency.md#delivery)
  *
- * `claimThen` runs steps 3 to 5. For a client that takes MCP tasks it hands a task back as soon as
- * the claim is durable, and steps 3 (the sending) to 5 go on in the task's background
- * (mcp-task-background.ts); the result is delivered when `tasks/get` carries it to the client.
+ * For a client that takes MCP tasks, the call kind's one visible branch hands a task back as soon
+ * as the claim is durable (handBack, src/calls/mcp-task/mcp-task-background.ts), and steps 3 (the
+ * sending) to 5 go on in the task's background; the result is delivered when `tasks/get` carries it.
  *
  * After step 3 every answer carries the identity; a failure before it sends nothing and records
  * nothing.
@@ -27,7 +27,7 @@ import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { stepByKey } from "../../mcp/next-steps.js";
 import { describeError, errorResult, keyRefused } from "../../mcp/results.js";
-import { handBack, type Steps, type Within } from "../mcp-task/mcp-task-background.js";
+import type { Steps } from "../mcp-task/mcp-task-background.js";
 import { chargedText } from "./charged.js";
 import { type Ceiling, ceilingNote, priceRefusal } from "./spending.js";
 import { JOINED, REPLAYED } from "./task-view.js";
@@ -112,23 +112,6 @@ export function sending<T>(engine: Engine, o: Omit<Send<T>, "budget">): Steps<T>
       ...(extra.identity === undefined ? {} : { idempotencyKey: extra.identity }),
       ...(extra.onClaimed === undefined ? {} : { onClaimed: extra.onClaimed }),
     });
-}
-
-/**
- * Steps 3 to 5: claim, send within the budget, wait and present, deliver. A client that takes
- * tasks (`ctx.takesTasks`) gets one once the claim is durable; the rest runs in its background.
- */
-export async function claimThen<T>(
-  engine: Engine,
-  ctx: ToolContext,
-  within: Within,
-  steps: Steps<T>,
-): Promise<ToolOutcome> {
-  if (ctx.takesTasks === true) return handBack(engine, steps, ctx.taskForm);
-  // 3. Claim the identity with the bytes, then send them within the budget.
-  const run = await steps.send(ctx, within.budget);
-  // 4. Wait (media) and present; 5. deliver, and mark delivered once the transport wrote it.
-  return deliver(ctx, run, await steps.present(run, within));
 }
 
 /**
