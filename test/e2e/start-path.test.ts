@@ -32,7 +32,8 @@ function startPathOf(urls: string[]): StartPath {
     if (!url.startsWith("file:")) continue;
     const text = readFileSync(fileURLToPath(url), "utf8");
     for (const m of text.matchAll(/^\/\/ (src\/\S+\.ts)$/gm)) modules.add(m[1] ?? "");
-    for (const m of text.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//gm)) packages.add(m[1] ?? "");
+    for (const m of text.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//gm))
+      packages.add(m[1] ?? "");
   }
   const sorted = (s: Set<string>) => [...s].sort();
   return { modules: sorted(modules), packages: sorted(packages), builtins: sorted(builtins) };
