@@ -5,6 +5,7 @@
  */
 import { homedir } from "node:os";
 import { delimiter } from "node:path";
+import { MAX_ALLOWED_HOSTS, readHostNames } from "./accepted-hosts.js";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
@@ -112,9 +113,19 @@ export const SETTINGS: readonly Setting[] = [
     flag: "public-url",
     placeholder: "URL",
     read: readPublicUrl,
-    help: "with --auth oauth: the https URL users reach (http only on loopback); issuer and resource",
-    doc: "with `oauth`: the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): its origin is the OAuth issuer and `<origin>/mcp` the protected resource",
+    help: "the https URL users reach (http only on loopback): with --auth oauth the issuer and resource; in either mode its host is accepted in Host headers",
+    doc: "the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): with `oauth` its origin is the OAuth issuer and `<origin>/mcp` the protected resource; in either mode its host is accepted in the `Host` header (a front with a public name, docs/deploying.md)",
     defaultDoc: "required with `oauth`",
+  }),
+  define({
+    key: "allowedHosts",
+    env: "GENERATION_ALLOWED_HOSTS",
+    flag: "allowed-hosts",
+    placeholder: "NAMES",
+    read: readHostNames,
+    help: "HTTP: host names (comma-separated) the Host header may carry besides the bind address's and GENERATION_PUBLIC_URL's (a front that forwards its public name)",
+    doc: `HTTP, either mode: comma-separated host names (at most ${MAX_ALLOWED_HOSTS}, no port) that the \`Host\` header may carry besides the bind address's and \`GENERATION_PUBLIC_URL\`'s, for a front that forwards a public name; every other \`Host\` is refused (DNS-rebinding protection). The accepted names are said at start`,
+    defaultDoc: "none",
   }),
   define({
     key: "authSecret",
