@@ -80,8 +80,9 @@ beforeAll(async () => {
       // Short, so the test reaches a reuse after it.
       GENERATION_AUTH_REFRESH_GRACE: "2s",
     },
+    doc: "oauth",
     port,
-    tlsPem: tls.pemPath,
+    tls,
   });
   callback = await startCallback();
   browser = await launchChromium();
