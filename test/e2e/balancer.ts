@@ -42,6 +42,8 @@ export interface Balancer {
   fetch: FetchLike;
   /** The configuration HAProxy runs: the documented file, placeholders replaced. */
   config: string;
+  /** The front's certificate. */
+  tls: Tls;
   /** Sessions each replica was sent (HAProxy's `stot` per server). */
   sessionsPerReplica(): Promise<number[]>;
   /** Each server's state and last check, as HAProxy's stats say (`UP`, `L7OK`). */
@@ -139,6 +141,7 @@ export async function startHaproxy(replicas: string[], o: BalancerOptions = {}):
     fetch: (url, init) =>
       undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
     config,
+    tls,
     async sessionsPerReplica() {
       return (await serverRows(statsPort)).map((r) => Number(r.stot));
     },
