@@ -29,6 +29,11 @@ export const saveField = z.boolean().optional().describe("Also save finished out
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
+export const approvalField = z
+  .string()
+  .max(512)
+  .optional()
+  .describe("Token from this call's quote, once the user approves.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -64,3 +69,9 @@ export const TaskOut = TaskSchema.describe(
  */
 export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();
+
+// ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
+
+export const approvalOut = z.object({ token: z.string(), gems: z.number() }).optional();
+/** The rest of a quote (amount, factors, what to tell the user) is described in its text. */
+export const quoteOut = z.looseObject({}).optional();

@@ -98,6 +98,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "Token from this call's quote, once the user approves.",
+          type: "string",
+          maxLength: 512,
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -119,8 +124,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -140,8 +145,22 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        quote: {
+          type: "object",
+        },
+        approval: {
+          type: "object",
+          properties: {
+            token: {
+              type: "string",
+            },
+            gems: {
+              type: "number",
+            },
+          },
+          required: ["token", "gems"],
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -203,6 +222,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "Token from this call's quote, once the user approves.",
+          type: "string",
+          maxLength: 512,
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -224,8 +248,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -245,8 +269,22 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        quote: {
+          type: "object",
+        },
+        approval: {
+          type: "object",
+          properties: {
+            token: {
+              type: "string",
+            },
+            gems: {
+              type: "number",
+            },
+          },
+          required: ["token", "gems"],
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -314,6 +352,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "Token from this call's quote, once the user approves.",
+          type: "string",
+          maxLength: 512,
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -335,8 +378,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -356,8 +399,22 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        quote: {
+          type: "object",
+        },
+        approval: {
+          type: "object",
+          properties: {
+            token: {
+              type: "string",
+            },
+            gems: {
+              type: "number",
+            },
+          },
+          required: ["token", "gems"],
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -825,6 +882,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "Token from this call's quote, once the user approves.",
+          type: "string",
+          maxLength: 512,
+        },
       },
       required: ["model", "messages"],
       additionalProperties: false,
@@ -859,6 +921,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "stop, length, …",
         },
         usage: {
+          description: "Token counts.",
           anyOf: [
             {
               type: "object",
@@ -867,10 +930,23 @@ export const CATALOG: readonly ListedTool[] = [
               type: "null",
             },
           ],
-          description: "Token counts.",
+        },
+        quote: {
+          type: "object",
+        },
+        approval: {
+          type: "object",
+          properties: {
+            token: {
+              type: "string",
+            },
+            gems: {
+              type: "number",
+            },
+          },
+          required: ["token", "gems"],
         },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
     },
     annotations: {
       readOnlyHint: false,
@@ -915,6 +991,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "Token from this call's quote, once the user approves.",
+          type: "string",
+          maxLength: 512,
+        },
       },
       required: ["videoAssetId"],
       additionalProperties: false,
@@ -932,6 +1013,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         extraction: {
+          description: "frames are suggested times; segments is optional.",
           type: "object",
           properties: {
             analysis: {
@@ -964,10 +1046,23 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          description: "frames are suggested times; segments is optional.",
+        },
+        quote: {
+          type: "object",
+        },
+        approval: {
+          type: "object",
+          properties: {
+            token: {
+              type: "string",
+            },
+            gems: {
+              type: "number",
+            },
+          },
+          required: ["token", "gems"],
         },
       },
-      required: ["idempotencyKey", "created", "id", "extraction"],
     },
     annotations: {
       readOnlyHint: false,
