@@ -119,7 +119,7 @@ describe("approval without a dialog (built CLI, stdio)", () => {
     try {
       const before = sandbox.stats.requests(IMAGE);
       const started = Date.now();
-      const q = await client.callTool(image("silence"), undefined, { timeout: 60_000 });
+      const q = await client.callTool(image("silence"), { timeout: 60_000 });
       const took = Date.now() - started;
       expect(asked).toBe(1);
       expect(took).toBeGreaterThanOrEqual(QUESTION_ANSWER_MS - 100);
