@@ -126,7 +126,7 @@ export const SETTINGS: readonly Setting[] = [
     env: "GENERATION_AUTH_SECRET",
     read: readAuthSecret,
     help: "with --auth oauth: base64 of at least 32 random bytes, the same on every replica; encrypts stored service keys (comma-separated to rotate: new first)",
-    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own); no flag: secrets do not belong in process lists",
+    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own), and the MAC of spending approval tokens (without it, a secret kept in the ledger's store, shared by the processes on that store); no flag: secrets do not belong in process lists",
     defaultDoc: "required with `oauth` (or the file below)",
   }),
   define({
