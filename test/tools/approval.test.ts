@@ -172,6 +172,17 @@ describe("a quote and its approval, for a client that cannot ask", () => {
   });
 });
 
+describe("an approval beside another question", () => {
+  it("on 2026-07-28, a roots round first: the token is used by the round that sends, once", async () => {
+    await open({ modern: true, config: { confirmAboveGems: 10 }, roots: (dir) => [`${dir}/files`] });
+    const args = { ...pro, parameters: { resolution: "2K", outputCount: 2 }, save: true };
+    const q = quoteOf(await h.call("generate_image", args));
+    const r = await h.call("generate_image", { ...args, approval: q.approval.token });
+    expect(structured<{ task: { quotedGems: number } }>(r).task.quotedGems).toBe(32);
+    expect(sentCeilings()).toEqual([32]);
+  });
+});
+
 describe("a client that declares elicitation and never answers", () => {
   it("gets the quote once the bound passes; nothing is sent, and the late answer changes nothing", async () => {
     let answer: ((a: { action: "accept"; content: { confirm: boolean } }) => void) | undefined;

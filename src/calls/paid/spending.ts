@@ -92,7 +92,7 @@ export async function confirmSpending(
   if (o.approval === undefined && threshold === undefined && cap === undefined) return own;
   const estimate = await o.estimate?.();
   if (cap !== undefined && estimate !== undefined && estimate.gems > cap) throw aboveCap(o, estimate, cap);
-  if (o.approval !== undefined) return approved(engine, o, limit);
+  if (o.approval !== undefined) return approved(engine, q, o, limit);
   if (threshold === undefined) return own;
   if (o.given !== undefined && o.given <= threshold) return own;
   const capped = Math.min(threshold, limit);
@@ -132,10 +132,14 @@ export async function confirmSpending(
   return { maxGems: sent, source: "accepted", accepted: amount };
 }
 
-/** The amount an approval token grants this call, within the cap; the token is used up here. */
-async function approved(engine: Engine, o: SpendingRequest, limit: number): Promise<Ceiling> {
+/**
+ * The amount an approval token grants this call, within the cap. The token is used up here, unless
+ * another question of the round (roots) is pending: the call then sends nothing this round, and
+ * the round that sends uses it.
+ */
+async function approved(engine: Engine, q: Questions, o: SpendingRequest, limit: number): Promise<Ceiling> {
   const grant = await checkApproval(engine, { tool: o.tool, args: o.args }, o.approval ?? "");
-  await consumeApproval(engine, grant);
+  if (!q.pending) await consumeApproval(engine, grant);
   return { maxGems: Math.min(grant.gems, limit), source: "approved", accepted: grant.gems };
 }
 
