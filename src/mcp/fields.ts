@@ -29,11 +29,8 @@ export const saveField = z.boolean().optional().describe("Also save finished out
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
-export const approvalField = z
-  .string()
-  .max(512)
-  .optional()
-  .describe("Token from this call's quote, once the user approves.");
+// Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
+export const approvalField = z.string().optional().describe("The user-approved quote's token.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -72,6 +69,9 @@ export const savedOut = z.array(z.string()).optional();
 
 // ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
 
-export const approvalOut = z.object({ token: z.string(), gems: z.number() }).optional();
-/** The rest of a quote (amount, factors, what to tell the user) is described in its text. */
-export const quoteOut = z.looseObject({}).optional();
+/**
+ * On a quote only: `{token, gems}` and what the quote says (`tell`, `next`, the estimate's
+ * `factors`, `threshold`, `reason`, `expiresAt`, `tool`). Listed as an open object: every listed
+ * byte goes to every client (tools/list stays within 20,000), and the quote's text says the same.
+ */
+export const approvalOut = z.looseObject({}).optional();

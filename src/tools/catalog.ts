@@ -99,9 +99,8 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "Token from this call's quote, once the user approves.",
+          description: "The user-approved quote's token.",
           type: "string",
-          maxLength: 512,
         },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
@@ -145,20 +144,8 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
-        quote: {
-          type: "object",
-        },
         approval: {
           type: "object",
-          properties: {
-            token: {
-              type: "string",
-            },
-            gems: {
-              type: "number",
-            },
-          },
-          required: ["token", "gems"],
         },
       },
     },
@@ -223,9 +210,8 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "Token from this call's quote, once the user approves.",
+          description: "The user-approved quote's token.",
           type: "string",
-          maxLength: 512,
         },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
@@ -269,20 +255,8 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
-        quote: {
-          type: "object",
-        },
         approval: {
           type: "object",
-          properties: {
-            token: {
-              type: "string",
-            },
-            gems: {
-              type: "number",
-            },
-          },
-          required: ["token", "gems"],
         },
       },
     },
@@ -353,9 +327,8 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "Token from this call's quote, once the user approves.",
+          description: "The user-approved quote's token.",
           type: "string",
-          maxLength: 512,
         },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
@@ -399,20 +372,8 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
-        quote: {
-          type: "object",
-        },
         approval: {
           type: "object",
-          properties: {
-            token: {
-              type: "string",
-            },
-            gems: {
-              type: "number",
-            },
-          },
-          required: ["token", "gems"],
         },
       },
     },
@@ -883,9 +844,8 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "Token from this call's quote, once the user approves.",
+          description: "The user-approved quote's token.",
           type: "string",
-          maxLength: 512,
         },
       },
       required: ["model", "messages"],
@@ -931,20 +891,8 @@ export const CATALOG: readonly ListedTool[] = [
             },
           ],
         },
-        quote: {
-          type: "object",
-        },
         approval: {
           type: "object",
-          properties: {
-            token: {
-              type: "string",
-            },
-            gems: {
-              type: "number",
-            },
-          },
-          required: ["token", "gems"],
         },
       },
     },
@@ -992,9 +940,8 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "Token from this call's quote, once the user approves.",
+          description: "The user-approved quote's token.",
           type: "string",
-          maxLength: 512,
         },
       },
       required: ["videoAssetId"],
@@ -1047,20 +994,8 @@ export const CATALOG: readonly ListedTool[] = [
           },
           required: ["analysis", "durationSeconds", "frames"],
         },
-        quote: {
-          type: "object",
-        },
         approval: {
           type: "object",
-          properties: {
-            token: {
-              type: "string",
-            },
-            gems: {
-              type: "number",
-            },
-          },
-          required: ["token", "gems"],
         },
       },
     },

@@ -4,13 +4,7 @@ import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import {
-  approvalField,
-  approvalOut,
-  idempotencyKeyField,
-  quoteOut,
-  textMaxGemsField,
-} from "../mcp/fields.js";
+import { approvalField, approvalOut, idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
 
 const C = ChatRequestSchema.shape;
 
@@ -35,7 +29,7 @@ export default defineTool({
     }),
     checkChatRules,
   ),
-  // A quote (nothing sent) carries only `quote` and `approval`.
+  // A quote (nothing sent) carries only `approval`.
   outputSchema: z.object({
     idempotencyKey: z.string().optional(),
     created: z.boolean().optional(),
@@ -44,7 +38,6 @@ export default defineTool({
     content: z.string().optional(),
     finishReason: z.string().nullable().optional().describe("stop, length, …"),
     usage: z.looseObject({}).nullable().optional().describe("Token counts."),
-    quote: quoteOut,
     approval: approvalOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -7,7 +7,6 @@ import {
   approvalOut,
   idempotencyKeyField,
   nonBlank,
-  quoteOut,
   textMaxGemsField,
 } from "../mcp/fields.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
@@ -43,7 +42,7 @@ export default defineTool({
     idempotencyKey: idempotencyKeyField,
     approval: approvalField,
   }),
-  // A quote (nothing sent) carries only `quote` and `approval`.
+  // A quote (nothing sent) carries only `approval`.
   outputSchema: z.object({
     idempotencyKey: z.string().optional(),
     created: z.boolean().optional(),
@@ -52,7 +51,6 @@ export default defineTool({
       .looseObject({ analysis: analysisValue, durationSeconds: z.number(), frames: z.array(z.unknown()) })
       .optional()
       .describe("frames are suggested times; segments is optional."),
-    quote: quoteOut,
     approval: approvalOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

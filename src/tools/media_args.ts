@@ -14,7 +14,6 @@ import {
   idempotencyKeyField,
   modelField,
   nonBlank,
-  quoteOut,
   savedOut,
   saveField,
   TaskBriefOut,
@@ -60,13 +59,12 @@ export const audioInput = (docs: MediaFieldDocs) =>
     (args) => checkMediaRules("audio", args),
   );
 
-/** A submission's answer; a quote (nothing sent) carries only `quote` and `approval`. */
+/** A submission's answer; a quote (nothing sent) carries only `approval`. */
 export const submissionOutput = z.object({
   idempotencyKey: z.string().optional(),
   created: z.boolean().optional().describe("False for a replay (no new charge)."),
   task: TaskBriefOut.optional(),
   saved: savedOut,
-  quote: quoteOut,
   approval: approvalOut,
 });
 

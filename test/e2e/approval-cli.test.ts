@@ -16,7 +16,7 @@ import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandb
 
 const IMAGE = "POST /api/generate/image";
 type Result = Awaited<ReturnType<Client["callTool"]>>;
-type Quoted = { approval: { token: string; gems: number }; quote: { tell: string } };
+type Quoted = { approval: { token: string; gems: number; tell: string } };
 type Made = { task: { quotedGems: number } };
 const textOf = (r: Result): string =>
   (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
@@ -50,9 +50,9 @@ describe("approval without a dialog (built CLI, stdio)", () => {
       const q = await client.callTool(image("quoted"));
       expect(q.isError).toBeFalsy();
       expect(textOf(q)).toMatch(/^QUOTE: nothing was sent/);
-      const { approval, quote } = q.structuredContent as Quoted;
+      const { approval } = q.structuredContent as Quoted;
       expect(approval.gems).toBe(64);
-      expect(quote.tell).toMatch(/resolution 4K/);
+      expect(approval.tell).toMatch(/resolution 4K/);
       expect(sandbox.stats.requests(IMAGE)).toBe(before);
       const r = await client.callTool(image("quoted", { approval: approval.token }));
       expect(r.isError, textOf(r)).toBeFalsy();

@@ -14,10 +14,7 @@ import { type Harness, type HarnessOptions, harness, structured, textOf } from "
 
 const IMAGE = "POST /api/generate/image";
 const pro = { model: "sandbox-image-pro", prompt: "a heron", wait: 0 };
-type Quote = {
-  quote: { gems: number; tell: string; next: string };
-  approval: { token: string; gems: number };
-};
+type Quote = { approval: { token: string; gems: number; tell: string; next: string } };
 
 let h: Harness;
 const open = async (o?: HarnessOptions) => {
@@ -87,7 +84,7 @@ describe("a quote and its approval, for a client that cannot ask", () => {
     await open({ config: { confirmAboveGems: 10 } });
     const q = quoteOf(await h.call("generate_image", args));
     expect(q.approval.gems).toBe(64);
-    expect(q.quote.tell).toMatch(/about 64 Gems .*baseGems 8 × outputCount 2 × 4 for resolution 4K/);
+    expect(q.approval.tell).toMatch(/about 64 Gems .*baseGems 8 × outputCount 2 × 4 for resolution 4K/);
     expect(h.sandbox.stats.requests(IMAGE)).toBe(0);
     expect(await h.ledger.list(h.engine.keyHash)).toEqual([]);
     const r = await h.call("generate_image", { ...args, approval: q.approval.token });
@@ -123,6 +120,8 @@ describe("a quote and its approval, for a client that cannot ask", () => {
     expect(textOf(forged)).toMatch(/^INVALID_ARGUMENT: approval: the token does not verify/);
     const junk = await h.call("generate_image", { ...args, approval: "not-a-token" });
     expect(textOf(junk)).toMatch(/^INVALID_ARGUMENT: approval: not a token this server issued/);
+    const long = await h.call("generate_image", { ...args, approval: "x".repeat(600) });
+    expect(textOf(long)).toMatch(/^INVALID_ARGUMENT: approval: longer than the 512 characters/);
     vi.advanceTimersByTime(15 * 60 * 1000 + 1);
     const late = await h.call("generate_image", { ...args, approval: token });
     expect(textOf(late)).toMatch(/^INVALID_ARGUMENT: approval: this approval expired at /);

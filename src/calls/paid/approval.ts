@@ -113,7 +113,12 @@ const refuse = (why: string): never => {
   );
 };
 
+/** Far above any token this server issues (about 200 characters). */
+const TOKEN_MAX = 512;
+
 function readPayload(token: string): { payload: Payload; given: Buffer } {
+  if (token.length > TOKEN_MAX)
+    refuse(`longer than the ${TOKEN_MAX} characters of any token this server issues`);
   const [head, sig, extra] = token.split(".");
   if (head === undefined || sig === undefined || extra !== undefined)
     return refuse("not a token this server issued");

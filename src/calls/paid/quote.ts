@@ -4,7 +4,7 @@
  * answer names the amount and its factors, what to tell the user, and an approval token
  * (approval.ts) that the same call takes to go ahead with `maxGems` at most that amount. It is
  * not an error (the call did what it should), and it is whole in the text and in
- * structuredContent (`quote`, `approval`), since some hosts show their model only the one.
+ * structuredContent (`approval`: the token and amount, with what the quote says), since some hosts show their model only the one.
  */
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { okResult } from "../../mcp/results.js";
@@ -56,8 +56,10 @@ export function quoteResult(f: QuoteFacts): ToolOutcome {
     `Approval: ${JSON.stringify({ token: f.approval.token, gems: f.approval.gems })}`,
   ].join("\n");
   return okResult(text, {
-    quote: {
-      gems: f.gems,
+    approval: {
+      token: f.approval.token,
+      gems: f.approval.gems,
+      tool: f.tool,
       threshold: f.threshold,
       reason: REASON[f.reason],
       ...(factors ? { factors } : {}),
@@ -65,6 +67,5 @@ export function quoteResult(f: QuoteFacts): ToolOutcome {
       next,
       expiresAt: f.approval.expiresAt,
     },
-    approval: { token: f.approval.token, gems: f.approval.gems },
   });
 }
