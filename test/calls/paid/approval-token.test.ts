@@ -10,6 +10,7 @@ import { hashKey, type Ledger, openLedger } from "../../../src/ledger/open-ledge
 import { approvalSecret } from "../../../src/mcp/answers.js";
 import type { Engine } from "../../../src/mcp/context.js";
 import { tempDir } from "../../helpers/temp.js";
+import { available, freshStore, STORE_KINDS } from "../../ledger/stores.js";
 
 const temp = tempDir("gen-mcp-approval-");
 const ledgers: Ledger[] = [];
@@ -74,5 +75,30 @@ describe("approval tokens", () => {
     const { token } = await mintApproval(one, scope, 8);
     await expect(checkApproval(two, scope, token)).resolves.toMatchObject({ gems: 8 });
     expect(approvalSecret(undefined)).toBeUndefined();
+  });
+});
+
+describe.each(STORE_KINDS)("approval tokens across two processes' views of one %s store", (kind) => {
+  it("the same secret in both, and a token used once between them", async (t) => {
+    if (!(await available(kind))) return t.skip();
+    const store = await freshStore(kind);
+    try {
+      const open = async () => {
+        const ledger = await openLedger({ storeUri: store.uri });
+        ledgers.push(ledger);
+        return engineOf(ledger, KEY_A);
+      };
+      const [one, two] = [await open(), await open()];
+      const { token } = await mintApproval(one, scope, 12);
+      const grants = await Promise.all([checkApproval(two, scope, token), checkApproval(one, scope, token)]);
+      const used = await Promise.allSettled([
+        consumeApproval(two, grants[0]),
+        consumeApproval(one, grants[1]),
+      ]);
+      expect(used.map((u) => u.status).sort()).toEqual(["fulfilled", "rejected"]);
+    } finally {
+      await Promise.all(ledgers.splice(0).map((l) => l.close()));
+      await store.cleanup();
+    }
   });
 });
