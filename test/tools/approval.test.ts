@@ -112,10 +112,10 @@ describe("a quote and its approval, for a client that cannot ask", () => {
     expect(textOf(other)).toMatch(
       /^INVALID_ARGUMENT: approval: this approval is for generate_image, not generate_video/,
     );
-    // The amount raised in the readable payload: the MAC no longer verifies.
-    const [head = "", mac = ""] = token.split(".");
-    const payload = JSON.parse(Buffer.from(head, "base64url").toString());
-    const raised = `${Buffer.from(JSON.stringify({ ...payload, g: 10_000 })).toString("base64url")}.${mac}`;
+    // The amount raised in the readable claims: the signature no longer verifies.
+    const [header = "", body = "", signature = ""] = token.split(".");
+    const claims = JSON.parse(Buffer.from(body, "base64url").toString());
+    const raised = `${header}.${Buffer.from(JSON.stringify({ ...claims, gems: 10_000 })).toString("base64url")}.${signature}`;
     const forged = await h.call("generate_image", { ...args, approval: raised });
     expect(textOf(forged)).toMatch(/^INVALID_ARGUMENT: approval: the token does not verify/);
     const junk = await h.call("generate_image", { ...args, approval: "not-a-token" });

@@ -2,17 +2,19 @@
  * Approval without a dialog: where the host cannot ask its user (no elicitation, or a question
  * left unanswered), a call above GENERATION_CONFIRM_ABOVE_GEMS sends nothing and answers a quote
  * carrying a token; the same call with `approval: <token>` is then sent with `maxGems` at most the
- * amount quoted (spending.ts). The token is `<payload>.<mac>`:
- * - the payload (base64url JSON, readable, nothing secret): the tool, the amount, the expiry, a
- *   nonce, and short tags of the arguments and the key, so a refusal can say which did not match;
- * - the MAC: HMAC-SHA256 over the key hash, the tool, the canonical arguments' digest (the
- *   `approval` argument itself left out), the amount, the expiry and the nonce.
+ * amount quoted (spending.ts). The token is a JWT (jose, HS256; no format of our own):
+ * - its claims (readable, nothing secret): the tool, the amount, the expiry, a nonce (`jti`), and
+ *   short tags of the arguments and the key, so a refusal can say which did not match;
+ * - its signing key: HMAC-SHA256 of the secret over the key hash, the tool and the canonical
+ *   arguments' digest (the `approval` argument itself left out), so the token verifies only for
+ *   that key, tool and arguments, without naming them; the amount and expiry are signed claims.
  * The MAC secret is the same on every replica: derived from GENERATION_AUTH_SECRET when set
  * (Engine.approvalKey), else a random secret kept in the ledger's keyed store, made once by
  * whichever process comes first (put-if-absent). A token is single-use across replicas: its nonce
  * is consumed with put-if-absent in the same store (src/ledger/keyed-store.ts) just before sending.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { errors, jwtVerify, SignJWT } from "jose";
 import { canonicalJson } from "../../client/requests.js";
 import { APPROVAL_TTL_MS } from "../../config/time-limits.js";
 import type { KeyedStore } from "../../ledger/keyed-store.js";
@@ -25,15 +27,12 @@ const SECRET_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 /** Where a used token's nonce is kept, until well after the token expired. */
 const usedKey = (nonce: string) => `approval:used:${nonce}`;
 
-interface Payload {
+/** The token's claims besides `exp` and `jti`. */
+interface Claims {
   /** tool */
-  t: string;
+  tool: string;
   /** amount in Gems */
-  g: number;
-  /** expiry, epoch ms */
-  e: number;
-  /** nonce */
-  n: string;
+  gems: number;
   /** arguments' tag (first 12 hex of their digest) */
   a: string;
   /** key's tag (first 8 hex of an HMAC of the key hash) */
@@ -76,11 +75,9 @@ async function storeSecret(kv: KeyedStore): Promise<Buffer> {
   return Buffer.from(stored, "base64");
 }
 
-const b64 = (s: string) => Buffer.from(s).toString("base64url");
-
-function mac(secret: Buffer, keyHash: string, digest: string, p: Payload): Buffer {
-  const fields = [keyHash, p.t, digest, String(p.g), String(p.e), p.n];
-  return createHmac("sha256", secret).update(fields.join("\n")).digest();
+/** The signing key of one call's token: only that key, tool and those arguments derive it. */
+function signingKey(secret: Buffer, keyHash: string, tool: string, digest: string): Uint8Array {
+  return createHmac("sha256", secret).update([keyHash, tool, digest].join("\n")).digest();
 }
 
 const keyTag = (secret: Buffer, keyHash: string): string =>
@@ -94,16 +91,19 @@ export async function mintApproval(
 ): Promise<{ token: string; gems: number; expiresAt: string }> {
   const secret = await macSecret(engine);
   const digest = boundDigest(scope.args);
-  const payload: Payload = {
-    t: scope.tool,
-    g: gems,
-    e: Date.now() + APPROVAL_TTL_MS,
-    n: randomBytes(12).toString("base64url"),
+  const expires = Date.now() + APPROVAL_TTL_MS;
+  const claims: Claims = {
+    tool: scope.tool,
+    gems,
     a: digest.slice(0, 12),
     k: keyTag(secret, engine.keyHash),
   };
-  const token = `${b64(JSON.stringify(payload))}.${mac(secret, engine.keyHash, digest, payload).toString("base64url")}`;
-  return { token, gems, expiresAt: new Date(payload.e).toISOString() };
+  const token = await new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: "HS256" })
+    .setJti(randomBytes(12).toString("base64url"))
+    .setExpirationTime(Math.floor(expires / 1000))
+    .sign(signingKey(secret, engine.keyHash, scope.tool, digest));
+  return { token, gems, expiresAt: new Date(Math.floor(expires / 1000) * 1000).toISOString() };
 }
 
 const refuse = (why: string): never => {
@@ -116,24 +116,16 @@ const refuse = (why: string): never => {
 /** Far above any token this server issues (about 200 characters). */
 const TOKEN_MAX = 512;
 
-function readPayload(token: string): { payload: Payload; given: Buffer } {
+/** The claims as written, unverified: only to say why a token that does not verify is refused. */
+function readClaims(token: string): Partial<Claims> & { exp?: number; jti?: string } {
   if (token.length > TOKEN_MAX)
     refuse(`longer than the ${TOKEN_MAX} characters of any token this server issues`);
-  const [head, sig, extra] = token.split(".");
-  if (head === undefined || sig === undefined || extra !== undefined)
-    return refuse("not a token this server issued");
+  const parts = token.split(".");
+  const body = parts[1];
+  if (parts.length !== 3 || body === undefined) return refuse("not a token this server issued");
   try {
-    const p = JSON.parse(Buffer.from(head, "base64url").toString("utf8")) as Partial<Payload>;
-    const ok =
-      typeof p.t === "string" &&
-      typeof p.g === "number" &&
-      Number.isInteger(p.g) &&
-      p.g >= 0 &&
-      typeof p.e === "number" &&
-      typeof p.n === "string" &&
-      typeof p.a === "string" &&
-      typeof p.k === "string";
-    if (ok) return { payload: p as Payload, given: Buffer.from(sig, "base64url") };
+    const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as unknown;
+    if (claims !== null && typeof claims === "object") return claims as Partial<Claims>;
   } catch {
     // Not JSON: refused below.
   }
@@ -141,24 +133,32 @@ function readPayload(token: string): { payload: Payload; given: Buffer } {
 }
 
 /**
- * The amount `token` approves for this very call, checked (MAC, key, tool, arguments, expiry)
- * without using it up; refuses, naming why, a token that does not match.
+ * The amount `token` approves for this very call, checked (signature, key, tool, arguments,
+ * expiry) without using it up; refuses, naming why, a token that does not match.
  */
 export async function checkApproval(engine: Engine, scope: ApprovalScope, token: string): Promise<Approved> {
-  const { payload: p, given } = readPayload(token);
+  const written = readClaims(token);
   const secret = await macSecret(engine);
   const digest = boundDigest(scope.args);
-  const expected = mac(secret, engine.keyHash, digest, p);
-  const genuine = given.length === expected.length && timingSafeEqual(given, expected);
-  if (!genuine) {
-    if (p.k !== keyTag(secret, engine.keyHash)) refuse("this approval was issued to another API key");
-    if (p.t !== scope.tool) refuse(`this approval is for ${p.t}, not ${scope.tool}`);
-    if (p.a !== digest.slice(0, 12))
+  try {
+    const { payload } = await jwtVerify(token, signingKey(secret, engine.keyHash, scope.tool, digest), {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp", "jti"],
+    });
+    const gems = payload.gems;
+    if (typeof gems !== "number" || !Number.isInteger(gems) || gems < 0 || typeof payload.jti !== "string")
+      return refuse("not a token this server issued");
+    return { gems, nonce: payload.jti, expires: (payload.exp ?? 0) * 1000 };
+  } catch (err) {
+    if (err instanceof errors.JWTExpired)
+      refuse(`this approval expired at ${new Date((written.exp ?? 0) * 1000).toISOString()}`);
+    if (written.k !== keyTag(secret, engine.keyHash)) refuse("this approval was issued to another API key");
+    if (written.tool !== scope.tool)
+      refuse(`this approval is for ${String(written.tool)}, not ${scope.tool}`);
+    if (written.a !== digest.slice(0, 12))
       refuse("the arguments differ from the ones this approval was quoted for");
-    refuse("the token does not verify (altered or forged)");
+    return refuse("the token does not verify (altered or forged)");
   }
-  if (Date.now() >= p.e) refuse(`this approval expired at ${new Date(p.e).toISOString()}`);
-  return { gems: p.g, nonce: p.n, expires: p.e };
 }
 
 export interface Approved {
