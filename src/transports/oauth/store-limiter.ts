@@ -11,18 +11,17 @@
  * each replica counts in memory (RateLimiterMemory, the same figures) until it answers again.
  * docs/security.md says why, and what the fallback allows.
  */
-import { createRequire } from "node:module";
 import {
   type IRateLimiterStoreOptions,
   RateLimiterMemory,
   RateLimiterRes,
+  RateLimiterSQLite,
   type RateLimiterStoreAbstract,
 } from "rate-limiter-flexible";
 import type { Counted, KeyedStore } from "../../ledger/open-ledger.js";
 
-// The package exports the class's type but not the class itself: load it from its own file.
-const require = createRequire(import.meta.url);
-const StoreAbstract = require("rate-limiter-flexible/lib/RateLimiterStoreAbstract.js") as new (
+// The package exports the class's type but not the class: it is the parent of its store limiters.
+const StoreAbstract = Object.getPrototypeOf(RateLimiterSQLite) as new (
   opts: IRateLimiterStoreOptions,
 ) => RateLimiterStoreAbstract;
 
