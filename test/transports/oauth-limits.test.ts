@@ -191,8 +191,9 @@ describe("the operator log under a flood", () => {
     const log = oauthLog((l) => lines.push(l));
     for (let i = 0; i < 3_000; i++)
       log.registered(`c${i}`, `Flood ${i}`, ["https://x.example/cb"], "203.0.113.4");
-    log.registered("d1", "Other", ["https://y.example/cb"], "198.51.100.3");
+    log.registered("d1", "Cursor", ["cursor://anysphere.cursor-mcp/oauth/callback"], "198.51.100.3");
     expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('client registered: d1 "Cursor", returning to cursor://anysphere.cursor-mcp');
     vi.advanceTimersByTime(60_000);
     expect(lines).toHaveLength(3);
     expect(lines[2]).toContain("2999 more clients registered from 203.0.113.4 in the last minute");

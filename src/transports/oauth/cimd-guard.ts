@@ -8,7 +8,7 @@
  *   answered at once), and within one request a document is fetched at most once (oidc-provider
  *   looks a client up again to render an authorization error, which would fetch a failing
  *   document a second time);
- * - the host's addresses are resolved, each parsed by ipaddr.js whatever its spelling (decimal,
+ * - the host's addresses are resolved, each parsed by the ipaddr library whatever its spelling (decimal,
  *   hex, short IPv4, IPv4-mapped, compressed or expanded IPv6), an IPv4-mapped one judged as its
  *   IPv4, and only public unicast addresses pass: IPv4 outside every special-use range, IPv6 in
  *   global unicast (2000::/3) outside every special-use range there (so NAT64 64:ff9b::/96,
@@ -27,7 +27,7 @@ import { LRUCache } from "lru-cache";
 import { errors } from "oidc-provider";
 import { FETCH, type OAuthLimits, refusal } from "./rate-limit.js";
 
-/** Special-use IPv4 ranges, a second check beside ipaddr.js's own ranges. */
+/** Special-use IPv4 ranges, a second check beside the ipaddr library's own ranges. */
 const SPECIAL = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8],

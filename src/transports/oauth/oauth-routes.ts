@@ -6,7 +6,7 @@
  * a path is served uncounted: every route served is listed with what it is counted as, and any
  * other method or path under the provider is refused before its router (404, or 405 with
  * `Allow`). Routes the provider would serve that this server does not use (registration reads,
- * the logout confirmation) are refused the same way. test/transports/oauth-routes.test.ts checks
+ * the logout confirmation) are refused the same way. test/transports/oauth-limits.test.ts checks
  * the table against the provider's answers.
  */
 import type Provider from "oidc-provider";
