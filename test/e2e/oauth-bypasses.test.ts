@@ -127,6 +127,12 @@ describe("spellings, fetches and the log through the built CLI", () => {
     expect(shown).toBeLessThanOrEqual(120);
     expect((await interactions()).rows - before.rows).toBeLessThanOrEqual(shown);
     expect((await send(`${issuer}/oauth/authorize${query}`, "POST", "203.0.113.62")).status).toBe(405);
+    // The refusal of response modes other than query holds in every spelling too.
+    for (const path of ["/oauth/authorize", "/oauth/AUTHORIZE/"]) {
+      const res = await send(`${issuer}${path}${query}&response_mode=form_post`, "GET", "203.0.113.63");
+      expect(res.status, path).toBe(400);
+      expect(await res.text()).toContain("response_mode=query");
+    }
   });
 
   it("sign-in posts under every spelling share one limit per address", async () => {

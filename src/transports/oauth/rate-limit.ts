@@ -93,17 +93,24 @@ const refusedFor = (source: string, res: unknown, limit: string): Admission => {
   return { ok: false, source, retryAfterS: Math.max(1, Math.ceil(ms / 1000)), limit };
 };
 
-/** One kind of request counted per source and per deployment, in the store (or memory without one). */
+/**
+ * One kind of request counted per source and per deployment, in the store (or memory without one).
+ * With a store, the same figures are first checked in this replica's memory: what one replica
+ * alone would refuse is refused without a write, so a flood costs the store at most a window's
+ * figure of writes per replica, however fast it comes.
+ */
 export class RateLimit {
   readonly #source: Limiter;
   readonly #deployment: Limiter;
   readonly #reserve: Limiter | undefined;
+  readonly #local: RateLimit | undefined;
 
   constructor(
     kv: KeyedStore | undefined,
     private readonly name: string,
     private readonly rates: Rates,
   ) {
+    this.#local = kv === undefined ? undefined : new RateLimit(undefined, name, rates);
     this.#source = storeLimiter(kv, `rl:${name}:src`, { points: rates.perSource, seconds: 60 });
     this.#deployment = storeLimiter(kv, `rl:${name}:all`, { points: rates.perDeployment, seconds: 60 });
     this.#reserve =
@@ -115,6 +122,8 @@ export class RateLimit {
   /** Counts one request from `source`; refuses it when the source, or the deployment, is over. */
   async admit(source: string): Promise<Admission> {
     const r = this.rates;
+    const local = await this.#local?.admit(source);
+    if (local !== undefined && !local.ok) return local;
     try {
       await this.#source.consume(source);
     } catch (res) {

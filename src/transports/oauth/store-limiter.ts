@@ -25,8 +25,11 @@ const StoreAbstract = Object.getPrototypeOf(RateLimiterSQLite) as new (
   opts: IRateLimiterStoreOptions,
 ) => RateLimiterStoreAbstract;
 
-/** A store slower than this counts as down: the request is counted in memory instead. */
-export const STORE_TIMEOUT_MS = 1_000;
+/**
+ * A store slower than this counts as down: the request is counted in memory instead. Generous, as
+ * SQLite under a burst queues its writes (each one synced) behind the ledger's.
+ */
+export const STORE_TIMEOUT_MS = 3_000;
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
