@@ -116,6 +116,9 @@ describe("the registration limit", () => {
     expect(sourceOf("2001:db8:1:2::5")).toBe("2001:db8:1:2::/64");
     expect(sourceOf("2001:0db8:0001:0002:ffff:0:0:1")).toBe("2001:db8:1:2::/64");
     expect(sourceOf("203.0.113.9")).toBe("203.0.113.9");
+    expect(sourceOf("::ffff:203.0.113.9")).toBe("203.0.113.9");
+    expect(sourceOf("2001:DB8:1:2:0:0:0:7")).toBe("2001:db8:1:2::/64");
+    expect(sourceOf("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
   });
 });
 

@@ -23,6 +23,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type BlockList, isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import { RateLimiterRes } from "rate-limiter-flexible";
 import type { KeyedStore } from "../../ledger/open-ledger.js";
 import type { OAuthLog } from "./oauth-log.js";
@@ -71,19 +72,12 @@ export function clientAddress(req: IncomingMessage, trusted: BlockList | undefin
   return address;
 }
 
-/** What a source is counted by: an IPv4 address, or an IPv6 address's /64. */
+/** What a source is counted by: an IPv4 address, or an IPv6 address's /64 (however spelled). */
 export function sourceOf(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const [head = "", tail = ""] = address.toLowerCase().split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === "" ? [] : tail.split(":");
-  const groups = address.includes("::")
-    ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
+  if (!ipaddr.isValid(address)) return address;
+  const ip = ipaddr.process(address);
+  if (ip.kind() === "ipv4") return ip.toString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString().replace(/%.*$/, "")}/64`).toString()}/64`;
 }
 
 export type Admission = { ok: true } | { ok: false; source: string; retryAfterS: number; limit: string };
