@@ -126,6 +126,16 @@ describe("a limit on its own (no store: in memory)", () => {
     expect(last).toMatchObject({ ok: false, limit: "at most 120 a minute on this deployment" });
   });
 
+  it("once the deployment's figure is spent, new sources are refused without being remembered", async () => {
+    const limit = new RateLimit(undefined, "t-heap", REGISTRATIONS);
+    for (let i = 0; i < REGISTRATIONS.perDeployment; i++) expect((await limit.admit(`a${i}`)).ok).toBe(true);
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 100_000; i++) await limit.admit(`2001:db8:${i >> 16}:${i & 0xffff}::/64`);
+    const grown = process.memoryUsage().heapUsed - before;
+    // Remembering each would hold a record and a timer apiece: tens of MiB for 100,000.
+    expect(grown).toBeLessThan(12 * 1024 * 1024);
+  });
+
   it("spends the deployment's reserve once a minute's figure is spent", async () => {
     const limit = new RateLimit(undefined, "t-sign", SIGN_INS);
     let admitted = 0;

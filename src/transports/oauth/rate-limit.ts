@@ -115,28 +115,44 @@ export class RateLimit {
 
   /** Counts one request from `source`; refuses it when the source, or the deployment, is over. */
   async admit(source: string): Promise<Admission> {
-    const r = this.rates;
     const local = await this.#local?.admit(source);
     if (local !== undefined && !local.ok) return local;
+    // In memory alone, a deployment already over is said before a source is remembered: then
+    // however many distinct sources come, no more than the figures' worth are held a window.
+    const full = this.#local === undefined ? await this.#spent() : undefined;
+    if (full !== undefined) return refusedFor(source, full, this.#over());
     try {
       await this.#source.consume(source);
     } catch (res) {
-      return refusedFor(source, res, `at most ${r.perSource} a minute from one address`);
+      return refusedFor(source, res, `at most ${this.rates.perSource} a minute from one address`);
     }
     try {
       await this.#deployment.consume("all");
     } catch (minute) {
-      const over = `at most ${r.perDeployment} a minute on this deployment${
-        r.reserve > 0 ? ` (and a reserve of ${r.reserve} per ${RESERVE_S / 60} minutes)` : ""
-      }`;
-      if (this.#reserve === undefined) return refusedFor(source, minute, over);
+      if (this.#reserve === undefined) return refusedFor(source, minute, this.#over());
       try {
         await this.#reserve.consume("all");
       } catch {
-        return refusedFor(source, minute, over);
+        return refusedFor(source, minute, this.#over());
       }
     }
     return { ok: true };
+  }
+
+  #over(): string {
+    const r = this.rates;
+    const reserve = r.reserve > 0 ? ` (and a reserve of ${r.reserve} per ${RESERVE_S / 60} minutes)` : "";
+    return `at most ${r.perDeployment} a minute on this deployment${reserve}`;
+  }
+
+  /** The minute's count when it and the reserve are spent (read, not counted); else undefined. */
+  async #spent(): Promise<RateLimiterRes | undefined> {
+    const minute = await this.#deployment.get("all");
+    if (minute === null || minute.consumedPoints < this.rates.perDeployment) return undefined;
+    const reserve = this.#reserve === undefined ? null : await this.#reserve.get("all");
+    if (this.#reserve !== undefined && (reserve === null || reserve.consumedPoints < this.rates.reserve))
+      return undefined;
+    return minute;
   }
 
   /** Counts `req` from its client address (`trusted`: the proxies whose X-Forwarded-For is read). */

@@ -82,7 +82,7 @@ export interface Window {
   seconds: number;
 }
 
-export type Limiter = Pick<RateLimiterMemory, "consume">;
+export type Limiter = Pick<RateLimiterMemory, "consume" | "get">;
 
 /** A limiter counting in the shared store (in this process's memory while the store is down). */
 export function storeLimiter(kv: KeyedStore | undefined, keyPrefix: string, w: Window): Limiter {
