@@ -29,6 +29,8 @@ export const saveField = z.boolean().optional().describe("Also save finished out
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",
 );
+// Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
+export const approvalField = z.string().optional().describe("The user-approved quote's token.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -64,3 +66,12 @@ export const TaskOut = TaskSchema.describe(
  */
 export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();
+
+// ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
+
+/**
+ * On a quote only: `{token, gems}` and what the quote says (`tell`, `next`, the estimate's
+ * `factors`, `threshold`, `reason`, `expiresAt`, `tool`). Listed as an open object: every listed
+ * byte goes to every client (tools/list stays within 20,000), and the quote's text says the same.
+ */
+export const approvalOut = z.looseObject({}).optional();

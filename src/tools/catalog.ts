@@ -98,6 +98,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -119,8 +123,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -140,8 +144,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -203,6 +209,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -224,8 +234,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -245,8 +255,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -314,6 +326,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait; default 45 unless configured.",
           type: "number",
@@ -335,8 +351,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -356,8 +372,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -825,6 +843,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
       },
       required: ["model", "messages"],
       additionalProperties: false,
@@ -859,6 +881,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "stop, length, …",
         },
         usage: {
+          description: "Token counts.",
           anyOf: [
             {
               type: "object",
@@ -867,10 +890,11 @@ export const CATALOG: readonly ListedTool[] = [
               type: "null",
             },
           ],
-          description: "Token counts.",
+        },
+        approval: {
+          type: "object",
         },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
     },
     annotations: {
       readOnlyHint: false,
@@ -915,6 +939,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
       },
       required: ["videoAssetId"],
       additionalProperties: false,
@@ -932,6 +960,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         extraction: {
+          description: "frames are suggested times; segments is optional.",
           type: "object",
           properties: {
             analysis: {
@@ -964,10 +993,11 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          description: "frames are suggested times; segments is optional.",
+        },
+        approval: {
+          type: "object",
         },
       },
-      required: ["idempotencyKey", "created", "id", "extraction"],
     },
     annotations: {
       readOnlyHint: false,

@@ -9,6 +9,8 @@ import { checkMediaRules, withRules } from "../client/request-rules.js";
 import { MediaRequestSchema } from "../client/schemas.js";
 import { AUDIO_OPERATIONS, type MediaKind } from "../config/service-limits.js";
 import {
+  approvalField,
+  approvalOut,
   idempotencyKeyField,
   modelField,
   nonBlank,
@@ -34,6 +36,7 @@ const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   // Which ceiling goes when the call gives none is said once, in the server's instructions.
   maxGems: S.maxGems.describe("Most Gems to spend."),
   idempotencyKey: idempotencyKeyField,
+  approval: approvalField,
   wait: waitField,
   save: saveField,
 });
@@ -56,11 +59,13 @@ export const audioInput = (docs: MediaFieldDocs) =>
     (args) => checkMediaRules("audio", args),
   );
 
+/** A submission's answer; a quote (nothing sent) carries only `approval`. */
 export const submissionOutput = z.object({
-  idempotencyKey: z.string(),
-  created: z.boolean().describe("False for a replay (no new charge)."),
-  task: TaskBriefOut,
+  idempotencyKey: z.string().optional(),
+  created: z.boolean().optional().describe("False for a replay (no new charge)."),
+  task: TaskBriefOut.optional(),
   saved: savedOut,
+  approval: approvalOut,
 });
 
 export const submissionHints = {
