@@ -24,14 +24,20 @@ export function documentedFile(doc: string, name: string): string {
 }
 
 /**
- * `text` with each placeholder replaced (every occurrence). A placeholder the text does not hold
- * fails: the docs changed, and the test must be told rather than run something else.
+ * `text` with each placeholder replaced (every occurrence), all in one pass, so a value put in
+ * (a port such as 44307) is never taken for another placeholder (`:443`). A placeholder the text
+ * does not hold fails: the docs changed, and the test must be told rather than run something else.
  */
 export function placed(text: string, places: ReadonlyArray<readonly [string, string]>): string {
-  let out = text;
-  for (const [placeholder, value] of places) {
-    if (!out.includes(placeholder)) throw new Error(`the documented file no longer holds ${placeholder}`);
-    out = out.replaceAll(placeholder, value);
+  const values = new Map(places);
+  for (const placeholder of values.keys()) {
+    if (!text.includes(placeholder)) throw new Error(`the documented file no longer holds ${placeholder}`);
   }
-  return out;
+  // Longest first, so that one placeholder inside another never wins.
+  const alternatives = [...values.keys()].sort((x, y) => y.length - x.length).map(escaped);
+  return text.replace(new RegExp(alternatives.join("|"), "g"), (found) => values.get(found) ?? found);
+}
+
+function escaped(literal: string): string {
+  return literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
