@@ -64,6 +64,12 @@ const unknownUpload = (id: string) =>
 /** What `append` made of a chunk: stored now, or already there (answered as the upload stands). */
 export type Appended = "stored" | "repeat";
 
+/**
+ * Chunks and the progress of an upload still receiving are written without a sync of their own
+ * (keyed-store.ts, `deferred`): a machine that crashes mid-upload loses at most the upload, which
+ * the user then chooses again; nothing of it had reached the service.
+ */
+const LAZY = { deferred: true };
 /** How often an open sweeps values past their expiry (the SQL stores keep them until swept). */
 const SWEEP_EVERY_MS = 60_000;
 
@@ -156,7 +162,7 @@ export class UploadStore<T = unknown> {
       );
     }
     // Both copies of a resent chunk may write it (the same bytes); only one moves the record on.
-    await this.kv.put(chunkKey(u.owner, u.id, seq), data, this.limits.idleMs + SENDING_TTL_MS);
+    await this.kv.put(chunkKey(u.owner, u.id, seq), data, this.limits.idleMs + SENDING_TTL_MS, LAZY);
     const done = u.received + length === u.size;
     const fields: Fields = {
       size: u.size,
@@ -169,7 +175,8 @@ export class UploadStore<T = unknown> {
     };
     const raw = JSON.stringify(fields);
     const ttl = done ? SENDING_TTL_MS : this.limits.idleMs;
-    if (await this.kv.swap(recordKey(u.owner, u.id), u.raw, raw, ttl)) {
+    // The move to "sending" is synced: it is what keeps a second replica from sending it again.
+    if (await this.kv.swap(recordKey(u.owner, u.id), u.raw, raw, ttl, done ? {} : LAZY)) {
       Object.assign(u, fields, { raw });
       return "stored";
     }
@@ -201,8 +208,9 @@ export class UploadStore<T = unknown> {
     const raw = JSON.stringify(fields);
     await this.kv.put(recordKey(u.owner, u.id), raw, this.limits.keepMs);
     Object.assign(u, fields, { raw });
-    await this.deleteChunks(u.owner, u.id, u.size);
     await this.slots.release(u.id);
+    // The answer need not wait for the chunks to go; they expire on their own if this fails.
+    void this.deleteChunks(u.owner, u.id, u.size).catch(() => {});
   }
 
   /** Forgets an upload, deletes its bytes and frees its slot. */
@@ -217,7 +225,7 @@ export class UploadStore<T = unknown> {
   }
 
   private async deleteChunks(owner: string, id: string, size: number): Promise<void> {
-    for (let seq = 0; seq < chunkCount(size); seq++) await this.kv.delete(chunkKey(owner, id, seq));
+    for (let seq = 0; seq < chunkCount(size); seq++) await this.kv.delete(chunkKey(owner, id, seq), LAZY);
   }
 
   /** What the deployment holds now (uploads not finished, bytes received), for tests and benchmarks. */
