@@ -162,9 +162,9 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
   });
 
   it("drops an upload that accepts no bytes for its idle time, however often it is asked about or refused", async () => {
-    const [a, b] = replicas({ perUserUploads: 1, idleMs: 400 }) as [UploadStore<string>, UploadStore<string>];
+    const [a, b] = replicas({ perUserUploads: 1, idleMs: 800 }) as [UploadStore<string>, UploadStore<string>];
     const idle = await a.open("alice", UPLOAD_CHUNK_BYTES + 1, undefined, "asset");
-    const until = Date.now() + 700;
+    const until = Date.now() + 1000;
     // Calls that bring no byte (an ID alone, as issue 30 found them renewing it) change nothing.
     while (Date.now() < until) {
       await b.get("alice", idle.id).catch(() => undefined);
@@ -174,10 +174,10 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     // Its slot is free for the next: nothing held with zero bytes.
     await b.open("alice", 10, undefined, "asset");
     expect((await a.usage()).uploads).toBe(1);
-    // Progress renews the idle time: a chunk every 250 ms keeps a 400 ms upload alive.
+    // Progress renews the idle time: a chunk every 350 ms keeps an 800 ms upload alive past 800 ms.
     const slow = await a.open("bob", 3 * UPLOAD_CHUNK_BYTES, undefined, "asset");
     for (let seq = 0; seq < 3; seq++) {
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 350));
       await a.append(slow, seq, ...b64(UPLOAD_CHUNK_BYTES));
     }
     expect(slow.state).toBe("sending");
