@@ -20,9 +20,12 @@ import { okResult } from "../../mcp/results.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
 import { byteSize } from "../../shared/wording.js";
 import { sniff } from "../files/files.js";
-import { checkVoiceDuration, decodeBase64, notMedia, notVoice, readDuration } from "./media-rules.js";
+import { checkVoiceDuration, decodeBase64Into, notMedia, notVoice, readDuration } from "./media-rules.js";
 import { type KeptError, keepError, revive, withStagedFile } from "./upload-staging.js";
-import { type Upload, UploadStore } from "./upload-store.js";
+import { UPLOAD_CHUNK_BYTES, type Upload, UploadStore } from "./upload-store.js";
+
+/** Where each chunk is decoded to check it: one chunk's bytes (and the 2 a padded last one may promise). */
+const scratch = Buffer.alloc(UPLOAD_CHUNK_BYTES + 3);
 
 export type UploadKind = "asset" | "voice";
 
@@ -211,10 +214,13 @@ export async function receiveChunk(
       "a chunk gives its number (seq) and its bytes (data, base64)",
     );
   const u = await store.get(engine.keyHash, args.upload);
-  const bytes = decodeBase64("data", args.data);
+  // Decoded into one buffer this process reuses (synchronously: no other call writes it meanwhile);
+  // only the first chunk's head is copied out, for its media type.
+  const length = decodeBase64Into("data", args.data, scratch);
   const withinMs = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
-  if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes);
-  const stored = await store.append(u, args.seq, args.data, bytes.byteLength);
+  if (args.seq === 0 && u.next === 0)
+    await checkBytes(store, u, Buffer.from(scratch.subarray(0, Math.min(length, 4100))));
+  const stored = await store.append(u, args.seq, args.data, length);
   if (stored === "stored" && u.state === "sending") {
     // This call's compare-and-set moved the upload to "sending": it alone sends it.
     const job = send(engine, store, u).finally(() => sending.delete(u.id));

@@ -12,7 +12,7 @@ import path from "node:path";
 import { ServiceError } from "../../client/service-errors.js";
 import { CodedError } from "../../shared/coded-error.js";
 import { LocalRefusal } from "../../shared/local-refusals.js";
-import { chunkCount, type Upload, type UploadStore } from "./upload-store.js";
+import { chunkCount, UPLOAD_CHUNK_BYTES, type Upload, type UploadStore } from "./upload-store.js";
 
 let dir: string | undefined;
 /** The private directory, made on first use and removed when the process exits. */
@@ -36,11 +36,13 @@ export async function withStagedFile<T, R>(
     // "wx": a fresh file only; 0600: this process's user alone reads it.
     const handle = await open(file, "wx", 0o600);
     try {
+      // One buffer for every chunk of this file: its bytes are written before the next is read.
+      const bytes = Buffer.alloc(UPLOAD_CHUNK_BYTES);
       let at = 0;
       for (let seq = 0; seq < chunkCount(u.size); seq++) {
-        const bytes = await store.chunk(u, seq);
-        await handle.write(bytes, 0, bytes.byteLength, at);
-        at += bytes.byteLength;
+        const n = await store.chunk(u, seq, bytes);
+        await handle.write(bytes, 0, n, at);
+        at += n;
       }
     } finally {
       await handle.close();

@@ -186,11 +186,11 @@ export class UploadStore<T = unknown> {
     throw unknownUpload(u.id);
   }
 
-  /** Chunk `seq`'s bytes, for sending; a chunk gone (expired, dropped) is an error. */
-  async chunk(u: Upload<T>, seq: number): Promise<Buffer> {
+  /** Chunk `seq`'s bytes decoded into `into`, for sending: their count. A chunk gone (expired, dropped) is an error. */
+  async chunk(u: Upload<T>, seq: number, into: Buffer): Promise<number> {
     const data = await this.kv.get(chunkKey(u.owner, u.id, seq));
     if (data === undefined) throw new Error(`chunk ${seq} of upload ${u.id} is no longer in the store`);
-    return Buffer.from(data, "base64");
+    return into.write(data, "base64");
   }
 
   /** The upload is sent (or refused): its chunks deleted, its slot freed, `outcome` kept a while. */
