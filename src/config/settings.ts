@@ -201,7 +201,7 @@ export const SETTINGS: readonly Setting[] = [
     // Remote users get none unless the operator names some: the server's home is not theirs.
     fallback: (config) => (remoteUsers(config) ? [] : [homedir()]),
     help: `directories tools may read and write, separated by '${delimiter}' (default: home; none for remote users)`,
-    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, or HTTP bound beyond loopback) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, HTTP bound beyond loopback, or a public name accepted in `Host`) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
     defaultDoc:
       "the user's home directory on stdio and loopback HTTP with `key` auth; none for remote users (their uploads by path and saves are refused)",
   }),
