@@ -38,8 +38,13 @@ export interface Config extends EngineConfig {
   store: string;
   /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
   auth: "key" | "oauth";
-  /** With oauth: the origin users reach (issuer; the resource is `<publicUrl>/mcp`). */
+  /**
+   * The origin users reach: with oauth the issuer (the resource is `<publicUrl>/mcp`); in either
+   * mode its host is accepted in `Host` headers.
+   */
   publicUrl?: string;
+  /** Further host names `Host` headers may carry (GENERATION_ALLOWED_HOSTS). */
+  allowedHosts?: string[];
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
   authSecret?: string[];
   /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */
