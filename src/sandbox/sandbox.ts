@@ -15,7 +15,7 @@ import { AssetStore } from "./assets.js";
 import { Clock } from "./clock.js";
 import { type Fault, FaultTable, Stats } from "./faults.js";
 import { IdempotencyStore } from "./idempotency.js";
-import { type JournalEntry, type OpenedJournal, openJournal } from "./journal.js";
+import { JournalBusy, type JournalEntry, type OpenedJournal, openJournal } from "./journal.js";
 import { KeyStore, type Scope } from "./keys.js";
 import { route } from "./router.js";
 import { ConnectionReset, errorResponse } from "./sandbox-errors.js";
@@ -151,7 +151,9 @@ function openKept(o: SandboxOptions): OpenedJournal | undefined {
   try {
     return openJournal(o.journal, o.seed ?? randomUUID());
   } catch (err) {
-    o.onJournal?.(`the sandbox keeps no journal: ${err instanceof Error ? err.message : String(err)}`);
+    // Another live sandbox holds it: said once. A directory that cannot be written is the
+    // ledger's too, and the ledger's own error says so; the sandbox then keeps no journal.
+    if (err instanceof JournalBusy) o.onJournal?.(`the sandbox keeps no journal: ${err.message}`);
     return undefined;
   }
 }
