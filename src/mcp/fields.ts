@@ -64,3 +64,9 @@ export const TaskOut = TaskSchema.describe(
  */
 export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();
+/**
+ * The step to take next, within the host's limits ("nothing: done" where none), in every tool's
+ * result (src/mcp/results.ts, okResult). Not described: its name says it, and the server's
+ * instructions say what it is once, rather than each of a dozen listed schemas.
+ */
+export const nextOut = z.string();

@@ -80,8 +80,10 @@ export async function callTool(
   }
   if (channel !== undefined) {
     // Only a tool that reached the service proves the key (list_requests reads local state).
+    // A failed generation is an error that still carries its task: the service took the key.
     const reachedService = tool.listed.annotations.openWorldHint !== false;
-    if (reachedService && !("isError" in result && result.isError)) channel.succeeded(id);
+    const tookKey = !("isError" in result && result.isError) || "structuredContent" in result;
+    if (reachedService && tookKey) channel.succeeded(id);
     channel.expect(id, hooks.pending);
   } else {
     // A transport that passes no channel (an in-process pair) hands the result straight to its

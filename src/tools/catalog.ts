@@ -43,8 +43,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           description: "The Gem cap's period (a UTC calendar month).",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["models", "accountingPeriod"],
+      required: ["models", "accountingPeriod", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -140,8 +143,11 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
+      required: ["idempotencyKey", "created", "task", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -156,6 +162,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -245,8 +252,11 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
+      required: ["idempotencyKey", "created", "task", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -261,6 +271,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -356,8 +367,11 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
+      required: ["idempotencyKey", "created", "task", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -372,6 +386,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -487,8 +502,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "boolean",
           description: "True once finished (not queued or processing).",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["task", "terminal"],
+      required: ["task", "terminal", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -500,6 +518,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -541,8 +560,11 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["task", "saved"],
+      required: ["task", "saved", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -617,7 +639,11 @@ export const CATALOG: readonly ListedTool[] = [
         upload: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -629,6 +655,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -677,8 +704,11 @@ export const CATALOG: readonly ListedTool[] = [
             required: ["id", "name"],
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["voices"],
+      required: ["voices", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -732,7 +762,11 @@ export const CATALOG: readonly ListedTool[] = [
         upload: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -744,6 +778,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -869,8 +904,11 @@ export const CATALOG: readonly ListedTool[] = [
           ],
           description: "Token counts.",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
+      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -966,8 +1004,11 @@ export const CATALOG: readonly ListedTool[] = [
           required: ["analysis", "durationSeconds", "frames"],
           description: "frames are suggested times; segments is optional.",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["idempotencyKey", "created", "id", "extraction"],
+      required: ["idempotencyKey", "created", "id", "extraction", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -1059,8 +1100,11 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Absent on the last page.",
           type: "string",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["requests"],
+      required: ["requests", "next"],
     },
     annotations: {
       readOnlyHint: true,

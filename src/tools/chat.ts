@@ -4,7 +4,7 @@ import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { idempotencyKeyField, nextOut, textMaxGemsField } from "../mcp/fields.js";
 
 const C = ChatRequestSchema.shape;
 
@@ -36,6 +36,7 @@ export default defineTool({
     content: z.string(),
     finishReason: z.string().nullable().describe("stop, length, …"),
     usage: z.looseObject({}).nullable().describe("Token counts."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: (args, ctx, engine) => chatCall(args, ctx, engine),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { extractCall } from "../calls/paid/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
+import { idempotencyKeyField, nextOut, nonBlank, textMaxGemsField } from "../mcp/fields.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 
 const X = ExtractRequestSchema.shape;
@@ -42,6 +42,7 @@ export default defineTool({
     extraction: z
       .looseObject({ analysis: analysisValue, durationSeconds: z.number(), frames: z.array(z.unknown()) })
       .describe("frames are suggested times; segments is optional."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   execution: TASK_EXECUTION,

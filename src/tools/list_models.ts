@@ -3,6 +3,8 @@ import { priceHint } from "../calls/paid/estimate.js";
 import type { ModelList } from "../client/schemas.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { okResult } from "../mcp/results.js";
 
 export default defineTool({
@@ -16,13 +18,14 @@ export default defineTool({
   outputSchema: z.object({
     models: z.array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() })),
     accountingPeriod: z.string().describe("The Gem cap's period (a UTC calendar month)."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {
     const list = await engine.client.listModels({ signal: ctx.signal });
     const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
     const text = listingOf(list, models, args.kind, engine.config.extractionModel);
-    return okResult(text, { models, accountingPeriod: list.accountingPeriod });
+    return okResult(text, { models, accountingPeriod: list.accountingPeriod, next: AFTER.models(args.kind) });
   },
 });
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { listCursor } from "../ledger/listing.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField } from "../mcp/fields.js";
+import { idempotencyKeyField, nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { requestLine, SHOWN_STATES, shownState, storedFilter } from "../mcp/request-view.js";
 import { okResult } from "../mcp/results.js";
 
@@ -48,6 +49,7 @@ export default defineTool({
       )
       .describe("Times are ISO 8601."),
     nextCursor: z.string().optional().describe("Absent on the last page."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(args, _ctx, engine) {
@@ -79,10 +81,12 @@ export default defineTool({
       ...(note === undefined ? [] : [`Warning: ${note}`]),
       `${requests.length} request${requests.length === 1 ? "" : "s"}${filters.length ? ` ${filters.join(" ")}` : ""}${args.cursor ? " (continued)" : ""}, newest first.`,
       ...lines,
-      nextCursor === undefined
-        ? "Next: poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments."
-        : `More: call list_requests with cursor "${nextCursor}" for older requests. Next: poll_task with a taskId to read a task.`,
+      `Next: ${AFTER.requests(nextCursor)}`,
     ];
-    return okResult(text.join("\n"), nextCursor === undefined ? { requests } : { requests, nextCursor });
+    const next = AFTER.requests(nextCursor);
+    return okResult(
+      text.join("\n"),
+      nextCursor === undefined ? { requests, next } : { requests, nextCursor, next },
+    );
   },
 });

@@ -11,6 +11,7 @@ import { AUDIO_OPERATIONS, type MediaKind } from "../config/service-limits.js";
 import {
   idempotencyKeyField,
   modelField,
+  nextOut,
   nonBlank,
   savedOut,
   saveField,
@@ -61,6 +62,7 @@ export const submissionOutput = z.object({
   created: z.boolean().describe("False for a replay (no new charge)."),
   task: TaskBriefOut,
   saved: savedOut,
+  next: nextOut,
 });
 
 export const submissionHints = {

@@ -6,9 +6,9 @@ import type { LedgerRecord } from "../ledger/listing.js";
 import { callBudget } from "../mcp/budget.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { TaskOut, taskIdField } from "../mcp/fields.js";
+import { nextOut, TaskOut, taskIdField } from "../mcp/fields.js";
 import { shownState } from "../mcp/request-view.js";
-import { describeError, okResult, WithNextStep } from "../mcp/results.js";
+import { describeError, taskResult, WithNextStep } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 export default defineTool({
@@ -23,6 +23,7 @@ export default defineTool({
   outputSchema: z.object({
     task: TaskOut,
     terminal: z.boolean().describe("True once finished (not queued or processing)."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   meta: VIEWER_LINK,
@@ -36,7 +37,8 @@ export default defineTool({
       .finally(() => budget.release());
     const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0, budget);
     const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [], budget });
-    return okResult(shown.text, { task, terminal: isTerminal(task.status) }, shown.content);
+    const structured = { task, terminal: isTerminal(task.status), next: shown.next };
+    return taskResult(shown.text, structured, shown.content);
   },
 });
 

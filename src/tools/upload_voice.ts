@@ -5,6 +5,8 @@ import { askForUpload } from "../calls/uploads/chunked-upload.js";
 import { checkVoiceDuration, notVoice, readDuration } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { declined, Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
@@ -29,6 +31,7 @@ export default defineTool({
     voice: z.looseObject({ id: z.string(), name: z.string() }).optional(),
     // Set when the user was asked: the viewer's upload form reads its kind and limits.
     upload: z.looseObject({}).optional(),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: VIEWER_LINK,
@@ -71,9 +74,8 @@ export default defineTool({
       );
       const text = [
         `Uploaded voice ${voice.id} (${voice.name}), a private draft for zero-shot cloning; nothing was trained or published.`,
-        `Next: call generate_audio with operation voice_clone, model service-voice and parameters.voiceProfileId "${voice.id}".`,
       ];
-      return okResult(text.join("\n"), { voice });
+      return okResult(text.join("\n"), { voice, next: AFTER.voice(voice.id) });
     } finally {
       await file.close();
     }

@@ -16,7 +16,7 @@ import { callBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { Questions } from "../../mcp/questions.js";
-import { describeError, okResult } from "../../mcp/results.js";
+import { describeError, taskResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "../files/file-areas.js";
 import { handBack, type Steps } from "../mcp-task/mcp-task-background.js";
@@ -24,7 +24,7 @@ import { type Built, checkArguments, deliver, refused, sending, variationsNote }
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
-import { taskText } from "./task-view.js";
+import { taskNext, taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
 
 /** A media tool's arguments: the service request's fields (requests.ts), plus the tool's own. */
@@ -177,13 +177,16 @@ async function waitAndPresent(
       created,
       task: waited.task,
       ...(shown.saved ? { saved: shown.saved } : {}),
+      next: shown.next,
     };
-    return okResult(shown.text, structured, shown.content);
+    return taskResult(shown.text, structured, shown.content);
   } catch (err) {
     const note = `The task was submitted and is paid for, but reading it afterwards failed (${describeError(err).code}); call poll_task with the task ID.`;
     const wait = engine.config.defaultWaitSeconds;
-    const text = taskText(submission.task, { ...facts, wait, notes: [...notes, note] });
-    return okResult(text, { idempotencyKey: run.identity, created, task: submission.task });
+    const shown = { ...facts, wait, notes: [...notes, note] };
+    const text = taskText(submission.task, shown);
+    const next = taskNext(submission.task, shown);
+    return taskResult(text, { idempotencyKey: run.identity, created, task: submission.task, next });
   }
 }
 
