@@ -25,6 +25,11 @@ export interface EngineConfig {
   confirmAboveGems?: number;
   /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
   mediaOrigins?: string[];
+  /**
+   * The URL users reach (with oauth: the issuer; the resource is `<publicUrl>/mcp`); where known,
+   * the media viewer names the sandbox origin claude.ai serves it from (src/surface/viewer.ts).
+   */
+  publicUrl?: string;
 }
 
 /** The whole configuration: how to serve, and what tools read (EngineConfig). */
@@ -38,8 +43,6 @@ export interface Config extends EngineConfig {
   store: string;
   /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
   auth: "key" | "oauth";
-  /** With oauth: the origin users reach (issuer; the resource is `<publicUrl>/mcp`). */
-  publicUrl?: string;
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
   authSecret?: string[];
   /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */

@@ -88,6 +88,7 @@ export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpS
   registerResources(server, engine);
   registerViewer(server, {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
+    publicUrl: engine.config.publicUrl,
   });
   registerPrompts(server, engine);
   answerCompletions(server, engine, { prompts: PROMPT_COMPLETIONS, templates: TEMPLATE_COMPLETIONS });
