@@ -14,6 +14,7 @@ import {
   TextMaxGemsSchema,
 } from "../client/schemas.js";
 import { MAX_WAIT_SECONDS } from "../config/bounds.js";
+import { DEFAULT_WAIT_CAP_SECONDS } from "../config/time-limits.js";
 
 export { MAX_WAIT_SECONDS };
 
@@ -24,7 +25,7 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe("Seconds to wait; default 45 unless configured.");
+  .describe(`Seconds to wait, up to ${DEFAULT_WAIT_CAP_SECONDS} per call; default 45 unless configured.`);
 export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "An earlier request's identity, to replay it without a second charge.",

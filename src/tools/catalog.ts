@@ -102,7 +102,7 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -211,7 +211,7 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -326,7 +326,7 @@ export const CATALOG: readonly ListedTool[] = [
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -404,7 +404,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Task ID from a generate tool or list_requests.",
         },
         wait: {
-          description: "Most seconds to poll; default 0 (read once).",
+          description: "Most seconds to poll, up to 47 per call; default 0 (read once).",
           type: "number",
           minimum: 0,
           maximum: 600,

@@ -67,7 +67,7 @@ function listing(
     `${models.length} model${models.length === 1 ? "" : "s"}${kind ? ` of kind ${kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
     ...lines,
     kind === undefined || kind === "video" ? extractionLine(extraction, list.models) : "",
-    "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
+    `Next: ${AFTER.models(kind)}`,
   ]
     .filter(Boolean)
     .join("\n");

@@ -12,7 +12,7 @@ import type { MediaKind } from "../../config/service-limits.js";
 import { LIMITS } from "../../config/service-limits.js";
 import { SUBMIT_ATTEMPT_MS } from "../../config/time-limits.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
-import { callBudget } from "../../mcp/budget.js";
+import { boundedWait, callBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { Questions } from "../../mcp/questions.js";
@@ -43,7 +43,9 @@ export async function submitMedia(
   ctx: ToolContext,
   engine: Engine,
 ): Promise<ToolOutcome> {
-  const { wait, idempotencyKey, save, maxGems, ...request } = args;
+  const { idempotencyKey, save, maxGems, ...request } = args;
+  // Outside MCP tasks no wait outlasts one call; inside one the work waits for the whole task.
+  const { wait, note: waitNote } = boundedWait(args.wait);
   const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
   let ceiling: Ceiling | undefined;
@@ -78,7 +80,7 @@ export async function submitMedia(
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await steps.send(ctx, budget);
     // 4. Wait for the task and present it as it stands; 5. deliver, marked once the transport wrote it.
-    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds }));
+    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds, waitNote }));
   } catch (err) {
     return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
   } finally {
@@ -129,6 +131,7 @@ export function mediaSteps(engine: Engine, work: MediaWork): Steps<Run["result"]
         tool: work.tool,
         waitSeconds: within.waitSeconds,
         budget: within.budget,
+        waitNote: within.waitNote,
         dirs: work.dirs,
         ceiling: work.ceiling,
       }),
@@ -141,6 +144,7 @@ interface Presenting {
   tool: string;
   waitSeconds: number;
   budget: ReturnType<typeof callBudget>;
+  waitNote?: string | undefined;
   dirs: SaveTarget | undefined;
   ceiling: Ceiling;
 }
@@ -158,6 +162,7 @@ async function waitAndPresent(
   const notes = [
     ceilingNote(engine, o.ceiling),
     variationsNote(run, { varied: "prompt", outputs: o.tool === "generate_image" }),
+    o.waitNote,
   ].filter((n): n is string => n !== undefined);
   const facts = { identity: run.identity, reused: run.reused, joined: run.joined, created };
   // The first progress names the task, so a host that cuts the call still showed its ID.
