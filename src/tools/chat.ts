@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { chatCall } from "../calls/paid/chat-call.js";
 import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
@@ -39,5 +40,6 @@ export default defineTool({
     next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  precheck: (raw, engine) => catalogPrecheck(engine, "chat", "text", raw),
   handler: (args, ctx, engine) => chatCall(args, ctx, engine),
 });

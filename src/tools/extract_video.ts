@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { extractCall } from "../calls/paid/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
@@ -46,5 +47,6 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   execution: TASK_EXECUTION,
+  precheck: (raw, engine) => catalogPrecheck(engine, "extract_video", "extraction", raw),
   handler: (args, ctx, engine) => extractCall(args, ctx, engine),
 });

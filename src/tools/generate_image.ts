@@ -1,3 +1,4 @@
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { submitMedia } from "../calls/paid/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
@@ -16,5 +17,6 @@ export default defineTool({
   annotations: submissionHints,
   execution: TASK_EXECUTION,
   meta: VIEWER_LINK,
+  precheck: (raw, engine) => catalogPrecheck(engine, "generate_image", "image", raw),
   handler: (args, ctx, engine) => submitMedia("generate_image", "image", args, ctx, engine),
 });

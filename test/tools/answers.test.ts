@@ -12,9 +12,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { CATALOG } from "../../src/tools/catalog.js";
 import { fakeTimeEach } from "../helpers/fake-time.js";
 import { formatAnswer } from "./answer-format.js";
-import { CATALOG } from "../../src/tools/catalog.js";
 import { type Harness, harness, structured, textOf } from "./harness.js";
 
 let h: Harness;
