@@ -70,6 +70,8 @@ export const TASK_POLL = {
   maxMs: 15_000,
   unscheduledMs: 500,
   staleMs: 5_000,
+  /** The least wait asked of a poller while a stopped driver's lease runs out: no poll can help it. */
+  stalledMinMs: 1_000,
   holdMs: 2_000,
 } as const;
 /**

@@ -70,6 +70,12 @@ export interface ToolContext {
   readonly takesTasks?: boolean;
   /** The task was asked for in the 2025-11-25 form (`params.task`, src/mcp/mcp-task-wire-2025.ts). */
   readonly taskForm?: "2025-11-25";
+  /**
+   * On a 2025-11-25 connection that asked for a task: tells the client a task's new status
+   * (`notifications/tasks/status`, the task's fields as `tasks/get` gives them), outside any
+   * request, for as long as the connection lives. Best effort: a closed connection drops it.
+   */
+  notifyTaskStatus?(task: Record<string, unknown>): void;
   /** Told when a wait schedules its next read of the service's task (epoch ms): a task's pollers follow it. */
   scheduled?(readAt: number): void;
   /**
@@ -128,7 +134,16 @@ export function toolContext(
     inputResponses: ctx.mcpReq.inputResponses,
     answered: askedState(ctx.mcpReq.requestState()),
     takesTasks: hooks.asks2025Task === true || declaresTasks(server, ctx),
-    ...(hooks.asks2025Task === true ? { taskForm: "2025-11-25" as const } : {}),
+    ...(hooks.asks2025Task === true
+      ? {
+          taskForm: "2025-11-25" as const,
+          notifyTaskStatus: (task: Record<string, unknown>) => {
+            server.server
+              .notification({ method: "notifications/tasks/status", params: task } as never)
+              .catch(() => {});
+          },
+        }
+      : {}),
     onDelivery(hook) {
       hooks.pending.push(hook);
     },

@@ -15,6 +15,7 @@ import { AssetStore } from "./assets.js";
 import { Clock } from "./clock.js";
 import { type Fault, FaultTable, Stats } from "./faults.js";
 import { IdempotencyStore } from "./idempotency.js";
+import { type JournalEntry, type OpenedJournal, openJournal } from "./journal.js";
 import { KeyStore, type Scope } from "./keys.js";
 import { route } from "./router.js";
 import { ConnectionReset, errorResponse } from "./sandbox-errors.js";
@@ -38,6 +39,13 @@ export interface SandboxOptions {
   now?: () => number;
   /** Makes ids and URL signatures reproducible. */
   seed?: string;
+  /**
+   * A journal file (journal.ts): the requests of the public sandbox key that changed the state
+   * are appended to it and replayed at start, so the sandbox's tasks, assets and voices outlive
+   * a restart. A journal another live process holds is left alone (`onJournal` says so).
+   */
+  journal?: string;
+  onJournal?: (note: string) => void;
 }
 
 export interface Sandbox {
@@ -59,7 +67,8 @@ export interface Sandbox {
 }
 
 export function createSandbox(o: SandboxOptions = {}): Sandbox {
-  const seed = o.seed ?? randomUUID();
+  const journal = openKept(o);
+  const seed = journal?.seed ?? o.seed ?? randomUUID();
   const counters = new Map<string, number>();
   const nextId = (prefix: string): string => {
     const n = (counters.get(prefix) ?? 0) + 1;
@@ -86,9 +95,19 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
   s.keys.add({ secret: SANDBOX_API_KEY, capGems: 1_000_000, balanceGems: 10_000_000 });
 
   const servers = new Set<{ close(): Promise<void> }>();
+  const replayed = journal === undefined ? Promise.resolve() : replay(s, journal.entries);
+  const routed = async (request: Request): Promise<Response> => {
+    await replayed;
+    if (journal === undefined || !journaled(request)) return route(s, request);
+    const at = s.clock.now();
+    const body = Buffer.from(await request.clone().arrayBuffer()).toString("base64");
+    const response = await route(s, request);
+    if (response.ok) journal.append(entryOf(request, at, body));
+    return response;
+  };
   const fetchCore = async (request: Request): Promise<Response> => {
     try {
-      return await route(s, request);
+      return await routed(request);
     } catch (e) {
       if (e instanceof ConnectionReset) throw new TypeError("fetch failed", { cause: e });
       // An abort or a closing sandbox ends the exchange like a dropped connection; anything else
@@ -101,9 +120,9 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
   return {
     fetch: fetchCore,
     handler: (input, init) => fetchCore(new Request(input, init)),
-    serve: (request) => route(s, request),
+    serve: routed,
     async listen(lo = {}) {
-      const server = await listenHttp((r) => route(s, r), lo);
+      const server = await listenHttp(routed, lo);
       servers.add(server);
       return {
         url: server.url,
@@ -122,8 +141,67 @@ export function createSandbox(o: SandboxOptions = {}): Sandbox {
       closing.abort(new Error("sandbox closed"));
       await Promise.all([...servers].map((x) => x.close()));
       servers.clear();
+      journal?.close();
     },
   };
+}
+
+function openKept(o: SandboxOptions): OpenedJournal | undefined {
+  if (o.journal === undefined) return undefined;
+  try {
+    return openJournal(o.journal, o.seed ?? randomUUID());
+  } catch (err) {
+    o.onJournal?.(`the sandbox keeps no journal: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
+}
+
+const JOURNALED =
+  /^\/api\/generate\/(?:image|video|audio|assets|voices|extract\/video|text\/v1\/chat\/completions)$/;
+
+/** A request that changes the sandbox, under its public key: what the journal keeps. */
+function journaled(request: Request): boolean {
+  if (request.method !== "POST") return false;
+  if (request.headers.get("authorization") !== `Bearer ${SANDBOX_API_KEY}`) return false;
+  return JOURNALED.test(new URL(request.url).pathname);
+}
+
+function entryOf(request: Request, at: number, body: string): JournalEntry {
+  const idempotencyKey = request.headers.get("idempotency-key");
+  const contentType = request.headers.get("content-type");
+  return {
+    at,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    ...(idempotencyKey === null ? {} : { idempotencyKey }),
+    ...(contentType === null ? {} : { contentType }),
+    body,
+  };
+}
+
+/** The journal's requests again, each at its own sandbox time; their answers are not needed. */
+async function replay(s: SandboxState, entries: JournalEntry[]): Promise<void> {
+  for (const e of entries) {
+    const headers: Record<string, string> = { authorization: `Bearer ${SANDBOX_API_KEY}` };
+    if (e.idempotencyKey !== undefined) headers["idempotency-key"] = e.idempotencyKey;
+    if (e.contentType !== undefined) headers["content-type"] = e.contentType;
+    s.clock.pin(e.at);
+    try {
+      await route(
+        s,
+        new Request(`http://sandbox.journal${e.path}`, {
+          method: e.method,
+          headers,
+          body: Buffer.from(e.body, "base64"),
+        }),
+      );
+    } catch {
+      // As it failed then (or fails now): the state it left is the state the journal gives.
+    } finally {
+      s.clock.pin(undefined);
+    }
+  }
+  s.stats = new Stats();
 }
 
 /** `generation-mcp sandbox --port P`: the simulated service alone, over HTTP. */

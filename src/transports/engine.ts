@@ -6,9 +6,11 @@
  * Each engine knows where its key came from and whether the service has refused it since.
  */
 
+import { dirname, join } from "node:path";
 import type { LRUCache } from "lru-cache";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
+import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
@@ -65,7 +67,12 @@ async function serviceTarget(config: Config): Promise<ServiceTarget> {
       throw new Error("no service base URL: set GENERATION_BASE_URL or use --sandbox");
     return { baseUrl: config.baseUrl, defaultApiKey: config.apiKey };
   }
-  const sandbox = await embeddedSandbox();
+  const store = parseStoreUri(config.store);
+  const sandbox = await embeddedSandbox({
+    // Beside a SQLite ledger, so a task resumed after a restart (docs/tasks.md) finds its work.
+    ...(store.kind === "sqlite" ? { journal: join(dirname(store.path), "sandbox-journal.jsonl") } : {}),
+    note: (line) => process.stderr.write(`generation-mcp: ${line}\n`),
+  });
   return {
     baseUrl: sandbox.url,
     defaultApiKey: EMBEDDED_SANDBOX_KEY,

@@ -20,11 +20,21 @@ export interface EmbeddedSandbox {
   close(): Promise<void>;
 }
 
-export async function embeddedSandbox(): Promise<EmbeddedSandbox> {
+/**
+ * `journal`: where the sandbox keeps what it was asked (beside a SQLite ledger), so its tasks outlive
+ * a restart of this server; `note`: how a journal it cannot keep is said (stderr).
+ */
+export async function embeddedSandbox(
+  o: { journal?: string; note?: (line: string) => void } = {},
+): Promise<EmbeddedSandbox> {
   let loading: Promise<Sandbox> | undefined;
   const load = (): Promise<Sandbox> =>
     (loading ??= import("../sandbox/sandbox.js").then(({ createSandbox }) =>
-      createSandbox({ timeScale: 1 }),
+      createSandbox({
+        timeScale: 1,
+        ...(o.journal === undefined ? {} : { journal: o.journal }),
+        ...(o.note === undefined ? {} : { onJournal: o.note }),
+      }),
     ));
   const listener = await listenHttp(async (request) => (await load()).serve(request), {
     host: "127.0.0.1",

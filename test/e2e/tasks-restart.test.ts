@@ -121,4 +121,34 @@ describe("an MCP task across a restart on the same ledger", () => {
     expect(service.sandbox.stats.dispatches(VIDEO)).toBe(before + 1);
     await second.stop();
   }, 60_000);
+
+  it("on the embedded sandbox (--sandbox): the next process finds the task the last one's sandbox made", async () => {
+    // Its own ledger directory: the embedded sandbox keeps its journal beside the ledger.
+    const own = isolatedEnv();
+    try {
+      const first = await startHttpCli(["--sandbox"], own.env);
+      started.push(first);
+      const created = await callTool(first.url, "generate_video", clip("a lighthouse, continued"), {
+        tasks: true,
+      });
+      const { taskId } = created.result;
+      const get = async () => (await rpc(first.url, "tasks/get", { taskId }, { tasks: true })).result;
+      await until(
+        async () => /Task task_\w+ is/.test((await get()).statusMessage ?? ""),
+        "the wait to begin",
+      );
+      await first.stop();
+
+      const second = await startHttpCli(["--sandbox"], own.env);
+      started.push(second);
+      const { final } = await pollTask(second.url, taskId, { timeoutMs: 40_000 });
+      const result = final.result.result;
+      expect(final.result.status).toBe("completed");
+      expect(result.isError ?? false, textOf(result)).toBe(false);
+      expect(result.structuredContent).toMatchObject({ task: { status: "succeeded" } });
+      await second.stop();
+    } finally {
+      own.cleanup();
+    }
+  }, 90_000);
 });

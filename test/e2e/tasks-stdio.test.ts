@@ -11,7 +11,13 @@ import { CLI, initializeRequest, isolatedEnv } from "../helpers/cli.js";
 import { envelope, TASKS_EXTENSION, textOf } from "../helpers/tasks-wire.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
-type Message = { id?: number; result?: Record<string, any>; error?: { code: number } };
+type Message = {
+  id?: number;
+  method?: string;
+  params?: Record<string, any>;
+  result?: Record<string, any>;
+  error?: { code: number };
+};
 
 /** The CLI on stdio with `--sandbox`, and one request at a time answered by ID. */
 function stdio() {
@@ -21,6 +27,7 @@ function stdio() {
     stdio: ["pipe", "pipe", "pipe"],
   });
   const waiting = new Map<number, (m: Message) => void>();
+  const notifications: Message[] = [];
   let partial = "";
   child.stdout.on("data", (chunk: Buffer) => {
     const lines = (partial + chunk.toString()).split("\n");
@@ -28,12 +35,14 @@ function stdio() {
     for (const line of lines) {
       const m = JSON.parse(line) as Message;
       if (m.id !== undefined) waiting.get(m.id)?.(m);
+      else notifications.push(m);
     }
   });
   let id = 100;
   const write = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
   return {
     write,
+    notifications,
     request(
       method: string,
       params: Record<string, unknown>,
@@ -127,6 +136,10 @@ describe("MCP Tasks over stdio", () => {
     const result = (await s.request("tasks/result", { taskId })).result ?? {};
     expect(result._meta["io.modelcontextprotocol/related-task"]).toEqual({ taskId });
     expect(result.structuredContent.task.status).toBe("succeeded");
+    // The task's one change of status, told outside any request, as this revision lets a server.
+    await expect
+      .poll(() => s.notifications.find((m) => m.method === "notifications/tasks/status")?.params)
+      .toMatchObject({ taskId, status: "completed" });
     const identity = result.structuredContent.idempotencyKey as string;
     await expect
       .poll(async () => {

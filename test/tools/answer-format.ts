@@ -1,5 +1,5 @@
 /**
- * A tool's whole answer as one reviewable text, for the snapshots of test/tools/answers.test.ts
+ * A tool's whole answer as one reviewable text, for the snapshots of test/tools/answer-snapshots.test.ts
  * (kept in test/tools/answers/): every content block in order, `isError`, and `structuredContent`
  * as JSON. What differs from run to run (IDs the sandbox mints, identities, times, signatures,
  * temporary paths) is replaced by a name for its kind, numbered by first appearance, so the same

@@ -18,7 +18,7 @@ import type { Budget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import type { CreateTaskResult } from "../../mcp/mcp-task-wire.js";
-import { created2025 } from "../../mcp/mcp-task-wire-2025.js";
+import { created2025, task2025 } from "../../mcp/mcp-task-wire-2025.js";
 import { adopting, Job, jobs, OWNER } from "./mcp-task-job.js";
 import { type Steps, type TaskContext, taskStore } from "./mcp-task-record.js";
 import type { StoredTask } from "./mcp-task-store.js";
@@ -36,9 +36,14 @@ export async function handBack<T>(
   engine: Engine,
   steps: Steps<T>,
   form?: "2025-11-25",
+  notifyStatus?: (task: Record<string, unknown>) => void,
 ): Promise<ToolOutcome> {
   const store = await taskStore(engine);
   const job = new Job(engine);
+  if (notifyStatus !== undefined) {
+    // The 2025-11-25 form's status notification, once the task ends (its only change of status).
+    job.onEnded = (rec) => notifyStatus({ ...task2025(store.detailed(rec)) });
+  }
   let onClaimed: (identity: string) => void = () => {};
   const claimed = new Promise<string>((resolve) => {
     onClaimed = resolve;

@@ -43,6 +43,8 @@ export class Job {
   #taskId = "";
   #message: string | undefined;
   #dirty = false;
+  /** Told once, with the stored task, when a write finds it no longer working. */
+  onEnded: ((rec: StoredTask) => void) | undefined;
   /** tasks/get held for a read: each released by the first write it waits for (true). */
   #holds: ((stored: StoredTask | undefined) => boolean)[] = [];
   #renew: NodeJS.Timeout | undefined;
@@ -179,6 +181,11 @@ export class Job {
       if (stored === undefined || (stored.lease !== undefined && stored.lease.owner !== OWNER)) {
         this.stop.abort(new Error("another process drives this task now"));
       } else if (stored.status === "cancelled") this.cancel.abort();
+      if (stored !== undefined && stored.status !== "working" && this.onEnded !== undefined) {
+        const ended = this.onEnded;
+        this.onEnded = undefined;
+        ended(stored);
+      }
       this.#release(stored, false);
     });
   }

@@ -224,20 +224,41 @@ function parse(text: string): StoredTask {
  */
 export function pollIntervalMs(rec: StoredTask, now: number): number {
   const at = rec.nextReadAt;
-  const overdue =
-    at === undefined ? now - rec.lastUpdatedAt > TASK_POLL.holdMs : now >= at + TASK_POLL.holdMs;
+  const overdue = isOverdue(rec, now);
   let ms: number = TASK_POLL.unscheduledMs;
-  if (overdue && rec.lease !== undefined) ms = Math.min(rec.lease.until - now, TASK_POLL.staleMs);
-  else if (at !== undefined && at - TASK_POLL.leadMs > now) ms = at - TASK_POLL.leadMs - now;
+  if (overdue && rec.lease !== undefined) {
+    // Nothing a poll does makes the lease lapse sooner: at least a second between polls.
+    const untilLapse = Math.min(rec.lease.until - now, TASK_POLL.staleMs);
+    return Math.round(Math.min(TASK_POLL.maxMs, Math.max(TASK_POLL.stalledMinMs, untilLapse)));
+  }
+  if (at !== undefined && at - TASK_POLL.leadMs > now) ms = at - TASK_POLL.leadMs - now;
   else if (at !== undefined && !overdue) ms = at + TASK_POLL.afterMs - now;
   return Math.round(Math.min(TASK_POLL.maxMs, Math.max(TASK_POLL.minMs, ms)));
 }
 
+/** A read long overdue: the process driving the work stopped (or stalls). */
+function isOverdue(rec: StoredTask, now: number): boolean {
+  const at = rec.nextReadAt;
+  return at === undefined ? now - rec.lastUpdatedAt > TASK_POLL.holdMs : now >= at + TASK_POLL.holdMs;
+}
+
+/**
+ * What a task says while its driver is gone: not the last status it wrote (stale), but that
+ * another process takes the work over once the lease lapses, and that nothing is sent twice.
+ */
+function statusOf(rec: StoredTask, now: number): string | undefined {
+  if (rec.status !== "working" || rec.lease === undefined || !isOverdue(rec, now)) return rec.statusMessage;
+  const seconds = Math.max(0, Math.ceil((rec.lease.until - now) / 1000));
+  const when = seconds === 0 ? "now, on the next tasks/get" : `in about ${seconds} s`;
+  return `The process driving this task stopped reporting; another takes the work over ${when} and goes on from where it stood (nothing is sent or charged twice).`;
+}
+
 function taskOf(rec: StoredTask, now: number): Task {
+  const statusMessage = statusOf(rec, now);
   return {
     taskId: rec.taskId,
     status: rec.status,
-    ...(rec.statusMessage === undefined ? {} : { statusMessage: rec.statusMessage }),
+    ...(statusMessage === undefined ? {} : { statusMessage }),
     createdAt: new Date(rec.createdAt).toISOString(),
     lastUpdatedAt: new Date(rec.lastUpdatedAt).toISOString(),
     ttlMs: rec.ttlMs,

@@ -58,7 +58,7 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
     const steps = extractSteps(engine, { built, idempotencyKey, ceiling });
     // A client that takes MCP tasks gets one as soon as the claim is durable: steps 3 to 5 then run
     // in the task's background, and tasks/get carries the result.
-    if (ctx.takesTasks === true) return await handBack(engine, steps, ctx.taskForm);
+    if (ctx.takesTasks === true) return await handBack(engine, steps, ctx.taskForm, ctx.notifyTaskStatus);
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await steps.send(ctx, budget);
     // 4. Present the analysis; 5. deliver, marked once the transport wrote it.

@@ -10,10 +10,10 @@ import { takeOver } from "../../../src/calls/mcp-task/mcp-task-resume.js";
 import type { StoredTask } from "../../../src/calls/mcp-task/mcp-task-store.js";
 import { type MediaWork, mediaSteps } from "../../../src/calls/paid/media-call.js";
 import { resumable } from "../../../src/calls/paid/resumable.js";
-import { buildMediaBody } from "../../../src/client/requests.js";
 import { budgetOf } from "../../../src/mcp/budget.js";
 import type { ToolContext } from "../../../src/mcp/context.js";
 import { type Harness, harness } from "../../tools/harness.js";
+import { finished, imageWork } from "./mcp-task-fixtures.js";
 
 const IMAGE = "POST /api/generate/image";
 let h: Harness;
@@ -33,17 +33,7 @@ const quiet: ToolContext = {
   onDelivery: () => {},
 };
 
-function work(prompt: string): MediaWork {
-  return {
-    tool: "generate_image",
-    kind: "image",
-    operation: undefined,
-    built: buildMediaBody("image", { model: "sandbox-image-fast", prompt }),
-    idempotencyKey: undefined,
-    ceiling: { maxGems: undefined, source: "none" },
-    dirs: undefined,
-  };
-}
+const work = imageWork;
 
 /** A task as a process that stopped left it: working, its lease lapsed, nothing recorded of the send. */
 async function orphan(identity: string, w: MediaWork): Promise<StoredTask> {
@@ -60,16 +50,6 @@ async function orphan(identity: string, w: MediaWork): Promise<StoredTask> {
   return rec;
 }
 
-async function finished(taskId: string): Promise<StoredTask> {
-  const store = await taskStore(h.engine);
-  for (let i = 0; i < 200; i++) {
-    const rec = await store.read(taskId, h.engine.keyHash);
-    if (rec !== undefined && rec.status !== "working") return rec;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`task ${taskId} did not finish`);
-}
-
 const text = (rec: StoredTask) => (rec.result?.content as { text: string }[] | undefined)?.[0]?.text ?? "";
 
 describe("taking over a task whose process stopped", () => {
@@ -79,7 +59,7 @@ describe("taking over a task whose process stopped", () => {
     const sends = h.sandbox.stats.requests(IMAGE);
     const rec = await orphan(run.identity, w);
     expect(await takeOver(h.engine, rec, resumable)).toBe(true);
-    const done = await finished(rec.taskId);
+    const done = await finished(h.engine, rec.taskId);
     expect(done.status).toBe("completed");
     expect(done.result?.structuredContent).toMatchObject({
       idempotencyKey: run.identity,
@@ -99,7 +79,7 @@ describe("taking over a task whose process stopped", () => {
     const sends = h.sandbox.stats.requests(IMAGE);
     const rec = await orphan(identity, w);
     expect(await takeOver(h.engine, rec, resumable)).toBe(true);
-    const done = await finished(rec.taskId);
+    const done = await finished(h.engine, rec.taskId);
     expect(done.status).toBe("completed");
     expect(done.result?.isError).toBe(true);
     expect(text(done)).toMatch(/^REQUEST_FAILED: .*claim released/);

@@ -40,6 +40,24 @@ describe.each(STORE_KINDS)("MCP tasks on %s", (kind) => {
     await t?.cleanup();
   });
 
+  it("says another process takes over, not the stale status, while a stopped driver's lease runs out", async () => {
+    const created = await one.create({
+      principal: ALICE,
+      ttlMs: 60_000,
+      context: { identity: "gm-1" },
+      statusMessage: "Waiting for task t (processing)",
+      lease: { owner: "a stopped process", until: Date.now() + 6_000 },
+    });
+    const rec = (await one.read(created.taskId, ALICE)) as StoredTask;
+    const stalled = one.detailed({ ...rec, nextReadAt: Date.now() - 10_000 });
+    expect(stalled.statusMessage).toMatch(/stopped reporting; another takes the work over in about [56] s/);
+    expect(stalled.statusMessage).toContain("nothing is sent or charged twice");
+    expect(stalled.pollIntervalMs).toBeGreaterThanOrEqual(TASK_POLL.stalledMinMs);
+    expect(one.detailed({ ...rec, nextReadAt: Date.now() + 3_000 }).statusMessage).toBe(
+      "Waiting for task t (processing)",
+    );
+  });
+
   it("a task created through one replica is read through the other, only under its own key hash", async () => {
     const created = await one.create({ principal: ALICE, ttlMs: 60_000, context: { identity: "gm-1" } });
     expect(created.status).toBe("working");
@@ -163,5 +181,13 @@ describe("pollIntervalMs", () => {
     expect(pollIntervalMs(rec({ nextReadAt: now - 10_000, lease }), now)).toBe(TASK_POLL.staleMs);
     const lapsing = { owner: "gone", until: now + 1_200 };
     expect(pollIntervalMs(rec({ nextReadAt: now - 10_000, lease: lapsing }), now)).toBe(1_200);
+  });
+
+  it("never asks for polls under a second while a stopped driver's lease runs out", () => {
+    for (const left of [900, 300, 0, -500]) {
+      const lease = { owner: "gone", until: now + left };
+      expect(pollIntervalMs(rec({ nextReadAt: now - 10_000, lease }), now)).toBe(TASK_POLL.stalledMinMs);
+      expect(pollIntervalMs(rec({ lastUpdatedAt: now - 10_000, lease }), now)).toBe(TASK_POLL.stalledMinMs);
+    }
   });
 });

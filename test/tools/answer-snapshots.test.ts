@@ -3,7 +3,7 @@
  * links and structuredContent together (formatted by answer-format.ts, kept in
  * test/tools/answers/), so a change of wording, of a field or of the next step shows in review
  * instead of going unseen. Regenerate after an intended change: `npx vitest run
- * test/tools/answers.test.ts -u`, then read the diff.
+ * test/tools/answer-snapshots.test.ts -u`, then read the diff.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
