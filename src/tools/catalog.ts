@@ -732,7 +732,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         duration: {
-          description: "Seconds; read from the audio when left out.",
+          description: "Seconds; used only when the audio's own length cannot be read.",
           type: "number",
           minimum: 15,
           maximum: 300,

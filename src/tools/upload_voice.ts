@@ -2,7 +2,7 @@ import { z } from "zod";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/files/file-areas.js";
 import { openMedia } from "../calls/files/files.js";
 import { askForUpload } from "../calls/uploads/chunked-upload.js";
-import { checkVoiceDuration, notVoice, readDuration } from "../calls/uploads/media-rules.js";
+import { notVoice, voiceDuration } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { nextOut } from "../mcp/fields.js";
@@ -21,7 +21,12 @@ export default defineTool({
     "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The audio file to upload."),
-    duration: z.number().min(min).max(max).optional().describe("Seconds; read from the audio when left out."),
+    duration: z
+      .number()
+      .min(min)
+      .max(max)
+      .optional()
+      .describe("Seconds; used only when the audio's own length cannot be read."),
     rightsConfirmed: z
       .boolean()
       .optional()
@@ -64,8 +69,7 @@ export default defineTool({
       accept: notVoice,
     });
     try {
-      const duration = args.duration ?? (await readDuration(file.readPath));
-      checkVoiceDuration(duration);
+      const duration = await voiceDuration(file.readPath, args.duration);
       // Read through the checked descriptor (a path walked again could lead elsewhere); the
       // service names the voice after the file, so its own name goes along.
       const voice = await engine.client.uploadVoice(
