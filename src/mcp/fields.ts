@@ -25,10 +25,10 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe(`Seconds to wait, up to ${DEFAULT_WAIT_CAP_SECONDS} per call; default 45 unless configured.`);
+  .describe(`Seconds to wait, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 45.`);
 export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "An earlier request's identity, to replay it without a second charge.",
+  "Replays that request, no second charge.",
 );
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
@@ -56,7 +56,7 @@ export const taskIdField = z
  * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
 export const TaskOut = TaskSchema.describe(
-  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
+  "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
 );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here

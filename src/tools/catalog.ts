@@ -60,7 +60,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -77,7 +77,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
+            "Per the model's capabilities: ratio, resolution, outputCount (1-4), negativePrompt (1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
           type: "object",
         },
         referenceAssetIds: {
@@ -97,12 +97,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -123,7 +123,6 @@ export const CATALOG: readonly ListedTool[] = [
         },
         created: {
           type: "boolean",
-          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
@@ -169,7 +168,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -186,7 +185,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); per the model's capabilities: sourceImage, endFrame (image asset IDs), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -206,12 +205,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -232,7 +231,6 @@ export const CATALOG: readonly ListedTool[] = [
         },
         created: {
           type: "boolean",
-          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
@@ -278,7 +276,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -296,7 +294,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
           type: "object",
         },
         referenceAssetIds: {
@@ -321,12 +319,12 @@ export const CATALOG: readonly ListedTool[] = [
           description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait, up to 47 per call; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -347,7 +345,6 @@ export const CATALOG: readonly ListedTool[] = [
         },
         created: {
           type: "boolean",
-          description: "False for a replay (no new charge).",
         },
         task: {
           type: "object",
@@ -404,7 +401,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Task ID from a generate tool or list_requests.",
         },
         wait: {
-          description: "Most seconds to poll, up to 47 per call; default 0 (read once).",
+          description: "Seconds to poll, at most 47; default 0 (read once).",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -496,11 +493,10 @@ export const CATALOG: readonly ListedTool[] = [
           },
           required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
+            "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
         },
         terminal: {
           type: "boolean",
-          description: "True once finished (not queued or processing).",
         },
         next: {
           type: "string",
@@ -721,7 +717,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -732,7 +728,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         duration: {
-          description: "Seconds; used only when the audio's own length cannot be read.",
+          description: "Seconds, if the audio's own are unreadable.",
           type: "number",
           minimum: 15,
           maximum: 300,
@@ -785,7 +781,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "chat",
     title: "Chat completion",
     description:
-      "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+      "Sends a conversation to a text model; returns the whole answer and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
@@ -856,7 +852,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -921,7 +917,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "extract_video",
     title: "Analyse a video",
     description:
-      "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+      "Analyses an uploaded video (ready, under 25 MiB and 120 s); returns the analysis and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
@@ -949,7 +945,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -1024,13 +1020,13 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+      "Lists this key's paid calls from the local ledger (free, no service call), newest first, with task IDs and taskStatus as last read: to recover a task ID after a lost answer, or see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
     inputSchema: {
       type: "object",
       properties: {
         state: {
           description:
-            "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+            "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },

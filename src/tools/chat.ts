@@ -13,7 +13,7 @@ export default defineTool({
   name: "chat",
   title: "Chat completion",
   description:
-    "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+    "Sends a conversation to a text model; returns the whole answer and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
   // The service's ChatRequest with its conversation bound (src/client/schemas.ts,
   // src/client/request-rules.ts); always streamed, so `stream` is the tool's to set.
   inputSchema: withRules(

@@ -25,7 +25,7 @@ export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
   description:
-    "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+    "Analyses an uploaded video (ready, under 25 MiB and 120 s); returns the analysis and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
   // The service's extraction body (src/client/schemas.ts); the model may be left to the configuration.
   inputSchema: ExtractRequestSchema.extend({
     videoAssetId: X.videoAssetId.describe("Asset ID from upload_asset."),

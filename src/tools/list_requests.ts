@@ -14,13 +14,13 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+    "Lists this key's paid calls from the local ledger (free, no service call), newest first, with task IDs and taskStatus as last read: to recover a task ID after a lost answer, or see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
       .describe(
-        "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+        "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
       ),
     limit: z
       .number()

@@ -59,7 +59,8 @@ export const audioInput = (docs: MediaFieldDocs) =>
 
 export const submissionOutput = z.object({
   idempotencyKey: z.string(),
-  created: z.boolean().describe("False for a replay (no new charge)."),
+  // False for a replay (no new charge): the server's instructions and the text say so.
+  created: z.boolean(),
   task: TaskBriefOut,
   saved: savedOut,
   next: nextOut,
@@ -75,4 +76,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.";
+  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.";

@@ -24,11 +24,12 @@ export default defineTool({
       .min(0)
       .max(MAX_WAIT_SECONDS)
       .optional()
-      .describe(`Most seconds to poll, up to ${DEFAULT_WAIT_CAP_SECONDS} per call; default 0 (read once).`),
+      .describe(`Seconds to poll, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 0 (read once).`),
   }),
   outputSchema: z.object({
     task: TaskOut,
-    terminal: z.boolean().describe("True once finished (not queued or processing)."),
+    // True once finished (not queued or processing): its name says it, in a listing held to 20,000 bytes.
+    terminal: z.boolean(),
     next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
