@@ -204,7 +204,8 @@ describe("the viewer where claude.ai looks for it (_meta.ui.domain)", () => {
       const c = (await h.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
       const entry = (await h.mcp.listResources()).resources.find((r) => r.uri === VIEWER);
       for (const meta of [c._meta, entry?._meta]) {
-        expect((meta?.ui as { domain?: string }).domain).toBe(claudeDomain("https://example.com"));
+        const ui = meta?.ui as { domain?: string } | undefined;
+        expect(ui?.domain).toBe(claudeDomain("https://example.com"));
       }
     } finally {
       await h.close();
