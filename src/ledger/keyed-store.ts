@@ -19,8 +19,21 @@ export interface KeyedStore {
    */
   swap(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /**
+   * Adds `points` to the counter under `key` in one atomic step: a counter absent or past its
+   * window starts again at `points` with a window of `windowMs`; a live one keeps its window. The
+   * total and when the window ends (ms since the epoch). The rate limits of
+   * src/transports/oauth/store-limiter.ts count through it, so every replica shares one count.
+   */
+  count(key: string, points: number, windowMs: number): Promise<Counted>;
   /** Deletes expired values (stores without their own expiry); the count removed. */
   sweep(now: number): Promise<number>;
+}
+
+/** A counter's total in its window, and when the window ends (ms since the epoch). */
+export interface Counted {
+  points: number;
+  expiresAt: number;
 }
 
 /** Rows as a SQL driver returns them. */
@@ -44,6 +57,10 @@ interface Dialect {
   exp(column: string): string;
   /** How a row value is written from its JSON text parameter. */
   json(param: string): string;
+  /** The stored column `value` with its counter `n` raised by the integer parameter `param`. */
+  add(column: string, param: string): string;
+  /** SQL reading the counter `n` of the stored column `value`. */
+  n(column: string): string;
 }
 
 const SQLITE: Dialect = {
@@ -54,6 +71,8 @@ const SQLITE: Dialect = {
   text: (c) => `json_extract(${c}, '$.kv')`,
   exp: (c) => `json_extract(${c}, '$.exp')`,
   json: (p) => p,
+  add: (c, p) => `json_set(${c}, '$.n', json_extract(${c}, '$.n') + ${p})`,
+  n: (c) => `json_extract(${c}, '$.n')`,
 };
 
 const POSTGRES: Dialect = {
@@ -63,6 +82,8 @@ const POSTGRES: Dialect = {
   text: (c) => `(${c}->>'kv')`,
   exp: (c) => `(${c}->>'exp')::bigint`,
   json: (p) => `${p}::jsonb`,
+  add: (c, p) => `jsonb_set(${c}, '{n}', to_jsonb((${c}->>'n')::bigint + ${p}::bigint))`,
+  n: (c) => `(${c}->>'n')::bigint`,
 };
 
 /** The keyed API over one SQL table of (key, JSON value) rows, as SQLite and PostgreSQL hold them. */
@@ -121,6 +142,22 @@ class SqlKeyed implements KeyedStore {
             [this.#row(next, ttlMs), d.prefix + key, expected, now],
           );
     return rows.length === 1;
+  }
+
+  async count(key: string, points: number, windowMs: number): Promise<Counted> {
+    const { d } = this;
+    const now = this.now();
+    const t = d.table;
+    // One statement: a live counter is raised in place, an absent or expired one starts afresh.
+    const rows = await this.w(
+      `INSERT INTO ${t}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
+       ON CONFLICT (key) DO UPDATE SET value = CASE WHEN ${d.exp(`${t}.value`)} > ${d.p(3)}
+         THEN ${d.add(`${t}.value`, d.p(4))} ELSE excluded.value END
+       RETURNING ${d.n("value")} AS n, ${d.exp("value")} AS exp`,
+      [d.prefix + key, JSON.stringify({ n: points, exp: now + windowMs }), now, points],
+    );
+    const row = rows[0];
+    return { points: Number(row?.n), expiresAt: Number(row?.exp) };
   }
 
   async delete(key: string): Promise<void> {

@@ -26,10 +26,12 @@ export const waitField = z
   .max(MAX_WAIT_SECONDS)
   .optional()
   .describe(`Seconds to wait, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 45.`);
-export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
+export const saveField = z.boolean().optional().describe("Also save finished outputs.");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
   "Replays that request, no second charge.",
 );
+// Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
+export const approvalField = z.string().optional().describe("The user-approved quote's token.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -71,3 +73,12 @@ export const savedOut = z.array(z.string()).optional();
  * instructions say what it is once, rather than each of a dozen listed schemas.
  */
 export const nextOut = z.string();
+
+// ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
+
+/**
+ * On a quote only: `{token, gems}` and what the quote says (`tell`, `next`, the estimate's
+ * `factors`, `threshold`, `reason`, `expiresAt`, `tool`). Listed as an open object: every listed
+ * byte goes to every client (tools/list stays within 20,000), and the quote's text says the same.
+ */
+export const approvalOut = z.looseObject({}).optional();

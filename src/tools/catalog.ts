@@ -6,7 +6,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists the models this key can use: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
+      "Lists this key's models: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -101,6 +101,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait, at most 47; default 45.",
           type: "number",
@@ -108,7 +112,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -142,11 +146,14 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "task", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -209,6 +216,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait, at most 47; default 45.",
           type: "number",
@@ -216,7 +227,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -250,11 +261,14 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "task", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -294,7 +308,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 chars), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
           type: "object",
         },
         referenceAssetIds: {
@@ -323,6 +337,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
         wait: {
           description: "Seconds to wait, at most 47; default 45.",
           type: "number",
@@ -330,7 +348,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -364,11 +382,14 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "task", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -717,7 +738,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -856,6 +877,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
       },
       required: ["model", "messages"],
       additionalProperties: false,
@@ -890,6 +915,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "stop, length, …",
         },
         usage: {
+          description: "Token counts.",
           anyOf: [
             {
               type: "object",
@@ -898,13 +924,15 @@ export const CATALOG: readonly ListedTool[] = [
               type: "null",
             },
           ],
-          description: "Token counts.",
+        },
+        approval: {
+          type: "object",
         },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -949,6 +977,10 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
+        approval: {
+          description: "The user-approved quote's token.",
+          type: "string",
+        },
       },
       required: ["videoAssetId"],
       additionalProperties: false,
@@ -966,6 +998,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         extraction: {
+          description: "frames are suggested times; segments is optional.",
           type: "object",
           properties: {
             analysis: {
@@ -998,13 +1031,15 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          description: "frames are suggested times; segments is optional.",
+        },
+        approval: {
+          type: "object",
         },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "id", "extraction", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -1020,7 +1055,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists this key's paid calls from the local ledger (free, no service call), newest first, with task IDs and taskStatus as last read: to recover a task ID after a lost answer, or see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+      "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
     inputSchema: {
       type: "object",
       properties: {

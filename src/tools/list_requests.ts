@@ -14,7 +14,7 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists this key's paid calls from the local ledger (free, no service call), newest first, with task IDs and taskStatus as last read: to recover a task ID after a lost answer, or see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+    "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])

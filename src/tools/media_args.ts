@@ -9,6 +9,8 @@ import { checkMediaRules, withRules } from "../client/request-rules.js";
 import { MediaRequestSchema } from "../client/schemas.js";
 import { AUDIO_OPERATIONS, type MediaKind } from "../config/service-limits.js";
 import {
+  approvalField,
+  approvalOut,
   idempotencyKeyField,
   modelField,
   nextOut,
@@ -35,6 +37,7 @@ const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   // Which ceiling goes when the call gives none is said once, in the server's instructions.
   maxGems: S.maxGems.describe("Most Gems to spend."),
   idempotencyKey: idempotencyKeyField,
+  approval: approvalField,
   wait: waitField,
   save: saveField,
 });
@@ -57,12 +60,14 @@ export const audioInput = (docs: MediaFieldDocs) =>
     (args) => checkMediaRules("audio", args),
   );
 
+/** A submission's answer; a quote (nothing sent) carries only `approval`. */
 export const submissionOutput = z.object({
-  idempotencyKey: z.string(),
+  idempotencyKey: z.string().optional(),
   // False for a replay (no new charge): the server's instructions and the text say so.
-  created: z.boolean(),
-  task: TaskBriefOut,
+  created: z.boolean().optional(),
+  task: TaskBriefOut.optional(),
   saved: savedOut,
+  approval: approvalOut,
   next: nextOut,
 });
 
