@@ -81,6 +81,23 @@ describe("a failed generation", () => {
   });
 });
 
+describe("output URLs", () => {
+  it("come as resource links too, on the submission, poll_task and save_outputs", async () => {
+    h = await harness();
+    const run = h;
+    const gen = await run.call("generate_image", { model: "sandbox-image-fast", prompt: "a kite", wait: 20 });
+    const taskId = shown(gen).task.id;
+    const links = (r: { content?: unknown }) =>
+      (r.content as { type: string; uri?: string }[])
+        .filter((c) => c.type === "resource_link")
+        .map((c) => c.uri);
+    const expected = [`generation://tasks/${taskId}/outputs/0`];
+    expect(links(gen)).toEqual(expected);
+    expect(links(await run.call("poll_task", { taskId }))).toEqual(expected);
+    expect(links(await run.call("save_outputs", { taskId }))).toEqual(expected);
+  });
+});
+
 describe("a wait longer than one call", () => {
   it("is held to the cap on generate_image, and the answer says so and how to wait on", async () => {
     // timeScale 1 and the slow marker: the task takes a minute, longer than any call.
