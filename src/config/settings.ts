@@ -118,7 +118,7 @@ export const SETTINGS: readonly Setting[] = [
     placeholder: "URL",
     read: readPublicUrl,
     help: "with --auth oauth: the https URL users reach (http only on loopback); issuer and resource",
-    doc: "with `oauth`: the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): its origin is the OAuth issuer and `<origin>/mcp` the protected resource",
+    doc: "with `oauth`: the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): its origin is the OAuth issuer and `<origin>/mcp` the protected resource; where set, the media viewer also names the sandbox origin claude.ai serves it from (`_meta.ui.domain`, from `<origin>/mcp`)",
     defaultDoc: "required with `oauth`",
   }),
   define({
