@@ -87,8 +87,11 @@ export function answerToolCalls(
     const result = await callTool(server, engine, tool, raw, ctx, channel, asksTask);
     // Asked for a 2025-11-25 task and answered without one (refused before the claim): a task
     // completed with that answer, the form the SDK 1.x tasks client reads (`settle2025`).
-    if (asksTask && !("task" in result) && settle2025 !== undefined)
-      return (await settle2025(engine, result)) as never;
+    // A store that cannot take even that (it may be why the call was refused) leaves the plain answer.
+    if (asksTask && !("task" in result) && settle2025 !== undefined) {
+      const settled = await settle2025(engine, result).catch(() => undefined);
+      if (settled !== undefined) return settled as never;
+    }
     // A question (input_required) and a task handed back (resultType "task") pass as they are: the
     // projection only reshapes structuredContent, which neither carries.
     return isInputRequiredResult(result)
