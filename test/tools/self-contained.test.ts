@@ -5,6 +5,7 @@
  * outlasts one call (src/mcp/budget.ts, boundedWait): it is held to the cap and the answer says so.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { handBack } from "../../src/calls/mcp-task/mcp-task-background.js";
 import { taskStore } from "../../src/calls/mcp-task/mcp-task-record.js";
 import type { StoredTask } from "../../src/calls/mcp-task/mcp-task-store.js";
@@ -78,6 +79,31 @@ describe("a failed generation", () => {
     const sc = done.result?.structuredContent as Shown;
     expect(sc.task.status).toBe("failed");
     expect(sc.next).toMatch(/^stop polling/);
+  });
+});
+
+describe("a task-augmented 2025-11-25 call the user declined", () => {
+  it("answers a task completed with the refusal, as the SDK 1.x tasks client reads it", async () => {
+    h = await harness({ config: { confirmAboveGems: 5 }, elicit: () => ({ action: "decline" }) });
+    const run = h;
+    const loose = z.looseObject({});
+    const params = {
+      name: "generate_image",
+      arguments: { model: "sandbox-image-pro", prompt: "x" },
+      task: {},
+    };
+    const created = (await drive(run.mcp.request({ method: "tools/call", params }, loose))) as {
+      task: { taskId: string; status: string };
+      content: { text: string }[];
+    };
+    expect(created.task.status).toBe("completed");
+    expect(created.content[0]?.text).toMatch(/^USER_DECLINED: /);
+    const result = (await drive(
+      run.mcp.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, loose),
+    )) as { isError?: boolean; content: { text: string }[] };
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toMatch(/^USER_DECLINED: .*nothing was sent/);
+    expect(run.sandbox.stats.dispatches()).toBe(0);
   });
 });
 
