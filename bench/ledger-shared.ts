@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { hashKey, type Ledger, openLedger } from "../src/ledger/open-ledger.js";
 import { createSandbox, SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
-import { haproxyInstalled, startHaproxy } from "../test/e2e/balancer.js";
+import { type Balancer, haproxyInstalled, startHaproxy } from "../test/e2e/balancer.js";
 import { isolatedEnv, ROOT, type Started, startHttpCli } from "../test/helpers/cli.js";
 import {
   available,
@@ -174,10 +174,12 @@ interface Session {
   end(): Promise<void>;
 }
 
-async function session(url: string, key: string): Promise<Session> {
+/** `via`: the fetch of the balancer's TLS front (test/e2e/balancer.ts); default the global one. */
+async function session(url: string, key: string, via?: Balancer["fetch"]): Promise<Session> {
   const client = new Client({ name: "bench", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
+    ...(via === undefined ? {} : { fetch: via }),
   });
   await client.connect(transport);
   // close() alone leaves the session open on the server, which caps open sessions per key: the
@@ -190,8 +192,9 @@ async function load(
   url: string,
   key: string,
   tag: string,
+  via?: Balancer["fetch"],
 ): Promise<{ perSecond: number; latency: number[] }> {
-  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key)));
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => session(url, key, via)));
   const latency: number[] = [];
   const t0 = performance.now();
   await Promise.all(
@@ -228,9 +231,9 @@ async function http(): Promise<void> {
   const balancer = await startHaproxy(replicas.map((r) => new URL(r.url).host));
   try {
     // Warm every replica (JIT, connection pools) before either timed run.
-    await load(balancer.url, key, "warm");
+    await load(balancer.url, key, "warm", balancer.fetch);
     const one = await load(replicas[0]?.url ?? "", key, "one");
-    const three = await load(balancer.url, key, "three");
+    const three = await load(balancer.url, key, "three", balancer.fetch);
     print(`HTTP: ${SESSIONS} sessions × ${CALLS_PER_SESSION} generate_image calls, PostgreSQL ledger`);
     print(
       `  one replica, direct         ${one.perSecond.toFixed(0).padStart(5)} calls/s, ${cell(one.latency)}`,

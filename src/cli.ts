@@ -3,7 +3,14 @@
  * so everything past the configuration is imported on demand: the sandbox only with --sandbox or
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
-import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import {
+  type Command,
+  type Config,
+  ConfigError,
+  parseCommand,
+  publicHostnames,
+  usage,
+} from "./config/index.js";
 import { packageVersion } from "./config/package-version.js";
 import type { LazyLedger } from "./ledger/lazy-ledger.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
@@ -118,11 +125,6 @@ async function serveHttp(config: Config): Promise<void> {
       : { engines: await createEngines(config, { ledger }), gate: undefined };
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
-  if (gate === undefined && config.apiKey !== undefined && !isLoopbackHost(config.host)) {
-    console.warn(
-      "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
-    );
-  }
   let handle: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     handle = await startHttpServer({
@@ -134,11 +136,14 @@ async function serveHttp(config: Config): Promise<void> {
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
       ...(gate === undefined ? {} : { oauth: gate }),
+      publicHosts: publicHostnames(config),
     });
   } catch (error) {
     await engines.close();
     failToBind(error, config.host, config.port);
   }
+  // Which names a front may forward in Host (the rest are refused): said once, for the operator.
+  console.error(`generation-mcp: accepting Host: ${handle.hosts.join(", ")} (any port)`);
   process.stdout.write(
     gate === undefined
       ? connectionHelp(handle.url, config, engines.baseUrl, isLoopbackHost(config.host))

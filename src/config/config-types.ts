@@ -26,8 +26,9 @@ export interface EngineConfig {
   /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
   mediaOrigins?: string[];
   /**
-   * The URL users reach (with oauth: the issuer; the resource is `<publicUrl>/mcp`); where known,
-   * the media viewer names the sandbox origin claude.ai serves it from (src/surface/viewer.ts).
+   * The URL users reach: with oauth the issuer (the resource is `<publicUrl>/mcp`); in either mode
+   * its host is accepted in `Host` headers, and the media viewer names the sandbox origin claude.ai
+   * serves it from (src/surface/viewer.ts).
    */
   publicUrl?: string;
 }
@@ -43,6 +44,8 @@ export interface Config extends EngineConfig {
   store: string;
   /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
   auth: "key" | "oauth";
+  /** Further host names `Host` headers may carry (GENERATION_ALLOWED_HOSTS). */
+  allowedHosts?: string[];
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */
   authSecret?: string[];
   /** With oauth: lifetimes in seconds, and the proxies believed about the client's address (oauth-settings.ts). */

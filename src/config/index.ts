@@ -2,7 +2,7 @@
  * Configuration: what cli.ts and the server need from `src/config/`. The settings themselves
  * (variable, flag, reader, default, help) are listed once, in `src/config/settings.ts`.
  */
-export { isLoopbackHost } from "./callers.js";
+export { isLoopbackHost, publicHostnames } from "./callers.js";
 export type { Config } from "./config-types.js";
 export { type Command, loadConfig, parseCommand } from "./parse.js";
 export {

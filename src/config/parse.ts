@@ -7,7 +7,7 @@
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
 import { DEFAULT_HOST, DEFAULT_SANDBOX_PORT, SANDBOX_FLAGS, SETTINGS, type Setting } from "./settings.js";
-import { directoryWarnings, outputDirWarnings } from "./start-warnings.js";
+import { directoryWarnings, ignoredSettingWarnings, outputDirWarnings } from "./start-warnings.js";
 import { ConfigError, ConfigErrors, readHost, readPort } from "./values.js";
 
 /**
@@ -70,6 +70,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   const warnings = [
     ...directoryWarnings(config, sourceOf(values, env, "files")),
     ...outputDirWarnings(config, sourceOf(values, env, "outputDir")),
+    ...ignoredSettingWarnings(config, givenSettings(values, env)),
   ];
   return { name: "serve", config, warnings };
 }
@@ -171,6 +172,14 @@ function sourceOf(
   return fromEnv === undefined || fromEnv === "" || UNSET_MCPB_OPTION.test(fromEnv)
     ? undefined
     : { value: fromEnv, field: setting.env ?? "" };
+}
+
+/** The settings given a value, by the field it came from (a flag or a variable). */
+function givenSettings(values: Values, env: NodeJS.ProcessEnv): Array<{ key: keyof Config; field: string }> {
+  return SETTINGS.flatMap((setting) => {
+    const source = sourceOf(values, env, setting);
+    return source === undefined ? [] : [{ key: setting.key, field: source.field }];
+  });
 }
 
 /** Reads every setting; each malformed one adds its line to `problems` and the rest are still read. */

@@ -5,6 +5,7 @@
  */
 import { homedir } from "node:os";
 import { delimiter } from "node:path";
+import { MAX_ALLOWED_HOSTS, readHostNames } from "./accepted-hosts.js";
 import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
@@ -117,9 +118,19 @@ export const SETTINGS: readonly Setting[] = [
     flag: "public-url",
     placeholder: "URL",
     read: readPublicUrl,
-    help: "with --auth oauth: the https URL users reach (http only on loopback); issuer and resource",
-    doc: "with `oauth`: the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): its origin is the OAuth issuer and `<origin>/mcp` the protected resource; where set, the media viewer also names the sandbox origin claude.ai serves it from (`_meta.ui.domain`, from `<origin>/mcp`)",
+    help: "the https URL users reach (http only on loopback): with --auth oauth the issuer and resource; in either mode its host is accepted in Host headers",
+    doc: "the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): with `oauth` its origin is the OAuth issuer and `<origin>/mcp` the protected resource; in either mode its host is accepted in the `Host` header (a front with a public name, docs/deploying.md); where set, the media viewer also names the sandbox origin claude.ai serves it from (`_meta.ui.domain`, from `<origin>/mcp`)",
     defaultDoc: "required with `oauth`",
+  }),
+  define({
+    key: "allowedHosts",
+    env: "GENERATION_ALLOWED_HOSTS",
+    flag: "allowed-hosts",
+    placeholder: "NAMES",
+    read: readHostNames,
+    help: "HTTP: host names (comma-separated) the Host header may carry besides the bind address's and GENERATION_PUBLIC_URL's (a front that forwards its public name)",
+    doc: `HTTP, either mode: comma-separated host names (at most ${MAX_ALLOWED_HOSTS}, no port) that the \`Host\` header may carry besides the bind address's and \`GENERATION_PUBLIC_URL\`'s, for a front that forwards a public name; every other \`Host\` is refused (DNS-rebinding protection). The accepted names are said at start`,
+    defaultDoc: "none",
   }),
   define({
     key: "authSecret",
@@ -190,7 +201,7 @@ export const SETTINGS: readonly Setting[] = [
     // Remote users get none unless the operator names some: the server's home is not theirs.
     fallback: (config) => (remoteUsers(config) ? [] : [homedir()]),
     help: `directories tools may read and write, separated by '${delimiter}' (default: home; none for remote users)`,
-    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, or HTTP bound beyond loopback) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
+    doc: "absolute directories, separated by the platform's path delimiter (`:`, or `;` on Windows), that tools may read uploads from and save outputs into; MCP roots from the client narrow this further when it gives at least one existing directory (an empty list keeps these); one that does not exist is reported at start and skipped. For remote users (`--auth oauth`, HTTP bound beyond loopback, or a public name accepted in `Host`) each key gets a private folder under each directory, and MCP roots are not used (see docs/security.md)",
     defaultDoc:
       "the user's home directory on stdio and loopback HTTP with `key` auth; none for remote users (their uploads by path and saves are refused)",
   }),

@@ -1,9 +1,11 @@
 /**
  * What is worth saying at start about a configuration that is well formed but will not work as
  * meant: directories that do not exist, an output directory that saves cannot reach. The server
- * still starts (uploads and generation work without them); these lines go to stderr.
+ * still starts (uploads and generation work without them); these lines go to stderr. A setting the
+ * chosen mode ignores is said the same way.
  */
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { isLoopbackHost } from "./callers.js";
 import type { Config } from "./config-types.js";
 
 /** node:fs as CommonJS: see values.ts. */
@@ -63,4 +65,42 @@ export function directoryWarnings(config: Config, source: { field: string } | un
     }
   });
   return problems;
+}
+
+const OAUTH_ONLY = new Set<keyof Config>([
+  "accessTokenTtl",
+  "refreshTokenTtl",
+  "grantIdleTtl",
+  "refreshGrace",
+  "trustedProxies",
+]);
+const HTTP_ONLY = new Set<keyof Config>(["host", "port", "publicUrl", "allowedHosts", ...OAUTH_ONLY]);
+
+/** Why the chosen mode does not use a setting that was given, or undefined when it does. */
+function ignoredBecause(key: keyof Config, config: Config): string | undefined {
+  if (config.transport === "stdio" && HTTP_ONLY.has(key))
+    return "ignored on stdio (it applies to --transport http)";
+  if (config.auth === "key" && OAUTH_ONLY.has(key))
+    return "ignored with --auth key (it applies to --auth oauth)";
+  if (config.sandbox && (key === "baseUrl" || key === "apiKey")) {
+    return "ignored with --sandbox (the embedded service and its own key are used)";
+  }
+  if (key !== "apiKey" || config.transport !== "http") return undefined;
+  if (config.auth === "oauth") return "ignored with --auth oauth (each user signs in with their own key)";
+  if (!isLoopbackHost(config.host)) return "ignored off loopback; each session must send its own Bearer key";
+  return undefined;
+}
+
+/**
+ * A setting given (by flag or variable) that the chosen transport, auth mode or --sandbox does not
+ * use would otherwise be silently without effect: one line each, naming it, never its value.
+ */
+export function ignoredSettingWarnings(
+  config: Config,
+  given: ReadonlyArray<{ key: keyof Config; field: string }>,
+): string[] {
+  return given.flatMap(({ key, field }) => {
+    const why = ignoredBecause(key, config);
+    return why === undefined ? [] : [`${field}: ${why}`];
+  });
 }

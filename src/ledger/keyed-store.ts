@@ -11,14 +11,25 @@
 export interface KeyedStore {
   /** The value under `key`, or undefined when it is absent or expired. */
   get(key: string): Promise<string | undefined>;
-  /** Stores `value` under `key`, replacing any, to expire after `ttlMs`. */
-  put(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Stores `value` under `key`, replacing any, to expire after `ttlMs`. `deferred` (on put, swap
+   * and delete): durable with the store's next durable write rather than before this resolves
+   * (SQLite commits without a sync of its own; the others write as configured), for values whose
+   * loss in a crash of the machine costs only a retry (the viewer's upload chunks).
+   */
+  put(key: string, value: string, ttlMs: number, o?: Deferred): Promise<void>;
   /**
    * Compare-and-set: stores `next` only if the live value is still `expected` (undefined: absent
    * or expired, i.e. put-if-absent). True when it stored.
    */
-  swap(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean>;
-  delete(key: string): Promise<void>;
+  swap(
+    key: string,
+    expected: string | undefined,
+    next: string,
+    ttlMs: number,
+    o?: Deferred,
+  ): Promise<boolean>;
+  delete(key: string, o?: Deferred): Promise<void>;
   /**
    * Adds `points` to the counter under `key` in one atomic step: a counter absent or past its
    * window starts again at `points` with a window of `windowMs`; a live one keeps its window. The
@@ -36,6 +47,11 @@ export interface Counted {
   expiresAt: number;
 }
 
+export type Deferred = { deferred?: boolean };
+
+/** Text JSON writes as it stands inside quotes. */
+const PLAIN = /^[A-Za-z0-9+/=_-]*$/;
+
 /** Rows as a SQL driver returns them. */
 type Rows = Array<Record<string, unknown>>;
 export type SqlQuery = (sql: string, params: unknown[]) => Promise<Rows>;
@@ -44,6 +60,8 @@ export type SqlQuery = (sql: string, params: unknown[]) => Promise<Rows>;
 export interface SqlAccess {
   read: SqlQuery;
   write: SqlQuery;
+  /** A write that may skip its own sync (`deferred`); `write` where the store has no such thing. */
+  deferred?: SqlQuery;
 }
 
 interface Dialect {
@@ -90,6 +108,7 @@ const POSTGRES: Dialect = {
 class SqlKeyed implements KeyedStore {
   private readonly q: SqlQuery;
   private readonly w: SqlQuery;
+  private readonly lazyW: SqlQuery;
 
   constructor(
     access: SqlAccess,
@@ -98,10 +117,19 @@ class SqlKeyed implements KeyedStore {
   ) {
     this.q = access.read;
     this.w = access.write;
+    this.lazyW = access.deferred ?? access.write;
+  }
+
+  #writer(o: Deferred | undefined): SqlQuery {
+    return o?.deferred ? this.lazyW : this.w;
   }
 
   #row(value: string, ttlMs: number): string {
-    return JSON.stringify({ kv: value, exp: this.now() + ttlMs });
+    const exp = this.now() + ttlMs;
+    // A large value with nothing to escape (base64: the viewer's upload chunks) is spliced in as
+    // it is: JSON.stringify would scan and copy 683 KiB per chunk for the same text.
+    if (value.length > 4096 && PLAIN.test(value)) return `{"kv":"${value}","exp":${exp}}`;
+    return JSON.stringify({ kv: value, exp });
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -114,28 +142,35 @@ class SqlKeyed implements KeyedStore {
     return typeof v === "string" ? v : undefined;
   }
 
-  async put(key: string, value: string, ttlMs: number): Promise<void> {
+  async put(key: string, value: string, ttlMs: number, o?: Deferred): Promise<void> {
     const { d } = this;
-    await this.w(
+    await this.#writer(o)(
       `INSERT INTO ${d.table}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [d.prefix + key, this.#row(value, ttlMs)],
     );
   }
 
-  async swap(key: string, expected: string | undefined, next: string, ttlMs: number): Promise<boolean> {
+  async swap(
+    key: string,
+    expected: string | undefined,
+    next: string,
+    ttlMs: number,
+    o?: Deferred,
+  ): Promise<boolean> {
     const { d } = this;
     const now = this.now();
     const t = d.table;
+    const w = this.#writer(o);
     const rows =
       expected === undefined
-        ? await this.w(
+        ? await w(
             `INSERT INTO ${t}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
              ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE ${d.exp(`${t}.value`)} <= ${d.p(3)}
              RETURNING key`,
             [d.prefix + key, this.#row(next, ttlMs), now],
           )
-        : await this.w(
+        : await w(
             `UPDATE ${t} SET value = ${d.json(d.p(1))}
              WHERE key = ${d.p(2)} AND ${d.text("value")} = ${d.p(3)} AND ${d.exp("value")} > ${d.p(4)}
              RETURNING key`,
@@ -160,8 +195,8 @@ class SqlKeyed implements KeyedStore {
     return { points: Number(row?.n), expiresAt: Number(row?.exp) };
   }
 
-  async delete(key: string): Promise<void> {
-    await this.w(`DELETE FROM ${this.d.table} WHERE key = ${this.d.p(1)}`, [this.d.prefix + key]);
+  async delete(key: string, o?: Deferred): Promise<void> {
+    await this.#writer(o)(`DELETE FROM ${this.d.table} WHERE key = ${this.d.p(1)}`, [this.d.prefix + key]);
   }
 
   async sweep(now: number): Promise<number> {

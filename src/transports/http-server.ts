@@ -7,7 +7,8 @@
  * - 2025-11-25 (and older 2025 revisions): sessionful, see http-sessions.ts.
  * - 2026-07-28: sessionless; the SDK's createMcpHandler serves the request with a fresh server over
  *   the request's engine and its exchange's delivery channel.
- * `GET /healthz` tells whether the ledger is usable.
+ * `GET /healthz` tells whether the ledger is usable; a probe without `Host` (HAProxy's default
+ * check, HTTP/1.0) is answered too, since that status is all it reveals.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -60,8 +61,13 @@ export interface HttpServerOptions<E extends Keyed> {
    * engine's key hash, never the key.
    */
   engineFor(apiKey: string): E;
-  /** GENERATION_API_KEY: the key of sessions that bring none, honoured only when bound to loopback. */
+  /**
+   * GENERATION_API_KEY: the key of sessions that bring none, honoured only when bound to loopback
+   * and reached by a loopback name (never through a front forwarding a public one).
+   */
   defaultApiKey?: string;
+  /** Host names `Host` may carry besides the bind address's (GENERATION_PUBLIC_URL's, GENERATION_ALLOWED_HOSTS). */
+  publicHosts?: string[];
   /** One MCP server over an engine: createMcpServer, whose calls deliver on `channel`. */
   createServer: ServerFactory<E>;
   /** Resolves when the ledger is usable, rejects otherwise (GET /healthz). */
@@ -82,6 +88,8 @@ export interface HttpServerHandle {
   /** The endpoint, e.g. http://127.0.0.1:3333/mcp */
   url: string;
   port: number;
+  /** The host names `Host` may carry; every other is refused (DNS-rebinding protection). */
+  hosts: string[];
   /** Open 2025-era sessions (for tests and diagnostics). */
   sessionCount(): number;
   /** Closes sessions idle past their limit as of `now` (runs every 30 s on its own). */
@@ -129,8 +137,11 @@ function router<E extends Keyed>(
 
 export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>): Promise<HttpServerHandle> {
   const loopback = isLoopbackHost(o.host);
-  const hostnames = allowedHostnames(o.host);
-  if (o.oauth !== undefined && !hostnames.includes(o.oauth.hostname)) hostnames.push(o.oauth.hostname);
+  const localNames = allowedHostnames(o.host);
+  const hostnames = [...localNames];
+  for (const name of [...(o.oauth === undefined ? [] : [o.oauth.hostname]), ...(o.publicHosts ?? [])]) {
+    if (!hostnames.includes(name)) hostnames.push(name);
+  }
   const fallbackKey = loopback && o.oauth === undefined ? o.defaultApiKey : undefined;
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
   const sessions = new Sessions<E>(o.createServer, report, o.sessions);
@@ -172,7 +183,9 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
     // The credential, checked once, here: the engine it gives serves the whole request.
     const checked =
-      o.oauth === undefined ? Promise.resolve(byKey(req, o, fallbackKey)) : o.oauth.authenticate(req);
+      o.oauth === undefined
+        ? Promise.resolve(byKey(req, o, reachedLocally(req, localNames) ? fallbackKey : undefined))
+        : o.oauth.authenticate(req);
     checked.then(
       (engine) => (engine instanceof Response ? void sendWeb(res, engine) : serve(req, res, engine)),
       (error: unknown) => {
@@ -191,6 +204,7 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   return {
     url: `http://${urlHost}:${port}/mcp`,
     port,
+    hosts: hostnames,
     sessionCount: () => sessions.size,
     sweepSessions: (now) => sessions.sweep(now),
     async close() {
@@ -229,7 +243,10 @@ async function health(
   hostnames: string[],
   check: (() => Promise<void>) | undefined,
 ): Promise<void> {
-  if (!admit(req, res, hostnames)) return;
+  // A probe with neither header (a balancer's check) cannot be a page's rebinding attempt:
+  // browsers always send Host. Any Host or Origin it does send is checked as everywhere else.
+  const probe = req.headers.host === undefined && req.headers.origin === undefined;
+  if (!probe && !admit(req, res, hostnames)) return;
   const usable = await (check?.() ?? Promise.resolve()).then(
     () => true,
     () => false,
@@ -237,6 +254,12 @@ async function health(
   res
     .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
     .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
+}
+
+/** Whether a request named this machine itself in `Host` (a loopback name or the bind address). */
+function reachedLocally(req: IncomingMessage, localNames: string[]): boolean {
+  const host = validateHostHeader(req.headers.host, localNames);
+  return host.ok;
 }
 
 /** A refusal before any MCP exchange, in the JSON-RPC error shape sendJson writes. */

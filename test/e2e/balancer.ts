@@ -1,21 +1,53 @@
 /**
- * HAProxy (Debian's package) in front of server replicas, on loopback ports, configured as
- * docs/deploying.md#the-balancer says: round robin for requests without a session, and a 2025-11-25
- * session pinned to the replica that created it, learned from the `Mcp-Session-Id` response header.
+ * HAProxy (Debian's package) in front of server replicas, on loopback ports, running the file
+ * docs/deploying.md (key mode) or docs/oauth.md gives whole, read from the Markdown
+ * (test/helpers/doc-files.ts) with only its ports, addresses and file paths replaced: TLS at the
+ * front, HTTP mode, X-Forwarded-For, its health check on, and a 2025-11-25 session pinned to the
+ * replica that created it, learned from the `Mcp-Session-Id` response header.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Agent, fetch as undiciFetch } from "undici";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
+import { documentedFile, placed } from "../helpers/doc-files.js";
+import { type FetchLike, selfSignedCert, type Tls } from "../helpers/oauth-flow.js";
 import { type Receiver, startReceiver } from "../ledger/fixtures/receiver.js";
 import { freePort, freshStore, type StoreFixture } from "../ledger/stores.js";
 
+/** Which documented file: key mode's (docs/deploying.md) or OAuth mode's (docs/oauth.md). */
+export type Documented = "key" | "oauth";
+const DOCUMENTED: Record<Documented, readonly [string, string]> = {
+  key: ["docs/deploying.md", "haproxy-key.cfg"],
+  oauth: ["docs/oauth.md", "haproxy-oauth.cfg"],
+};
+/** The replica addresses the documented files name, in order. */
+const DOCUMENTED_REPLICAS = ["10.0.0.11:3333", "10.0.0.12:3333", "10.0.0.13:3333"];
+
+export interface BalancerOptions {
+  /** The documented file to run (default key). */
+  doc?: Documented;
+  /** The front's port (default: a free one). */
+  port?: number;
+  /** The front's certificate (default: a self-signed one for localhost, made here). */
+  tls?: Tls;
+}
+
 export interface Balancer {
+  /** `https://localhost:<port>/mcp` */
   url: string;
+  /** fetch that trusts the front's certificate. */
+  fetch: FetchLike;
+  /** The configuration HAProxy runs: the documented file, placeholders replaced. */
+  config: string;
+  /** The front's certificate. */
+  tls: Tls;
   /** Sessions each replica was sent (HAProxy's `stot` per server). */
   sessionsPerReplica(): Promise<number[]>;
+  /** Each server's state and last check, as HAProxy's stats say (`UP`, `L7OK`). */
+  servers(): Promise<Array<{ name: string; status: string; check: string }>>;
   stop(): Promise<void>;
 }
 
@@ -28,83 +60,95 @@ export function haproxyInstalled(): boolean {
   }
 }
 
-/**
- * The configuration docs/deploying.md#the-balancer documents, for `replicas` given as host:port;
- * with `tlsPem`, the TLS front docs/oauth.md adds.
- */
-export function haproxyConfig(port: number, statsPort: number, replicas: string[], tlsPem?: string): string {
-  return `global
-  maxconn 4096
-
-defaults
-  mode http
-  timeout connect 5s
-  timeout client 10m
-  timeout server 10m
-
-frontend mcp
-  bind 127.0.0.1:${port}${tlsPem === undefined ? "" : ` ssl crt ${tlsPem}`}
-  default_backend replicas
-
-backend replicas
-  balance roundrobin
-  stick-table type string len 128 size 1m expire 1h
-  stick on req.hdr(mcp-session-id)
-  stick store-response res.hdr(mcp-session-id)
-${replicas.map((r, i) => `  server r${i + 1} ${r}`).join("\n")}
-
-listen stats
-  bind 127.0.0.1:${statsPort}
-  stats enable
-  stats uri /stats
-`;
+/** The documented file for `replicas` (three, host:port) and loopback ports and temporary paths. */
+export function haproxyConfig(
+  doc: Documented,
+  o: { port: number; statsPort: number; replicas: string[]; pem: string; socket: string },
+): string {
+  if (o.replicas.length !== DOCUMENTED_REPLICAS.length)
+    throw new Error("the documented file has three servers");
+  const [md, name] = DOCUMENTED[doc];
+  return placed(documentedFile(md, name), [
+    ...DOCUMENTED_REPLICAS.map((at, i) => [at, o.replicas[i] ?? ""] as const),
+    [":443", `127.0.0.1:${o.port}`],
+    ["127.0.0.1:8404", `127.0.0.1:${o.statsPort}`],
+    ["/etc/haproxy/certs/mcp.example.com.pem", o.pem],
+    ["/run/haproxy/admin.sock", o.socket],
+  ]);
 }
 
-/** `tlsPem` (certificate and key in one file) puts TLS on the front, as docs/oauth.md shows. */
-export async function startHaproxy(
-  replicas: string[],
-  o: { port?: number; tlsPem?: string } = {},
-): Promise<Balancer> {
+/** Rows of HAProxy's CSV stats for the `replicas` backend's servers. */
+async function serverRows(statsPort: number): Promise<Array<Record<string, string>>> {
+  const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
+  const [head = "", ...rows] = csv.replace(/^# /, "").trim().split("\n");
+  const cols = head.split(",");
+  return rows
+    .map((r) => Object.fromEntries(r.split(",").map((v, i) => [cols[i] ?? "", v])))
+    .filter((r) => r.pxname === "replicas" && /^r\d+$/.test(r.svname ?? ""));
+}
+
+/** HAProxy on the documented file; resolves once every server passed its health check. */
+export async function startHaproxy(replicas: string[], o: BalancerOptions = {}): Promise<Balancer> {
   const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
+  const tls = o.tls ?? selfSignedCert(dir);
   const port = o.port ?? (await freePort());
   const statsPort = await freePort();
   const cfg = join(dir, "haproxy.cfg");
-  writeFileSync(cfg, haproxyConfig(port, statsPort, replicas, o.tlsPem));
+  const config = haproxyConfig(o.doc ?? "key", {
+    port,
+    statsPort,
+    replicas,
+    pem: tls.pemPath,
+    socket: join(dir, "admin.sock"),
+  });
+  writeFileSync(cfg, config);
   const proc: ChildProcess = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
-  const url = o.tlsPem === undefined ? `http://127.0.0.1:${port}/mcp` : `https://localhost:${port}/mcp`;
-  for (let i = 0; ; i++) {
-    if (proc.exitCode !== null) throw new Error(`haproxy exited: ${stderr}`);
-    const up = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (i > 100) throw new Error(`haproxy did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
+  const stop = async () => {
+    if (proc.exitCode === null) {
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const servers = async () =>
+    (await serverRows(statsPort)).map((r) => ({
+      name: r.svname ?? "",
+      status: r.status ?? "",
+      check: r.check_status ?? "",
+    }));
+  try {
+    // Up once the stats answer and every server's check passed (inter 2s: within a few seconds).
+    for (let i = 0; ; i++) {
+      if (proc.exitCode !== null) throw new Error(`haproxy exited: ${stderr}`);
+      const states = await servers().catch(() => []);
+      if (states.length > 0 && states.every((s) => s.status === "UP" && s.check === "L7OK")) break;
+      if (i > 300)
+        throw new Error(`haproxy's servers did not pass their checks: ${JSON.stringify(states)} ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  const agent = new Agent({ connect: { ca: tls.cert } });
   return {
-    url,
+    url: `https://localhost:${port}/mcp`,
+    fetch: (url, init) =>
+      undiciFetch(url, { ...(init as object), dispatcher: agent }) as unknown as Promise<Response>,
+    config,
+    tls,
     async sessionsPerReplica() {
-      const csv = await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text();
-      const [head = "", ...rows] = csv.replace(/^# /, "").trim().split("\n");
-      const cols = head.split(",");
-      const [px, sv, stot] = ["pxname", "svname", "stot"].map((c) => cols.indexOf(c));
-      return rows
-        .map((r) => r.split(","))
-        .filter((r) => r[px ?? 0] === "replicas" && /^r\d+$/.test(r[sv ?? 0] ?? ""))
-        .map((r) => Number(r[stot ?? 0]));
+      return (await serverRows(statsPort)).map((r) => Number(r.stot));
     },
-    async stop() {
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once("exit", r));
-        proc.kill("SIGTERM");
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
+    servers,
+    stop: async () => {
+      await stop();
+      await agent.close();
     },
   };
 }
@@ -117,11 +161,12 @@ export interface Replicas {
 
 /**
  * Three replicas of the built CLI (`--transport http`), each started with `env()`, behind one
- * HAProxy (`o` as for startHaproxy); whatever started is stopped if a later one fails.
+ * HAProxy on a documented file (`o` as for startHaproxy); whatever started is stopped if a later
+ * one fails.
  */
 export async function startReplicas(
   env: () => Record<string, string>,
-  o: { port?: number; tlsPem?: string } = {},
+  o: BalancerOptions = {},
 ): Promise<Replicas> {
   const started = await Promise.allSettled([0, 1, 2].map(() => startHttpCli([], env())));
   const replicas = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
@@ -162,7 +207,7 @@ export interface Deployment extends Replicas {
 }
 
 export async function startDeployment(
-  o: { env?: Record<string, string>; port?: number; tlsPem?: string } = {},
+  o: { env?: Record<string, string> } & BalancerOptions = {},
 ): Promise<Deployment> {
   const sandbox = createSandbox({ timeScale: 50 });
   const envs: Array<ReturnType<typeof isolatedEnv>> = [];

@@ -80,8 +80,9 @@ beforeAll(async () => {
       // Short, so the test reaches a reuse after it.
       GENERATION_AUTH_REFRESH_GRACE: "2s",
     },
+    doc: "oauth",
     port,
-    tlsPem: tls.pemPath,
+    tls,
   });
   callback = await startCallback();
   browser = await launchChromium();
@@ -97,6 +98,15 @@ afterAll(async () => {
 describe.runIf(ready)(
   "--auth oauth on three replicas behind HAProxy's TLS front, one PostgreSQL store",
   () => {
+    it("the front runs docs/oauth.md's file as written, and its health check passes on every replica", async (ctx) => {
+      if (d === undefined) return ctx.skip();
+      expect(d.balancer.config).toMatch(/^ {2}option httpchk$/m);
+      expect(d.balancer.config).toMatch(/^ {2}option forwardfor\b/m);
+      expect(await d.balancer.servers()).toEqual(
+        ["r1", "r2", "r3"].map((name) => ({ name, status: "UP", check: "L7OK" })),
+      );
+    });
+
     it("signed in through the balancer; the token works on one replica, refreshes on another, is revoked on a third", async (ctx) => {
       if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);

@@ -36,13 +36,16 @@ beforeAll(async () => {
 
 afterAll(() => d?.stop());
 
+/** A client through the balancer's TLS front (its fetch), or straight to a replica's `url`. */
 async function connect(url: string, modern: boolean) {
   const client = new Client(
     { name: "replica-test", version: "1.0.0" },
     modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
   );
+  const front = d !== undefined && url === d.balancer.url ? d.balancer.fetch : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
+    ...(front === undefined ? {} : { fetch: front }),
   });
   await client.connect(transport);
   return client;
@@ -105,7 +108,7 @@ describe.runIf(ready)("three replicas behind HAProxy on one PostgreSQL ledger", 
 
   it("a session no replica knows is answered 404, so the client initializes again", async (ctx) => {
     if (d === undefined) return ctx.skip();
-    const res = await fetch(d.balancer.url, {
+    const res = await d.balancer.fetch(d.balancer.url, {
       method: "POST",
       headers: {
         authorization: `Bearer ${key}`,
@@ -178,6 +181,7 @@ describe.runIf(ready)("spending confirmations across replicas", () => {
     await client.connect(
       new StreamableHTTPClientTransport(new URL(asking?.balancer.url ?? ""), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
+        ...(asking === undefined ? {} : { fetch: asking.balancer.fetch }),
       }),
     );
     return client;

@@ -38,7 +38,12 @@ describe.runIf(deployment.ready)("MCP tasks on three replicas behind HAProxy, on
     expect(final.result.result.isError ?? false, textOf(final.result.result)).toBe(false);
     // Every way in reads the same task and the same result.
     for (let i = 0; i < 3; i++) {
-      const through = await rpc(d.balancer.url, "tasks/get", { taskId }, { tasks: true, key });
+      const through = await rpc(
+        d.balancer.url,
+        "tasks/get",
+        { taskId },
+        { tasks: true, key, fetch: d.balancer.fetch },
+      );
       expect(through.result).toEqual(final.result);
     }
     // Only this key's: another key's request through any replica finds nothing.

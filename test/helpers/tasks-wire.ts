@@ -12,6 +12,8 @@ export interface RpcOptions {
   tasks?: boolean;
   /** Other client capabilities to declare (elicitation, …). */
   capabilities?: Record<string, unknown>;
+  /** The fetch to send with (one trusting a test's TLS front); default the global one. */
+  fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
 export interface RpcAnswer {
@@ -50,7 +52,7 @@ export async function rpc(
     ...(o.key === undefined ? {} : { authorization: `Bearer ${o.key}` }),
   };
   const body = { jsonrpc: "2.0", id: nextId++, method, params: { ...params, _meta: envelope(o) } };
-  const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  const response = await (o.fetch ?? fetch)(url, { method: "POST", headers, body: JSON.stringify(body) });
   const text = await response.text();
   const json = JSON.parse(text.startsWith("event:") || text.startsWith("data:") ? sseData(text) : text);
   return { status: response.status, result: json.result, error: json.error };
