@@ -1,11 +1,11 @@
 /**
- * `parseOrThrow`: a zod parse whose failure is an ArgumentError naming the first failing field and
+ * `parseOrThrow`: a zod parse whose failure is an ArgumentError naming every failing field and
  * its limit in words, for the tools' arguments (src/mcp/define-tool.ts) and the service's request
  * bodies (schemas.ts). Apart from the schemas so that checking a tool's arguments does not build
  * them all.
  */
 import type { z } from "zod";
-import { ArgumentError } from "../shared/local-refusals.js";
+import { ArgumentError, allArgumentErrors } from "../shared/local-refusals.js";
 
 function fieldName(root: string, path: ReadonlyArray<PropertyKey>): string {
   let out = root;
@@ -39,18 +39,21 @@ function boundWords(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-/** Parses or throws an ArgumentError naming the first failing field and its limit. */
+/** Each issue of a failed parse as an ArgumentError naming its field and limit, in zod's order. */
+export function argumentErrors(error: z.ZodError, root = ""): ArgumentError[] {
+  return error.issues.map((issue) =>
+    issue.code === "unrecognized_keys"
+      ? new ArgumentError(
+          fieldName(root, issue.path),
+          `unknown field(s) ${issue.keys.join(", ")}: not accepted by the service`,
+        )
+      : new ArgumentError(fieldName(root, issue.path), boundWords(issue)),
+  );
+}
+
+/** Parses or throws one ArgumentError naming every failing field and its limit. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = ""): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (!issue) throw new ArgumentError(root || "(input)", "is invalid");
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.join(", ");
-    throw new ArgumentError(
-      fieldName(root, issue.path),
-      `unknown field(s) ${keys}: not accepted by the service`,
-    );
-  }
-  throw new ArgumentError(fieldName(root, issue.path), boundWords(issue));
+  throw allArgumentErrors(argumentErrors(result.error, root));
 }

@@ -25,6 +25,12 @@ export interface EngineConfig {
   confirmAboveGems?: number;
   /** Origins besides the base URL's that serve signed output URLs (the viewer's CSP). */
   mediaOrigins?: string[];
+  /**
+   * The URL users reach: with oauth the issuer (the resource is `<publicUrl>/mcp`); in either mode
+   * its host is accepted in `Host` headers, and the media viewer names the sandbox origin claude.ai
+   * serves it from (src/surface/viewer.ts).
+   */
+  publicUrl?: string;
 }
 
 /** The whole configuration: how to serve, and what tools read (EngineConfig). */
@@ -38,11 +44,6 @@ export interface Config extends EngineConfig {
   store: string;
   /** How HTTP clients authenticate: the service key as a Bearer header, or OAuth 2.1. */
   auth: "key" | "oauth";
-  /**
-   * The origin users reach: with oauth the issuer (the resource is `<publicUrl>/mcp`); in either
-   * mode its host is accepted in `Host` headers.
-   */
-  publicUrl?: string;
   /** Further host names `Host` headers may carry (GENERATION_ALLOWED_HOSTS). */
   allowedHosts?: string[];
   /** With oauth: base64 secrets; the first encrypts stored service keys, all decrypt. */

@@ -6,7 +6,12 @@
  */
 import { type Limit, limitSignal } from "../client/deadline.js";
 import { type RequestKind, TimeoutError } from "../client/service-errors.js";
-import { ANSWER_RESERVE_MS, DEFAULT_BUDGET_CAP_MS, GRACE_SECONDS } from "../config/time-limits.js";
+import {
+  ANSWER_RESERVE_MS,
+  DEFAULT_BUDGET_CAP_MS,
+  DEFAULT_WAIT_CAP_SECONDS,
+  GRACE_SECONDS,
+} from "../config/time-limits.js";
 
 export interface Budget {
   /** The whole budget, for messages. */
@@ -49,6 +54,20 @@ export function budgetOf(totalMs: number, now: () => number = Date.now): Budget 
       for (const l of held) l.release();
       held.clear();
     },
+  };
+}
+
+/**
+ * A call's `wait` as one call can keep it outside MCP Tasks: hosts cut a call at about 60 s (a
+ * `wait: 120` call or a poll_task with `wait: 600` timed out in every host tried), so a longer wait
+ * is held to DEFAULT_WAIT_CAP_SECONDS, and the result says so (`note`) with what to do instead.
+ * Inside an MCP task the work waits for the service's task itself, whatever `wait` says.
+ */
+export function boundedWait(wait: number | undefined): { wait: number | undefined; note?: string } {
+  if (wait === undefined || wait <= DEFAULT_WAIT_CAP_SECONDS) return { wait };
+  return {
+    wait: DEFAULT_WAIT_CAP_SECONDS,
+    note: `wait ${wait} s was held to ${DEFAULT_WAIT_CAP_SECONDS} s: one call answers within ${DEFAULT_BUDGET_CAP_MS / 1000} s, since hosts cut a call at about 60 s. To wait longer, call poll_task again with the task ID (each call waits up to ${DEFAULT_WAIT_CAP_SECONDS} s); hosts that run MCP Tasks wait for the whole task.`,
   };
 }
 

@@ -22,7 +22,7 @@ import type { Engine } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
 import { advertisedSchema } from "./json-schema.js";
 import { asks2025Task } from "./mcp-task-wire-2025.js";
-import type { ListedTool, ToolDefinition, ToolEntry } from "./tool-types.js";
+import type { ListedTool, ToolDefinition, ToolEntry, ToolOutcome } from "./tool-types.js";
 
 export type { Hints, ListedTool, ToolDefinition, ToolEntry, ToolOutcome } from "./tool-types.js";
 
@@ -73,6 +73,7 @@ export function answerToolCalls(
   engine: Engine,
   table: ReadonlyMap<string, ToolEntry>,
   channel?: DeliveryChannel,
+  settle2025?: (engine: Engine, outcome: ToolOutcome) => Promise<ToolOutcome>,
 ): void {
   server.server.setRequestHandler("tools/call", async (request, ctx) => {
     const { name, arguments: raw } = request.params;
@@ -84,6 +85,13 @@ export function answerToolCalls(
     const asksTask = tool.listed.execution !== undefined && asks2025Task(server, request.params);
     const { callTool } = await toolCalls();
     const result = await callTool(server, engine, tool, raw, ctx, channel, asksTask);
+    // Asked for a 2025-11-25 task and answered without one (refused before the claim): a task
+    // completed with that answer, the form the SDK 1.x tasks client reads (`settle2025`).
+    // A store that cannot take even that (it may be why the call was refused) leaves the plain answer.
+    if (asksTask && !("task" in result) && settle2025 !== undefined) {
+      const settled = await settle2025(engine, result).catch(() => undefined);
+      if (settled !== undefined) return settled as never;
+    }
     // A question (input_required) and a task handed back (resultType "task") pass as they are: the
     // projection only reshapes structuredContent, which neither carries.
     return isInputRequiredResult(result)

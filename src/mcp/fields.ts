@@ -14,6 +14,7 @@ import {
   TextMaxGemsSchema,
 } from "../client/schemas.js";
 import { MAX_WAIT_SECONDS } from "../config/bounds.js";
+import { DEFAULT_WAIT_CAP_SECONDS } from "../config/time-limits.js";
 
 export { MAX_WAIT_SECONDS };
 
@@ -24,10 +25,10 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe("Seconds to wait; default 45 unless configured.");
-export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
+  .describe(`Seconds to wait, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 45.`);
+export const saveField = z.boolean().optional().describe("Also save finished outputs.");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "An earlier request's identity, to replay it without a second charge.",
+  "Replays that request, no second charge.",
 );
 // Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
 export const approvalField = z.string().optional().describe("The user-approved quote's token.");
@@ -57,7 +58,7 @@ export const taskIdField = z
  * described once in prose rather than field by field: it appears in poll_task's output schema.
  */
 export const TaskOut = TaskSchema.describe(
-  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
+  "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
 );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
@@ -66,6 +67,12 @@ export const TaskOut = TaskSchema.describe(
  */
 export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();
+/**
+ * The step to take next, within the host's limits ("nothing: done" where none), in every tool's
+ * result (src/mcp/results.ts, okResult). Not described: its name says it, and the server's
+ * instructions say what it is once, rather than each of a dozen listed schemas.
+ */
+export const nextOut = z.string();
 
 // ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
 

@@ -84,3 +84,39 @@ export function nextStep(f: Failure): string {
   if (f.code.startsWith("LEDGER_") && !OWN_ACTION.has(f.code)) return LEDGER;
   return f.action;
 }
+
+// ---------- after a success: structuredContent's `next` (src/mcp/results.ts, okResult) ----------
+
+/** The step when there is none left, as `next` says it. */
+export const DONE = "nothing: done";
+
+/**
+ * What a tool's caller does after each success, where it is not a task's (src/calls/paid/task-view.ts
+ * says a task's): every successful result carries one in structuredContent and its text, so a host
+ * that shows its model only structuredContent (Claude Code) still tells it what comes next.
+ */
+export const AFTER = {
+  chat: (hitLimit: boolean): string =>
+    hitLimit
+      ? "the answer hit max_tokens: call chat again with a higher max_tokens, or ask it to continue."
+      : `${DONE} (the answer is in content).`,
+  extraction: `${DONE} (the analysis is in extraction; frames are suggested times, not images).`,
+  models: (kind: string | undefined): string =>
+    `pick an available model's id and pass it as model to ${kind === undefined ? "generate_image, generate_video, generate_audio or chat" : kind === "text" ? "chat" : `generate_${kind}`}, with parameters from its capabilities.`,
+  assetReady: (id: string, video: boolean): string =>
+    `use "${id}" in referenceAssetIds or a parameter such as sourceImage${video ? ", or as videoAssetId for extract_video" : ""}.`,
+  assetProcessing: (state: string): string =>
+    `the asset is ${state}; a submission that uses it before it is ready gets REFERENCES_PROCESSING (retry later with the same idempotencyKey).`,
+  voice: (id: string): string =>
+    `call generate_audio with operation voice_clone, model service-voice and parameters.voiceProfileId "${id}".`,
+  saved: (count: number): string =>
+    count > 0
+      ? "tell the user where the saved files are (listed above); nothing else is needed."
+      : "nothing was saved: call poll_task with the task ID to see whether it has finished outputs.",
+  requests: (nextCursor: string | undefined): string =>
+    nextCursor === undefined
+      ? "poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments."
+      : `poll_task with a taskId to read a task; for older requests call list_requests with cursor "${nextCursor}".`,
+  /** The viewer's app-only tools: the view itself acts on what they return. */
+  viewer: DONE,
+} as const;

@@ -112,17 +112,42 @@ export function errorResult(
   return { content: [{ type: "text", text: redact(whole) }], isError: true, _meta: meta };
 }
 
-/** A successful result: text for the model, structuredContent for programs. */
-export function okResult(
-  text: string,
-  structured: Record<string, unknown>,
-  extra: ContentBlock[] = [],
-): CallToolResult {
+/**
+ * What every successful result's structuredContent carries: `next`, the step to take within the
+ * host's limits ("nothing: done" where there is none), since some hosts (Claude Code) show their
+ * model only structuredContent and never the text's "Next: …" line.
+ */
+export type Structured = Record<string, unknown> & { next: string };
+
+/**
+ * A successful result: text for the model, structuredContent (with its `next`) for programs and for
+ * hosts that show only that. A text without its own "Next:" line gets the structured one, so the
+ * two never say different things.
+ */
+export function okResult(text: string, structured: Structured, extra: ContentBlock[] = []): CallToolResult {
+  const whole = /(^|\n)Next: /.test(text) ? text : `${text}\nNext: ${structured.next}`;
   return {
-    content: [{ type: "text", text: redact(text) }, ...extra],
+    content: [{ type: "text", text: redact(whole) }, ...extra],
     structuredContent: structured,
   };
 }
+
+/**
+ * A task's result: a generation the service ended as failed (or cancelled) is an error on every
+ * path (the synchronous answer, poll_task, an MCP task's result), as hosts show `isError` as a
+ * failure and VS Code reads a failed MCP task's result from nowhere else; the task, its identity
+ * and `next` stay in structuredContent.
+ */
+export function taskResult(
+  text: string,
+  structured: Structured & { task: { status: string } },
+  extra: ContentBlock[] = [],
+): CallToolResult {
+  const result = okResult(text, structured, extra);
+  return failedGeneration(structured.task.status) ? { ...result, isError: true } : result;
+}
+
+export const failedGeneration = (status: unknown): boolean => status === "failed" || status === "cancelled";
 
 /**
  * Runs a handler; anything it throws becomes an error result. The only try/catch tools need.

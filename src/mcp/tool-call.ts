@@ -5,8 +5,8 @@
  * tools/call, so that a start answers tools/list without it.
  */
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
-import { parseOrThrow } from "../client/parse-or-throw.js";
-import { ArgumentError } from "../shared/local-refusals.js";
+import { argumentErrors } from "../client/parse-or-throw.js";
+import { ArgumentError, allArgumentErrors } from "../shared/local-refusals.js";
 import { scrubDeep } from "../shared/scrub.js";
 import { type DeliveryHooks, type Engine, toolContext } from "./context.js";
 import type { DeliveryChannel } from "./delivery.js";
@@ -27,15 +27,26 @@ function withStructure(name: string, result: ToolOutcome): ToolOutcome {
 }
 
 /** Unknown arguments are named, with the ones the tool accepts, rather than dropped. */
-function refuseUnknown(def: ToolDefinition, args: Record<string, unknown>): void {
+function unknownArguments(def: ToolDefinition, args: Record<string, unknown>): ArgumentError[] {
   const known = Object.keys(def.inputSchema.shape);
   const unknown = Object.keys(args).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw new ArgumentError(
-      unknown.join(", "),
-      `unknown argument${unknown.length > 1 ? "s" : ""}; ${def.name} accepts only ${known.join(", ")}`,
-    );
-  }
+  if (unknown.length === 0) return [];
+  const which = `unknown argument${unknown.length > 1 ? "s" : ""}; ${def.name} accepts only ${known.join(", ")}`;
+  return [new ArgumentError(unknown.join(", "), which)];
+}
+
+/**
+ * The arguments as the tool's schema parses them, or one refusal naming every error: the tool's
+ * own first checks (an unknown model, judged from the catalog) first, then the schema's.
+ */
+async function parseArguments(def: ToolDefinition, args: Record<string, unknown>, engine: Engine) {
+  const unknown = unknownArguments(def, args);
+  const result = def.inputSchema.safeParse(args);
+  if (result.success && unknown.length === 0) return result.data;
+  const first = (await def.precheck?.(args, engine)) ?? [];
+  // The strict schema's own "unknown field(s)" says less than unknownArguments: left out.
+  const schema = result.success ? [] : argumentErrors(result.error).filter((e) => e.field !== "(input)");
+  throw allArgumentErrors([...first, ...unknown, ...schema]);
 }
 
 /** Each tool's code once loaded: a dynamic import() again on every call costs its module-map lookup. */
@@ -67,8 +78,7 @@ export async function callTool(
     }
     const def = LOADED.get(tool) ?? (await loadOnce(tool));
     const args = (raw ?? {}) as Record<string, unknown>;
-    refuseUnknown(def, args);
-    const parsed = parseOrThrow(def.inputSchema, args);
+    const parsed = await parseArguments(def, args, engine);
     return def.handler(parsed, toolContext(server, ctx, hooks, scrub), engine);
   }, stepByKey(engine.key.origin));
   // The service may echo the key in any message: no text, structuredContent or _meta carries it.
@@ -80,8 +90,10 @@ export async function callTool(
   }
   if (channel !== undefined) {
     // Only a tool that reached the service proves the key (list_requests reads local state).
+    // A failed generation is an error that still carries its task: the service took the key.
     const reachedService = tool.listed.annotations.openWorldHint !== false;
-    if (reachedService && !("isError" in result && result.isError)) channel.succeeded(id);
+    const tookKey = !("isError" in result && result.isError) || "structuredContent" in result;
+    if (reachedService && tookKey) channel.succeeded(id);
     channel.expect(id, hooks.pending);
   } else {
     // A transport that passes no channel (an in-process pair) hands the result straight to its

@@ -5,6 +5,7 @@
  */
 import type { CallToolResult, InputRequiredResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import type { ArgumentError } from "../shared/local-refusals.js";
 import type { Engine, ToolContext } from "./context.js";
 import type { TASK_EXECUTION } from "./mcp-task-wire-2025.js";
 
@@ -31,6 +32,12 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   /** `_meta` of the tool in tools/list, such as the viewer link (`ui.resourceUri`, MCP Apps). */
   meta?: Record<string, unknown>;
   handler(args: z.output<S>, ctx: ToolContext, engine: Engine): Promise<ToolOutcome>;
+  /**
+   * Run only when the schema refused the arguments: the tool's checks that must come first (the
+   * catalog's verdict on an unknown model), so one refusal names them first and every schema error
+   * beside them (src/mcp/tool-call.ts).
+   */
+  precheck?(raw: Record<string, unknown>, engine: Engine): Promise<ArgumentError[]>;
 }
 
 /** What tools/list shows of a tool. tools/catalog.ts holds these, precomputed, for a cheap start. */

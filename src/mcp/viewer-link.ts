@@ -6,8 +6,12 @@
 export const VIEWER_URI = "ui://generation/viewer";
 
 /**
- * `ui.resourceUri`, as the Apps specification (2026-01-26) and ext-apps 2.x hosts read it. The flat
- * `ui/resourceUri` of the drafts, which the SDK's registerAppTool still adds, is left out: it cost
- * 42 bytes per tool in a tools/list held to 20,000 (the README's Tools section).
+ * Both forms of the link, as ext-apps' `registerAppTool` emits them: `ui.resourceUri` of the Apps
+ * specification (2026-01-26), which ext-apps 2.x hosts read, and the flat `ui/resourceUri` of the
+ * drafts, the only one claude.ai has been seen to mount a view from (anthropics/claude-ai-mcp#71).
+ * Its 42 bytes per linked tool fit in the 20,000 a tools/list is held to (test/tools/tool-listing.test.ts).
  */
-export const VIEWER_LINK: Record<string, unknown> = { ui: { resourceUri: VIEWER_URI } };
+export const VIEWER_LINK: Record<string, unknown> = {
+  ui: { resourceUri: VIEWER_URI },
+  "ui/resourceUri": VIEWER_URI,
+};

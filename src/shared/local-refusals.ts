@@ -29,3 +29,18 @@ export class ArgumentError extends LocalRefusal {
     this.detail = message;
   }
 }
+
+/**
+ * Every argument error of one call, in one refusal (the caller fixes them all at once, rather than
+ * one per round): in the order given, one per field (the first said of a field wins), so a check
+ * that must come first (an unknown model) is named first. One error stands as it is.
+ */
+export function allArgumentErrors(errors: readonly ArgumentError[]): ArgumentError {
+  const seen = new Set<string>();
+  const kept = errors.filter((e) => !seen.has(e.field) && seen.add(e.field));
+  const [first, ...rest] = kept;
+  if (first === undefined) return new ArgumentError("(input)", "is invalid");
+  if (rest.length === 0) return first;
+  const more = rest.map((e) => `${e.field}: ${e.detail}`).join("; ");
+  return new ArgumentError(first.field, `${first.detail}; and ${more} (${kept.length} errors)`);
+}

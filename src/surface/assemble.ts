@@ -4,9 +4,10 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { filesRule } from "../calls/files/files-rule.js";
-import { registerTasks } from "../calls/mcp-task/mcp-task-requests.js";
+import { registerTasks, settleAs2025Task } from "../calls/mcp-task/mcp-task-requests.js";
 import { resumable } from "../calls/paid/resumable.js";
 import { packageVersion } from "../config/package-version.js";
+import { DEFAULT_WAIT_CAP_SECONDS } from "../config/time-limits.js";
 import { verifyAnswers } from "../mcp/answers.js";
 import { clientCapabilities, type Engine } from "../mcp/context.js";
 import { answerToolCalls, type ToolEntry } from "../mcp/define-tool.js";
@@ -32,9 +33,9 @@ const instructionsWith = (files: string): string =>
   `Generates images, video, speech, music, text and video analyses on a paid service. generate_image, generate_video, generate_audio, chat and extract_video spend Gems from the user's key; every other tool is free.
 Start with list_models (and list_voices for speech). upload_asset and upload_voice give the IDs that generation takes as references or voices.
 Every paid call has an identity (idempotencyKey), returned with its result, and may cap its cost with maxGems (a higher quote or reservation is refused with PRICE_CHANGED, and nothing is charged); GENERATION_MAX_GEMS, when set, is a hard cap per request no call or approval goes above. With GENERATION_CONFIRM_ABOVE_GEMS set, a call whose estimate or maxGems exceeds it needs the user's yes: a host that can ask asks, and the amount accepted is the cap; otherwise the call sends nothing and answers a QUOTE: tell the user the amount, and only if they agree repeat the same call with approval set to the quote's token. A call not asked about is capped at that setting. A call that was cut off, or whose outcome is unknown, is safe to repeat with the same arguments (or its identity): it replays and is not charged twice. Repeating a call whose result arrived is new work and spends again.
-Generation tools wait up to \`wait\` seconds (default 45 unless configured), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview.
+Generation tools wait up to \`wait\` seconds (default 45 unless configured; at most ${DEFAULT_WAIT_CAP_SECONDS} in one call, since hosts cut calls at about 60 s), then return the task as it stands: keep its task ID and follow it with poll_task, never by submitting again. Finished outputs come as signed URLs that expire, resource links (generation://tasks/{taskId}/outputs/{index}, read afresh) and, for small images, a preview.
 ${files}
-An error starts with its code and says what to do next. list_requests shows this key's requests when a task ID was lost.`;
+An error starts with its code and says what to do next; every result's structuredContent carries \`next\`, the step to take ("nothing: done" when none), and a failed generation is an error. Argument errors come all at once. list_requests shows this key's requests when a task ID was lost.`;
 
 /**
  * The instructions for each files rule (three at most), written once: every server keeps its own
@@ -84,10 +85,11 @@ export function createMcpServer(engine: Engine, channel?: DeliveryChannel): McpS
       requestState: { verify: verifyAnswers(engine) },
     },
   );
-  answerToolCalls(server, engine, TOOLS, channel);
+  answerToolCalls(server, engine, TOOLS, channel, settleAs2025Task);
   registerResources(server, engine);
   registerViewer(server, {
     mediaOrigins: mediaOrigins([engine.client.baseUrl, ...(engine.config.mediaOrigins ?? [])]),
+    publicUrl: engine.config.publicUrl,
   });
   registerPrompts(server, engine);
   answerCompletions(server, engine, { prompts: PROMPT_COMPLETIONS, templates: TEMPLATE_COMPLETIONS });

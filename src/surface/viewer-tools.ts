@@ -9,6 +9,8 @@ import { SAVE_MAX_BYTES } from "../calls/paid/saving.js";
 import { isTerminal } from "../config/service-limits.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { okResult } from "../mcp/results.js";
 import { LocalRefusal } from "../shared/local-refusals.js";
 import { byteSize, statusPredicate } from "../shared/wording.js";
@@ -37,6 +39,7 @@ const readTask = defineTool({
     // to every Apps client.
     task: z.looseObject({}),
     terminal: z.boolean(),
+    next: nextOut,
   }),
   annotations: READ_HINTS,
   meta: APP_ONLY,
@@ -45,6 +48,7 @@ const readTask = defineTool({
     return okResult(`Task ${task.id} ${statusPredicate(task.status)}.`, {
       task,
       terminal: isTerminal(task.status),
+      next: AFTER.viewer,
     });
   },
 });
@@ -98,6 +102,7 @@ const readOutput = defineTool({
     total: z.number().int(),
     data: z.string(),
     done: z.boolean(),
+    next: nextOut,
   }),
   annotations: READ_HINTS,
   meta: APP_ONLY,
@@ -108,7 +113,14 @@ const readOutput = defineTool({
     const done = offset + chunk.byteLength >= bytes.byteLength;
     return okResult(
       `Output #${args.index} of task ${args.taskId}: bytes ${offset} to ${offset + chunk.byteLength} of ${bytes.byteLength}.`,
-      { mimeType, offset, total: bytes.byteLength, data: Buffer.from(chunk).toString("base64"), done },
+      {
+        mimeType,
+        offset,
+        total: bytes.byteLength,
+        data: Buffer.from(chunk).toString("base64"),
+        done,
+        next: AFTER.viewer,
+      },
     );
   },
 });

@@ -9,6 +9,8 @@ import { receiveChunk } from "../calls/uploads/chunked-upload.js";
 import { chunkCount, UPLOAD_CHUNK_BYTES } from "../calls/uploads/upload-store.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { okResult } from "../mcp/results.js";
 import { byteSize } from "../shared/wording.js";
 
@@ -46,6 +48,7 @@ export const viewerUpload = defineTool({
     size: z.number().optional(),
     asset: z.looseObject({}).optional(),
     voice: z.looseObject({}).optional(),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: { ui: { visibility: ["app"] } },
@@ -53,13 +56,20 @@ export const viewerUpload = defineTool({
     const a = await receiveChunk(engine, args);
     if ("asset" in a) {
       const { asset } = a;
-      return okResult(`Uploaded asset ${asset.id} (${asset.kind}, state ${asset.state}).`, a);
+      return okResult(`Uploaded asset ${asset.id} (${asset.kind}, state ${asset.state}).`, {
+        ...a,
+        next: AFTER.viewer,
+      });
     }
-    if ("voice" in a) return okResult(`Uploaded voice ${a.voice.id} (${a.voice.name}), a private draft.`, a);
+    if ("voice" in a)
+      return okResult(`Uploaded voice ${a.voice.id} (${a.voice.name}), a private draft.`, {
+        ...a,
+        next: AFTER.viewer,
+      });
     const text =
       a.state === "sending"
         ? `Upload ${a.upload}: all ${byteSize(a.size)} received; still being sent to the service: ask again with the last chunk.`
         : `Upload ${a.upload}: ${byteSize(a.received)} of ${byteSize(a.size)} received; nothing sent to the service yet.`;
-    return okResult(text, a);
+    return okResult(text, { ...a, next: AFTER.viewer });
   },
 });

@@ -3,6 +3,7 @@
  * app-only tools the view calls (hidden from the model by `visibility: ["app"]`). The view's
  * HTML and the tools' code load on first use: tools/list and resources/list need neither.
  */
+import { createHash } from "node:crypto";
 import { RESOURCE_MIME_TYPE, registerAppResource } from "@modelcontextprotocol/ext-apps/server";
 import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server";
 import { rendersApps } from "../mcp/context.js";
@@ -13,6 +14,27 @@ import { VIEWER_TOOLS } from "./viewer-catalog.js";
 export interface ViewerOptions {
   /** Origins the view may load media from directly (CSP `resourceDomains`). */
   mediaOrigins: readonly string[];
+  /** The URL users reach (GENERATION_PUBLIC_URL), where known. */
+  publicUrl?: string | undefined;
+}
+
+/**
+ * The sandbox origin claude.ai serves a view from for this server (`_meta.ui.domain`): the first 32
+ * hex digits of the SHA-256 of the server's MCP URL, under claudemcpcontent.com (Claude's connector
+ * docs, "MCP Apps: getting started"). The MCP URL is `<origin>/mcp`, as the OAuth resource is
+ * (src/transports/oauth/oauth-gate.ts). Unknown without a public URL: a wrong domain is worse than
+ * none (a host then lets the view load nothing), so none is named.
+ */
+export function claudeDomain(publicUrl: string | undefined): string | undefined {
+  if (publicUrl === undefined) return undefined;
+  let origin: string;
+  try {
+    origin = new URL(publicUrl).origin;
+  } catch {
+    return undefined;
+  }
+  const hash = createHash("sha256").update(`${origin}/mcp`).digest("hex").slice(0, 32);
+  return `${hash}.claudemcpcontent.com`;
 }
 
 /**
@@ -56,6 +78,8 @@ export function registerViewer(server: McpServer, o: ViewerOptions): void {
   // The view fetches nothing itself (connectDomains stays empty); media come from these origins,
   // from blob: URLs of bytes read through the host, or not at all.
   const csp = { resourceDomains: [...o.mediaOrigins] };
+  const domain = claudeDomain(o.publicUrl);
+  const ui = { csp, ...(domain === undefined ? {} : { domain }) };
   registerAppResource(
     server,
     "Media viewer",
@@ -64,14 +88,12 @@ export function registerViewer(server: McpServer, o: ViewerOptions): void {
       title: "Media viewer",
       description:
         "Shows a task's images, audio and video beside the result, follows a running task until it ends, and saves or downloads outputs (MCP Apps view).",
-      _meta: { ui: { csp, prefersBorder: true } },
+      _meta: { ui: { ...ui, prefersBorder: true } },
     },
     async (uri) => {
       const { viewerHtml } = await import("../viewer/html.js");
       return {
-        contents: [
-          { uri: uri.href, mimeType: RESOURCE_MIME_TYPE, text: await viewerHtml(), _meta: { ui: { csp } } },
-        ],
+        contents: [{ uri: uri.href, mimeType: RESOURCE_MIME_TYPE, text: await viewerHtml(), _meta: { ui } }],
       };
     },
   );

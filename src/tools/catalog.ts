@@ -6,7 +6,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists the models this key can use: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
+      "Lists this key's models: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -43,8 +43,11 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
           description: "The Gem cap's period (a UTC calendar month).",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["models", "accountingPeriod"],
+      required: ["models", "accountingPeriod", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -57,7 +60,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -74,7 +77,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
+            "Per the model's capabilities: ratio, resolution, outputCount (1-4), negativePrompt (1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
           type: "object",
         },
         referenceAssetIds: {
@@ -94,7 +97,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -103,13 +106,13 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -123,7 +126,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          description: "False for a replay (no new charge).",
           type: "boolean",
         },
         task: {
@@ -147,7 +149,11 @@ export const CATALOG: readonly ListedTool[] = [
         approval: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -162,13 +168,14 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -185,7 +192,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "mode (required: text-to-video, or image-to-video with sourceImage); options from the model's capabilities: sourceImage and endFrame (image asset IDs), duration (seconds), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); per the model's capabilities: sourceImage, endFrame (image asset IDs), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -205,7 +212,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -214,13 +221,13 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -234,7 +241,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          description: "False for a replay (no new charge).",
           type: "boolean",
         },
         task: {
@@ -258,7 +264,11 @@ export const CATALOG: readonly ListedTool[] = [
         approval: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -273,13 +283,14 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -297,7 +308,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 chars), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
           type: "object",
         },
         referenceAssetIds: {
@@ -322,7 +333,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -331,13 +342,13 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait, at most 47; default 45.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Also save finished outputs.",
           type: "boolean",
         },
       },
@@ -351,7 +362,6 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          description: "False for a replay (no new charge).",
           type: "boolean",
         },
         task: {
@@ -375,7 +385,11 @@ export const CATALOG: readonly ListedTool[] = [
         approval: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -390,6 +404,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -407,7 +422,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Task ID from a generate tool or list_requests.",
         },
         wait: {
-          description: "Most seconds to poll; default 0 (read once).",
+          description: "Seconds to poll, at most 47; default 0 (read once).",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -499,14 +514,16 @@ export const CATALOG: readonly ListedTool[] = [
           },
           required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
           description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
+            "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
         },
         terminal: {
           type: "boolean",
-          description: "True once finished (not queued or processing).",
+        },
+        next: {
+          type: "string",
         },
       },
-      required: ["task", "terminal"],
+      required: ["task", "terminal", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -518,6 +535,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -559,8 +577,11 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["task", "saved"],
+      required: ["task", "saved", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -635,7 +656,11 @@ export const CATALOG: readonly ListedTool[] = [
         upload: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -647,6 +672,7 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
@@ -695,8 +721,11 @@ export const CATALOG: readonly ListedTool[] = [
             required: ["id", "name"],
           },
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["voices"],
+      required: ["voices", "next"],
     },
     annotations: {
       readOnlyHint: true,
@@ -709,7 +738,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
     inputSchema: {
       type: "object",
       properties: {
@@ -720,7 +749,7 @@ export const CATALOG: readonly ListedTool[] = [
           maxLength: 4096,
         },
         duration: {
-          description: "Seconds; read from the audio when left out.",
+          description: "Seconds, if the audio's own are unreadable.",
           type: "number",
           minimum: 15,
           maximum: 300,
@@ -750,7 +779,11 @@ export const CATALOG: readonly ListedTool[] = [
         upload: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -762,13 +795,14 @@ export const CATALOG: readonly ListedTool[] = [
       ui: {
         resourceUri: "ui://generation/viewer",
       },
+      "ui/resourceUri": "ui://generation/viewer",
     },
   },
   {
     name: "chat",
     title: "Chat completion",
     description:
-      "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+      "Sends a conversation to a text model; returns the whole answer and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
@@ -839,7 +873,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -894,7 +928,11 @@ export const CATALOG: readonly ListedTool[] = [
         approval: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -907,7 +945,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "extract_video",
     title: "Analyse a video",
     description:
-      "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+      "Analyses an uploaded video (ready, under 25 MiB and 120 s); returns the analysis and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
     inputSchema: {
       type: "object",
       properties: {
@@ -935,7 +973,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "Replays that request, no second charge.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -997,7 +1035,11 @@ export const CATALOG: readonly ListedTool[] = [
         approval: {
           type: "object",
         },
+        next: {
+          type: "string",
+        },
       },
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -1013,13 +1055,13 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+      "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
     inputSchema: {
       type: "object",
       properties: {
         state: {
           description:
-            "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+            "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },
@@ -1089,8 +1131,11 @@ export const CATALOG: readonly ListedTool[] = [
           description: "Absent on the last page.",
           type: "string",
         },
+        next: {
+          type: "string",
+        },
       },
-      required: ["requests"],
+      required: ["requests", "next"],
     },
     annotations: {
       readOnlyHint: true,

@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { chatCall } from "../calls/paid/chat-call.js";
 import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { approvalField, approvalOut, idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { approvalField, approvalOut, idempotencyKeyField, nextOut, textMaxGemsField } from "../mcp/fields.js";
 
 const C = ChatRequestSchema.shape;
 
@@ -12,7 +13,7 @@ export default defineTool({
   name: "chat",
   title: "Chat completion",
   description:
-    "Sends a conversation to a text model and returns the whole answer with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+    "Sends a conversation to a text model; returns the whole answer and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
   // The service's ChatRequest with its conversation bound (src/client/schemas.ts,
   // src/client/request-rules.ts); always streamed, so `stream` is the tool's to set.
   inputSchema: withRules(
@@ -39,7 +40,9 @@ export default defineTool({
     finishReason: z.string().nullable().optional().describe("stop, length, …"),
     usage: z.looseObject({}).nullable().optional().describe("Token counts."),
     approval: approvalOut,
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  precheck: (raw, engine) => catalogPrecheck(engine, "chat", "text", raw),
   handler: (args, ctx, engine) => chatCall(args, ctx, engine),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { extractCall } from "../calls/paid/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
@@ -6,6 +7,7 @@ import {
   approvalField,
   approvalOut,
   idempotencyKeyField,
+  nextOut,
   nonBlank,
   textMaxGemsField,
 } from "../mcp/fields.js";
@@ -30,7 +32,7 @@ export default defineTool({
   name: "extract_video",
   title: "Analyse a video",
   description:
-    "Analyses an uploaded video (ready, under 25 MiB and 120 s) and returns the analysis with its identity (idempotencyKey). It spends Gems (a reservation, settled on usage).",
+    "Analyses an uploaded video (ready, under 25 MiB and 120 s); returns the analysis and its identity (idempotencyKey). It spends Gems (reserved, settled on usage).",
   // The service's extraction body (src/client/schemas.ts); the model may be left to the configuration.
   inputSchema: ExtractRequestSchema.extend({
     videoAssetId: X.videoAssetId.describe("Asset ID from upload_asset."),
@@ -52,8 +54,10 @@ export default defineTool({
       .optional()
       .describe("frames are suggested times; segments is optional."),
     approval: approvalOut,
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   execution: TASK_EXECUTION,
+  precheck: (raw, engine) => catalogPrecheck(engine, "extract_video", "extraction", raw),
   handler: (args, ctx, engine) => extractCall(args, ctx, engine),
 });

@@ -1,3 +1,4 @@
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { submitMedia } from "../calls/paid/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
@@ -10,12 +11,13 @@ export default defineTool({
   description: `Generates speech (model service-voice) or music. ${SPENDS_AND_NEXT}`,
   inputSchema: audioInput({
     parameters:
-      "Speech, voice_clone: voiceProfileId (required), speed 0.5 to 2, volume -6 to 6 dB, temperature 0 to 1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (up to 1,000 characters), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+      "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 chars), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
     prompt: "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
   execution: TASK_EXECUTION,
   meta: VIEWER_LINK,
+  precheck: (raw, engine) => catalogPrecheck(engine, "generate_audio", "audio", raw),
   handler: (args, ctx, engine) => submitMedia("generate_audio", "audio", args, ctx, engine),
 });

@@ -1,3 +1,4 @@
+import { catalogPrecheck } from "../calls/catalog/catalog-precheck.js";
 import { submitMedia } from "../calls/paid/media-call.js";
 import { defineTool } from "../mcp/define-tool.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
@@ -10,11 +11,12 @@ export default defineTool({
   description: `Generates images from a prompt, optionally from uploaded assets (references, an image to edit). ${SPENDS_AND_NEXT}`,
   inputSchema: visualInput("image", {
     parameters:
-      "Options from the model's capabilities: ratio, resolution, outputCount (1 to 4), negativePrompt (up to 1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
+      "Per the model's capabilities: ratio, resolution, outputCount (1-4), negativePrompt (1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,
   execution: TASK_EXECUTION,
   meta: VIEWER_LINK,
+  precheck: (raw, engine) => catalogPrecheck(engine, "generate_image", "image", raw),
   handler: (args, ctx, engine) => submitMedia("generate_image", "image", args, ctx, engine),
 });

@@ -3,26 +3,29 @@ import { priceHint } from "../calls/paid/estimate.js";
 import type { ModelList } from "../client/schemas.js";
 import { MODEL_KINDS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { okResult } from "../mcp/results.js";
 
 export default defineTool({
   name: "list_models",
   title: "List generation models",
   description:
-    "Lists the models this key can use: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
+    "Lists this key's models: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
   inputSchema: z.strictObject({
     kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind."),
   }),
   outputSchema: z.object({
     models: z.array(z.looseObject({ id: z.string(), name: z.string(), kind: z.string() })),
     accountingPeriod: z.string().describe("The Gem cap's period (a UTC calendar month)."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {
     const list = await engine.client.listModels({ signal: ctx.signal });
     const models = args.kind ? list.models.filter((m) => m.kind === args.kind) : list.models;
     const text = listingOf(list, models, args.kind, engine.config.extractionModel);
-    return okResult(text, { models, accountingPeriod: list.accountingPeriod });
+    return okResult(text, { models, accountingPeriod: list.accountingPeriod, next: AFTER.models(args.kind) });
   },
 });
 
@@ -64,7 +67,7 @@ function listing(
     `${models.length} model${models.length === 1 ? "" : "s"}${kind ? ` of kind ${kind}` : ""}; Gem caps run per ${list.accountingPeriod}.`,
     ...lines,
     kind === undefined || kind === "video" ? extractionLine(extraction, list.models) : "",
-    "Next: pass a model's id as `model` to the matching generate tool, with parameters from its capabilities.",
+    `Next: ${AFTER.models(kind)}`,
   ]
     .filter(Boolean)
     .join("\n");

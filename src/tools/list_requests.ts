@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { listCursor } from "../ledger/listing.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField } from "../mcp/fields.js";
+import { idempotencyKeyField, nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { requestLine, SHOWN_STATES, shownState, storedFilter } from "../mcp/request-view.js";
 import { okResult } from "../mcp/results.js";
 
@@ -13,13 +14,13 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+    "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
       .describe(
-        "Only records in this state (accepted: taken by the service; open: outcome unknown, undelivered, or task not seen finish; succeeded = accepted).",
+        "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
       ),
     limit: z
       .number()
@@ -48,6 +49,7 @@ export default defineTool({
       )
       .describe("Times are ISO 8601."),
     nextCursor: z.string().optional().describe("Absent on the last page."),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(args, _ctx, engine) {
@@ -79,10 +81,12 @@ export default defineTool({
       ...(note === undefined ? [] : [`Warning: ${note}`]),
       `${requests.length} request${requests.length === 1 ? "" : "s"}${filters.length ? ` ${filters.join(" ")}` : ""}${args.cursor ? " (continued)" : ""}, newest first.`,
       ...lines,
-      nextCursor === undefined
-        ? "Next: poll_task with a taskId to read a task; an uncertain request replays when called again with the same arguments."
-        : `More: call list_requests with cursor "${nextCursor}" for older requests. Next: poll_task with a taskId to read a task.`,
+      `Next: ${AFTER.requests(nextCursor)}`,
     ];
-    return okResult(text.join("\n"), nextCursor === undefined ? { requests } : { requests, nextCursor });
+    const next = AFTER.requests(nextCursor);
+    return okResult(
+      text.join("\n"),
+      nextCursor === undefined ? { requests, next } : { requests, nextCursor, next },
+    );
   },
 });

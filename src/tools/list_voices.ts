@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type VoiceList, voicesFollow } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
 import { okResult } from "../mcp/results.js";
 
 export default defineTool({
@@ -22,6 +23,7 @@ export default defineTool({
   }),
   outputSchema: z.looseObject({
     voices: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async handler(args, ctx, engine) {
@@ -33,9 +35,11 @@ export default defineTool({
       ...voices.map((v) => `- ${v.id}: ${v.name}`),
       Object.keys(pagination).length ? `Pagination: ${JSON.stringify(pagination)}` : "",
       morePages(list, args.page ?? 1),
-      nextStep(scope, voices.length, args.page ?? 1),
     ].filter(Boolean);
-    return okResult(text.join("\n"), { ...list });
+    // One step, with the next page where there is one: the text's "More:" line, said again in `next`.
+    const more = morePages(list, args.page ?? 1);
+    const next = `${stepAfter(scope, voices.length, args.page ?? 1)}${more ? ` ${more.replace(/^More: c/, "C")}` : ""}`;
+    return okResult(text.join("\n"), { ...list, next });
   },
 });
 
@@ -44,14 +48,14 @@ function morePages(list: VoiceList, page: number): string {
   return `More: call list_voices with page: ${page + 1} (same scope and language) for the next voices.`;
 }
 
-function nextStep(scope: "mine" | "explore", count: number, page: number): string {
+function stepAfter(scope: "mine" | "explore", count: number, page: number): string {
   if (count > 0) {
     return scope === "mine"
-      ? "Next: pass a voice id as parameters.voiceProfileId to generate_audio with operation voice_clone (or speech)."
-      : "Next: pass a voice id as parameters.voiceProfileId to generate_audio with operation speech.";
+      ? "pass a voice id as parameters.voiceProfileId to generate_audio with operation voice_clone (or speech)."
+      : "pass a voice id as parameters.voiceProfileId to generate_audio with operation speech.";
   }
-  if (page > 1) return "Next: this page is past the last one; call list_voices with a lower page.";
+  if (page > 1) return "this page is past the last one; call list_voices with a lower page.";
   return scope === "mine"
-    ? "Next: this key has no private voices yet. Call list_voices with scope explore for approved public voices (operation speech), or upload_voice to add one of your own (operation voice_clone)."
-    : "Next: no public voice matches; call list_voices with scope explore and no language filter.";
+    ? "this key has no private voices yet. Call list_voices with scope explore for approved public voices (operation speech), or upload_voice to add one of your own (operation voice_clone)."
+    : "no public voice matches; call list_voices with scope explore and no language filter.";
 }

@@ -13,6 +13,7 @@ import {
   approvalOut,
   idempotencyKeyField,
   modelField,
+  nextOut,
   nonBlank,
   savedOut,
   saveField,
@@ -62,10 +63,12 @@ export const audioInput = (docs: MediaFieldDocs) =>
 /** A submission's answer; a quote (nothing sent) carries only `approval`. */
 export const submissionOutput = z.object({
   idempotencyKey: z.string().optional(),
-  created: z.boolean().optional().describe("False for a replay (no new charge)."),
+  // False for a replay (no new charge): the server's instructions and the text say so.
+  created: z.boolean().optional(),
   task: TaskBriefOut.optional(),
   saved: savedOut,
   approval: approvalOut,
+  next: nextOut,
 });
 
 export const submissionHints = {
@@ -78,4 +81,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.";
+  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.";

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { presentTask } from "../calls/paid/present.js";
 import { waitWithProgress } from "../calls/paid/waiting.js";
 import { isTerminal, LIMITS } from "../config/service-limits.js";
+import { DEFAULT_WAIT_CAP_SECONDS } from "../config/time-limits.js";
 import type { LedgerRecord } from "../ledger/listing.js";
-import { callBudget } from "../mcp/budget.js";
+import { boundedWait, callBudget } from "../mcp/budget.js";
 import type { Engine } from "../mcp/context.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { TaskOut, taskIdField } from "../mcp/fields.js";
+import { MAX_WAIT_SECONDS, nextOut, TaskOut, taskIdField } from "../mcp/fields.js";
 import { shownState } from "../mcp/request-view.js";
-import { describeError, okResult, WithNextStep } from "../mcp/results.js";
+import { describeError, taskResult, WithNextStep } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
 
 export default defineTool({
@@ -18,25 +19,35 @@ export default defineTool({
     "Reads a task, with fresh signed output URLs; with `wait`, polls until it finishes. Free; never submits work.",
   inputSchema: z.strictObject({
     taskId: taskIdField,
-    wait: z.number().min(0).max(600).optional().describe("Most seconds to poll; default 0 (read once)."),
+    wait: z
+      .number()
+      .min(0)
+      .max(MAX_WAIT_SECONDS)
+      .optional()
+      .describe(`Seconds to poll, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 0 (read once).`),
   }),
   outputSchema: z.object({
     task: TaskOut,
-    terminal: z.boolean().describe("True once finished (not queued or processing)."),
+    // True once finished (not queued or processing): its name says it, in a listing held to 20,000 bytes.
+    terminal: z.boolean(),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   meta: VIEWER_LINK,
   async handler(args, ctx, engine) {
-    const budget = callBudget(args.wait ?? 0, 0);
+    const { wait = 0, note: waitNote } = boundedWait(args.wait);
+    const budget = callBudget(wait, 0);
     const first = await engine.client
       .getTask(args.taskId, { signal: budget.signal(ctx.signal, 1_000, "read") })
       .catch(async (err: unknown) => {
         throw await identityGiven(engine, args.taskId, err);
       })
       .finally(() => budget.release());
-    const { task, note } = await waitWithProgress(engine, ctx, first, args.wait ?? 0, budget);
-    const shown = await presentTask(engine, ctx, task, { notes: note ? [note] : [], budget });
-    return okResult(shown.text, { task, terminal: isTerminal(task.status) }, shown.content);
+    const { task, note } = await waitWithProgress(engine, ctx, first, wait, budget);
+    const notes = [waitNote, note].filter((n): n is string => n !== undefined);
+    const shown = await presentTask(engine, ctx, task, { notes, budget });
+    const structured = { task, terminal: isTerminal(task.status), next: shown.next };
+    return taskResult(shown.text, structured, shown.content);
   },
 });
 

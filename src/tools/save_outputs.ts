@@ -2,9 +2,10 @@ import { z } from "zod";
 import { rootsFor } from "../calls/files/file-areas.js";
 import { SaveFailedError } from "../calls/files/save-refusals.js";
 import { downloadableNote, type SaveTarget, saveOutputs, saveTarget } from "../calls/paid/saving.js";
-import { assetLine } from "../calls/paid/task-view.js";
+import { assetLine, resourceLinks } from "../calls/paid/task-view.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { TaskBriefOut, taskIdField } from "../mcp/fields.js";
+import { nextOut, TaskBriefOut, taskIdField } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { Questions } from "../mcp/questions.js";
 import { errorResult, okResult } from "../mcp/results.js";
 import { count } from "../shared/wording.js";
@@ -18,6 +19,7 @@ export default defineTool({
   outputSchema: z.object({
     task: TaskBriefOut,
     saved: z.array(z.string()),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx, engine) {
@@ -45,6 +47,8 @@ export default defineTool({
         ".";
     // Each output's asset ID, which generation takes (sourceImage, referenceAssetIds, …), beside the files.
     const outputs = task.outputs.filter((o) => o.asset).map((o) => `- ${assetLine(o)}`);
-    return okResult([head, ...outputs, ...notes].join("\n"), { task, saved });
+    // And a resource link per output, as every task result gives them (src/calls/paid/task-view.ts).
+    const structured = { task, saved, next: AFTER.saved(saved.length) };
+    return okResult([head, ...outputs, ...notes].join("\n"), structured, resourceLinks(task));
   },
 });

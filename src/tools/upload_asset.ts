@@ -5,6 +5,8 @@ import { askForUpload } from "../calls/uploads/chunked-upload.js";
 import { decodeBase64, notMedia } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
@@ -83,6 +85,7 @@ export default defineTool({
       .describe("Use id, not url; usable once state is ready."),
     // Set when the user was asked: the viewer's upload form reads its kind and limits.
     upload: z.looseObject({}).optional(),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: VIEWER_LINK,
@@ -133,10 +136,11 @@ export default defineTool({
     const text = [
       `Uploaded asset ${asset.id} (${asset.kind}, state ${asset.state}).`,
       asset.url ? `URL: ${asset.url}` : "",
-      asset.state === "ready"
-        ? `Next: use "${asset.id}" in referenceAssetIds or a parameter such as sourceImage${asset.kind === "video" ? ", or as videoAssetId for extract_video" : ""}.`
-        : `Next: the asset is ${asset.state}; a submission that uses it before it is ready gets REFERENCES_PROCESSING (retry later with the same idempotencyKey).`,
     ].filter(Boolean);
-    return okResult(text.join("\n"), { asset });
+    const next =
+      asset.state === "ready"
+        ? AFTER.assetReady(asset.id, asset.kind === "video")
+        : AFTER.assetProcessing(asset.state);
+    return okResult(text.join("\n"), { asset, next });
   },
 });

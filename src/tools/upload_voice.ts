@@ -2,9 +2,11 @@ import { z } from "zod";
 import { fileScope, refuseWithoutFiles, rootsFor } from "../calls/files/file-areas.js";
 import { openMedia } from "../calls/files/files.js";
 import { askForUpload } from "../calls/uploads/chunked-upload.js";
-import { checkVoiceDuration, notVoice, readDuration } from "../calls/uploads/media-rules.js";
+import { notVoice, voiceDuration } from "../calls/uploads/media-rules.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
+import { nextOut } from "../mcp/fields.js";
+import { AFTER } from "../mcp/next-steps.js";
 import { declined, Questions } from "../mcp/questions.js";
 import { okResult } from "../mcp/results.js";
 import { VIEWER_LINK } from "../mcp/viewer-link.js";
@@ -16,10 +18,10 @@ export default defineTool({
   name: "upload_voice",
   title: "Upload a reference voice",
   description:
-    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The audio file to upload."),
-    duration: z.number().min(min).max(max).optional().describe("Seconds; read from the audio when left out."),
+    duration: z.number().min(min).max(max).optional().describe("Seconds, if the audio's own are unreadable."),
     rightsConfirmed: z
       .boolean()
       .optional()
@@ -29,6 +31,7 @@ export default defineTool({
     voice: z.looseObject({ id: z.string(), name: z.string() }).optional(),
     // Set when the user was asked: the viewer's upload form reads its kind and limits.
     upload: z.looseObject({}).optional(),
+    next: nextOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   meta: VIEWER_LINK,
@@ -61,8 +64,7 @@ export default defineTool({
       accept: notVoice,
     });
     try {
-      const duration = args.duration ?? (await readDuration(file.readPath));
-      checkVoiceDuration(duration);
+      const duration = await voiceDuration(file.readPath, args.duration);
       // Read through the checked descriptor (a path walked again could lead elsewhere); the
       // service names the voice after the file, so its own name goes along.
       const voice = await engine.client.uploadVoice(
@@ -71,9 +73,8 @@ export default defineTool({
       );
       const text = [
         `Uploaded voice ${voice.id} (${voice.name}), a private draft for zero-shot cloning; nothing was trained or published.`,
-        `Next: call generate_audio with operation voice_clone, model service-voice and parameters.voiceProfileId "${voice.id}".`,
       ];
-      return okResult(text.join("\n"), { voice });
+      return okResult(text.join("\n"), { voice, next: AFTER.voice(voice.id) });
     } finally {
       await file.close();
     }

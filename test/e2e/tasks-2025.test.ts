@@ -119,6 +119,31 @@ describe("MCP Tasks in the 2025-11-25 form, through the built CLI over HTTP", ()
     await expect.poll(record, { timeout: 3_000 }).toMatchObject({ delivered: true });
   });
 
+  it("answers a call refused before its claim, asked as the SDK 1.x tasks client asks (task: {}), with a task whose result is the refusal", async () => {
+    const before = service.sandbox.stats.dispatches(VIDEO);
+    const created = await s.request("tools/call", {
+      name: "generate_video",
+      arguments: { model: "nope", prompt: "waves" },
+      task: {},
+    });
+    // Not a plain result (the SDK 1.x client refuses one with an opaque -32603): a CreateTaskResult.
+    expect(created.error).toBeUndefined();
+    expect(valid("CreateTaskResult", created.result)).toEqual([]);
+    const { task } = created.result;
+    expect(task.status).toBe("completed");
+    expect(textOf(created.result)).toMatch(/^INVALID_ARGUMENT: model: /);
+    const got = await s.request("tasks/get", { taskId: task.taskId });
+    expect(got.result.status).toBe("completed");
+    const result = (await s.request("tasks/result", { taskId: task.taskId })).result;
+    expect(result.isError).toBe(true);
+    expect(result._meta[RELATED]).toEqual({ taskId: task.taskId });
+    // Every argument error, the unknown model first.
+    expect(textOf(result)).toMatch(
+      /^INVALID_ARGUMENT: model: "?nope"? is not in the model catalog.*parameters\.mode/,
+    );
+    expect(service.sandbox.stats.dispatches(VIDEO)).toBe(before);
+  });
+
   it("holds tasks/result until the task ends; without params.task the call stays synchronous", async () => {
     const created = await s.request("tools/call", {
       name: "generate_image",

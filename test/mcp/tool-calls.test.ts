@@ -32,7 +32,7 @@ const tool = (name: string, handler: ToolDefinition["handler"]): ToolEntry => {
     title: name,
     description: `${name}, for this test.`,
     inputSchema: z.strictObject({}),
-    outputSchema: z.object({ said: z.string().describe("What the tool said.") }),
+    outputSchema: z.object({ said: z.string().describe("What the tool said."), next: z.string() }),
     annotations: HINTS,
     handler,
   }) as unknown as ToolDefinition;
@@ -41,7 +41,7 @@ const tool = (name: string, handler: ToolDefinition["handler"]): ToolEntry => {
 
 const TABLE = new Map(
   [
-    tool("shaped", async () => okResult("Said it.", { said: "it" })),
+    tool("shaped", async () => okResult("Said it.", { said: "it", next: "nothing: done" })),
     tool("bare", async () => ({ content: [{ type: "text", text: "no structure" }] })),
     tool("failed", async () => ({ content: [{ type: "text", text: "FAILED: it broke." }], isError: true })),
     tool("task", async () => {
@@ -57,7 +57,9 @@ const TABLE = new Map(
       return created as unknown as ToolOutcome;
     }),
     tool("asks", async () => ({ resultType: "input_required", requestState: "opaque" })),
-    tool("answered", async (_args, ctx) => okResult("Read.", { said: JSON.stringify(ctx.answered ?? null) })),
+    tool("answered", async (_args, ctx) =>
+      okResult("Read.", { said: JSON.stringify(ctx.answered ?? null), next: "nothing: done" }),
+    ),
   ].map((t) => [t.listed.name, t]),
 );
 

@@ -12,9 +12,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { renderVideo } from "../../src/sandbox/media/mp4.js";
 import { renderImage } from "../../src/sandbox/media/png.js";
 import { renderAudio } from "../../src/sandbox/media/wav.js";
+import { CATALOG } from "../../src/tools/catalog.js";
 import { fakeTimeEach } from "../helpers/fake-time.js";
 import { formatAnswer } from "./answer-format.js";
-import { type Harness, harness, structured } from "./harness.js";
+import { type Harness, harness, structured, textOf } from "./harness.js";
 
 let h: Harness;
 fakeTimeEach();
@@ -141,6 +142,11 @@ describe("every tool's whole answer", () => {
       h = await harness();
       const r = await success();
       expect(r.isError ?? false).toBe(false);
+      // Self-contained for a host that shows its model only structuredContent (Claude Code): the
+      // step to take is there, and the same step ends the text.
+      const next = (r.structuredContent as { next?: unknown } | undefined)?.next;
+      expect(typeof next === "string" && next.length > 10, `${tool}: structuredContent.next`).toBe(true);
+      expect(textOf(r)).toContain(`Next: ${next}`);
       await snap(r, `${tool}.success`);
     });
     it(`${tool}: its main refusal`, async () => {
@@ -150,6 +156,14 @@ describe("every tool's whole answer", () => {
       await snap(r, `${tool}.refusal`);
     });
   }
+
+  it("advertises next as a required string in every tool's output schema", () => {
+    for (const tool of CATALOG) {
+      const out = tool.outputSchema as { required?: string[]; properties?: Record<string, unknown> };
+      expect(out.required, tool.name).toContain("next");
+      expect(out.properties?.next, tool.name).toEqual({ type: "string" });
+    }
+  });
 
   it("covers every tool the server lists", async () => {
     h = await harness();

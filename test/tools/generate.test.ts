@@ -78,22 +78,24 @@ describe("generation tools", () => {
 
   it("refuses bad arguments locally with INVALID_ARGUMENT naming the field and the limit", async () => {
     await open();
+    // A known model: an unknown one is named first, before any other error (argument-errors.test.ts).
+    const M = "sandbox-image-fast";
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ model: "m", prompt: "x".repeat(30_001) }, /^INVALID_ARGUMENT: prompt: .*30,000 characters/],
+      [{ model: M, prompt: "x".repeat(30_001) }, /^INVALID_ARGUMENT: prompt: .*30,000 characters/],
       [
-        { model: "m", prompt: "x", colour: "red" },
+        { model: M, prompt: "x", colour: "red" },
         /^INVALID_ARGUMENT: colour: unknown argument; generate_image accepts only model, prompt/,
       ],
-      [{ model: "m", prompt: "x", wait: 601 }, /^INVALID_ARGUMENT: wait: .*600/],
+      [{ model: M, prompt: "x", wait: 601 }, /^INVALID_ARGUMENT: wait: .*600/],
       [{ model: "", prompt: "x" }, /^INVALID_ARGUMENT: model: .*1/],
       [
-        { model: "m", prompt: "x", parameters: { outputCount: 9 } },
+        { model: M, prompt: "x", parameters: { outputCount: 9 } },
         /^INVALID_ARGUMENT: parameters\.outputCount: .*4/,
       ],
-      [{ model: "m", prompt: "x", maxGems: -1 }, /^INVALID_ARGUMENT: maxGems: .*0/],
-      [{ model: "m", prompt: "x", idempotencyKey: "no spaces" }, /^INVALID_ARGUMENT: idempotencyKey: .*128/],
+      [{ model: M, prompt: "x", maxGems: -1 }, /^INVALID_ARGUMENT: maxGems: .*0/],
+      [{ model: M, prompt: "x", idempotencyKey: "no spaces" }, /^INVALID_ARGUMENT: idempotencyKey: .*128/],
       [
-        { model: "m", prompt: "x", referenceAssetIds: Array(11).fill("a") },
+        { model: M, prompt: "x", referenceAssetIds: Array(11).fill("a") },
         /^INVALID_ARGUMENT: referenceAssetIds: .*10/,
       ],
       [{ prompt: "x" }, /^INVALID_ARGUMENT: model: /],
@@ -111,7 +113,9 @@ describe("generation tools", () => {
       parameters: { voiceProfileId: "v1", speed: 3 },
     });
     expect(textOf(audio)).toMatch(/^INVALID_ARGUMENT: parameters\.speed: .*2/);
-    expect(h.sandbox.stats.requests()).toBe(0);
+    // Nothing sent: only the (free) model catalog was read, once, to judge the model first.
+    expect(h.sandbox.stats.requests()).toBe(h.sandbox.stats.requests("GET /api/generate/models"));
+    expect(h.sandbox.stats.requests("GET /api/generate/models")).toBeLessThanOrEqual(1);
   });
 
   it("a wait that runs out returns the task ID and says to poll; poll_task then reports the terminal task", async () => {

@@ -162,7 +162,18 @@ describe("upload_voice", () => {
     expect(textOf(pic)).toMatch(/^INVALID_ARGUMENT: path: .*image\/png; voices must be/);
     const given = await h.call("upload_voice", { path: "short.wav", duration: 400, rightsConfirmed: true });
     expect(textOf(given)).toMatch(/^INVALID_ARGUMENT: duration: .*300/);
+    // A clip under the minimum is refused whatever duration the caller states: the measured one counts.
+    const claimed = await h.call("upload_voice", { path: "short.wav", duration: 20, rightsConfirmed: true });
+    expect(claimed.isError).toBe(true);
+    expect(textOf(claimed)).toMatch(
+      /^INVALID_ARGUMENT: duration: the audio lasts 3\.0 s \(measured from the audio; the duration given, 20 s, is not used\); the limit is 15 to 300 seconds/,
+    );
     expect(h.sandbox.stats.requests()).toBe(0);
+    // And a clip long enough is sent with its measured length, not the one stated.
+    await writeFile(path.join(files(), "long.wav"), renderAudio("l", 18));
+    const ok = await h.call("upload_voice", { path: "long.wav", duration: 250, rightsConfirmed: true });
+    expect(ok.isError ?? false).toBe(false);
+    expect(h.sandbox.stats.requests(VOICES)).toBe(1);
   });
 });
 

@@ -76,7 +76,10 @@ describe("the media viewer, as hosts see it", () => {
   it("is linked from the media tools, and its app-only tools are absent from what the model sees", async () => {
     const { tools } = await s.client.listTools();
     for (const name of LINKED) {
-      expect(getToolUiResourceUri(tools.find((t) => t.name === name) ?? {}), name).toBe(VIEWER);
+      const tool = tools.find((t) => t.name === name);
+      expect(getToolUiResourceUri(tool ?? {}), name).toBe(VIEWER);
+      // Both keys, as ext-apps' registerAppTool emits them: claude.ai mounts a view only from the flat one.
+      expect(tool?._meta?.["ui/resourceUri"], name).toBe(VIEWER);
     }
     for (const name of APP_ONLY) {
       const tool = tools.find((t) => t.name === name);
@@ -182,6 +185,37 @@ describe("GENERATION_MEDIA_ORIGINS", () => {
       expect(c.text).toContain("<!doctype html>");
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe("the viewer where claude.ai looks for it (_meta.ui.domain)", () => {
+  it("names the sandbox origin Claude derives from the server's URL, and none without a public URL", async () => {
+    const { claudeDomain } = await import("../../src/surface/viewer.js");
+    // The example of Claude's connector docs: sha256("https://example.com/mcp"), its first 32 hex digits.
+    expect(claudeDomain("https://example.com")).toMatch(
+      /^c3d80a4ed901ee05b21755a[0-9a-f]{9}\.claudemcpcontent\.com$/,
+    );
+    expect(claudeDomain("https://example.com/mcp")).toBe(claudeDomain("https://example.com"));
+    expect(claudeDomain(undefined)).toBeUndefined();
+    const { harness } = await import("../tools/harness.js");
+    const h = await harness({ config: { publicUrl: "https://example.com" } });
+    try {
+      const c = (await h.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
+      const entry = (await h.mcp.listResources()).resources.find((r) => r.uri === VIEWER);
+      for (const meta of [c._meta, entry?._meta]) {
+        const ui = meta?.ui as { domain?: string } | undefined;
+        expect(ui?.domain).toBe(claudeDomain("https://example.com"));
+      }
+    } finally {
+      await h.close();
+    }
+    const bare = await harness();
+    try {
+      const c = (await bare.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
+      expect(c._meta?.ui).not.toHaveProperty("domain");
+    } finally {
+      await bare.close();
     }
   });
 });

@@ -20,7 +20,7 @@
 import type { Model } from "../../client/schemas.js";
 import { type MediaKind, VOICE_MODEL_ID } from "../../config/service-limits.js";
 import type { Engine } from "../../mcp/context.js";
-import { ArgumentError } from "../../shared/local-refusals.js";
+import { ArgumentError, allArgumentErrors } from "../../shared/local-refusals.js";
 import { withArticle } from "../../shared/wording.js";
 import { capList, capNumber, checkInputs, listed, show } from "./catalog-inputs.js";
 import { modelCatalog } from "./models.js";
@@ -83,22 +83,38 @@ function checkModel(models: readonly Model[], kind: Model["kind"], id: string): 
   return m;
 }
 
-function checkImage(m: Model, p: Record<string, unknown>): void {
-  oneOf(m, "parameters.ratio", p.ratio, ["ratios", "aspectRatios"]);
-  oneOf(m, "parameters.resolution", p.resolution, ["resolutions"]);
-  const max = capNumber(m, "maxOutputs");
-  if (typeof p.outputCount === "number" && max !== undefined && p.outputCount > max) {
-    throw new ArgumentError(
-      "parameters.outputCount",
-      `${p.outputCount} is more than model ${m.id} makes at once (its maxOutputs: ${max})`,
-    );
+/** Runs every check, keeping each ArgumentError (so one answer names them all); anything else is thrown. */
+function collect(checks: ReadonlyArray<() => void>): ArgumentError[] {
+  const found: ArgumentError[] = [];
+  for (const check of checks) {
+    try {
+      check();
+    } catch (err) {
+      if (!(err instanceof ArgumentError)) throw err;
+      found.push(err);
+    }
   }
+  return found;
 }
+
+const imageChecks = (m: Model, p: Record<string, unknown>) => [
+  () => oneOf(m, "parameters.ratio", p.ratio, ["ratios", "aspectRatios"]),
+  () => oneOf(m, "parameters.resolution", p.resolution, ["resolutions"]),
+  () => {
+    const max = capNumber(m, "maxOutputs");
+    if (typeof p.outputCount === "number" && max !== undefined && p.outputCount > max) {
+      throw new ArgumentError(
+        "parameters.outputCount",
+        `${p.outputCount} is more than model ${m.id} makes at once (its maxOutputs: ${max})`,
+      );
+    }
+  },
+];
 
 /** The input each video mode needs, in the words of a video model's `inputs`. */
 const MODE_INPUT: Record<string, string> = { "text-to-video": "text", "image-to-video": "image" };
 
-function checkVideo(m: Model, p: Record<string, unknown>): void {
+function checkVideoMode(m: Model, p: Record<string, unknown>): void {
   oneOf(m, "parameters.mode", p.mode, ["modes"]);
   const inputs = capList(m, "inputs");
   const needs = typeof p.mode === "string" ? MODE_INPUT[p.mode] : undefined;
@@ -108,11 +124,15 @@ function checkVideo(m: Model, p: Record<string, unknown>): void {
       `${show(p.mode)} needs ${needs} input, which model ${m.id} does not take (its inputs: ${listed(inputs)})`,
     );
   }
-  oneOf(m, "parameters.ratio", p.ratio, ["aspectRatios", "ratios"]);
-  oneOf(m, "parameters.duration", p.duration, ["durations"]);
-  oneOf(m, "parameters.resolution", p.resolution, ["resolutions"]);
-  oneOf(m, "parameters.audio", p.audio, ["audio"]);
 }
+
+const videoChecks = (m: Model, p: Record<string, unknown>) => [
+  () => checkVideoMode(m, p),
+  () => oneOf(m, "parameters.ratio", p.ratio, ["aspectRatios", "ratios"]),
+  () => oneOf(m, "parameters.duration", p.duration, ["durations"]),
+  () => oneOf(m, "parameters.resolution", p.resolution, ["resolutions"]),
+  () => oneOf(m, "parameters.audio", p.audio, ["audio"]),
+];
 
 function checkAudio(m: Model, operation: string | undefined): void {
   if (operation === undefined) return;
@@ -147,26 +167,46 @@ function checkExtractionModel(models: readonly Model[], id: string, analysisMode
 }
 
 /**
- * Throws an ArgumentError naming the field, the value and what the catalog allows. `analysisModel`:
- * the extraction model in force, for kind `extraction`.
+ * Every error the catalog finds in a request, each naming the field, the value and what the catalog
+ * allows; the model's first (nothing else can be judged of a model the catalog does not offer).
+ * `analysisModel`: the extraction model in force, for kind `extraction`.
  */
+export function catalogErrors(
+  models: readonly Model[],
+  kind: CheckedKind,
+  request: CatalogChecked,
+  analysisModel?: string,
+  inputs = true,
+): ArgumentError[] {
+  if (kind === "extraction")
+    return collect([() => checkExtractionModel(models, request.model, analysisModel)]);
+  let m: Model | undefined;
+  const model = collect([
+    () => {
+      m = checkModel(models, kind, request.model);
+    },
+  ]);
+  if (m === undefined || kind === "text") return model;
+  const found = m;
+  const p = request.parameters ?? {};
+  const own =
+    kind === "image"
+      ? imageChecks(found, p)
+      : kind === "video"
+        ? videoChecks(found, p)
+        : [() => checkAudio(found, request.operation)];
+  return collect(inputs ? [...own, () => checkInputs(found, kind, request)] : own);
+}
+
+/** Throws one ArgumentError naming every error catalogErrors finds. */
 export function checkAgainstCatalog(
   models: readonly Model[],
   kind: CheckedKind,
   request: CatalogChecked,
   analysisModel?: string,
 ): void {
-  if (kind === "extraction") {
-    checkExtractionModel(models, request.model, analysisModel);
-    return;
-  }
-  const m = checkModel(models, kind, request.model);
-  if (kind === "text") return;
-  const p = request.parameters ?? {};
-  if (kind === "image") checkImage(m, p);
-  else if (kind === "video") checkVideo(m, p);
-  else checkAudio(m, request.operation);
-  checkInputs(m, kind, request);
+  const errors = catalogErrors(models, kind, request, analysisModel);
+  if (errors.length > 0) throw allArgumentErrors(errors);
 }
 
 /**
@@ -174,7 +214,7 @@ export function checkAgainstCatalog(
  * open record of this tool and model)? Then the service judges it by its retained outcome, and a
  * catalog that changed since must not stand between the caller and a result already paid for.
  */
-async function mayReplay(
+export async function mayReplay(
   engine: Engine,
   tool: string,
   model: string,
@@ -192,7 +232,7 @@ async function mayReplay(
 }
 
 /** This key's cached catalog, or undefined when it cannot be read (which blocks nothing). */
-async function catalogOrNothing(engine: Engine): Promise<Model[] | undefined> {
+export async function catalogOrNothing(engine: Engine): Promise<Model[] | undefined> {
   try {
     return await modelCatalog(engine);
   } catch {
@@ -212,12 +252,21 @@ export async function catalogCheck(
   kind: CheckedKind,
   request: CatalogChecked & { idempotencyKey?: string | undefined },
 ): Promise<void> {
-  try {
-    if (kind !== "text") checkReferenceKinds(engine.client.assets, referencesOf({ ...request, kind }));
-    const models = await catalogOrNothing(engine);
-    if (models !== undefined) checkAgainstCatalog(models, kind, request, engine.config.extractionModel);
-  } catch (err) {
-    if (await mayReplay(engine, tool, request.model, request.idempotencyKey)) return;
-    throw err;
-  }
+  const errors = await catalogRefusals(engine, kind, request);
+  if (errors.length === 0 || (await mayReplay(engine, tool, request.model, request.idempotencyKey))) return;
+  throw allArgumentErrors(errors);
+}
+
+/** What the catalog and earlier answers refuse in a request: the model's error first, then the rest. */
+async function catalogRefusals(
+  engine: Engine,
+  kind: CheckedKind,
+  request: CatalogChecked,
+): Promise<ArgumentError[]> {
+  const models = await catalogOrNothing(engine);
+  const found =
+    models === undefined ? [] : catalogErrors(models, kind, request, engine.config.extractionModel);
+  if (kind === "text") return found;
+  const refs = collect([() => checkReferenceKinds(engine.client.assets, referencesOf({ ...request, kind }))]);
+  return [...found, ...refs];
 }

@@ -79,6 +79,39 @@ export async function handBack<T>(
 }
 
 /**
+ * A call that asked for a task in the 2025-11-25 form but was answered before any claim (its
+ * arguments refused, the user declined): a task already completed whose result is that answer, as
+ * the SDK 1.x tasks client reads it (it refuses a plain result in answer to `params.task` with an
+ * opaque -32603, hiding the message). Nothing was claimed or sent: no work, no lease.
+ */
+export async function settled2025(engine: Engine, outcome: ToolOutcome): Promise<ToolOutcome> {
+  const store = await taskStore(engine);
+  const created = await store.create({
+    principal: engine.keyHash,
+    ttlMs: TASK_TTL_MS,
+    context: {},
+    lease: { owner: OWNER, until: Date.now() + TASK_LEASE_MS },
+    listed: true,
+  });
+  const result = outcome as unknown as Record<string, unknown>;
+  const content = result.content as { type?: string; text?: string }[] | undefined;
+  const text = content?.find((c) => c.type === "text")?.text ?? "";
+  const done = await store.change(created.taskId, engine.keyHash, (cur) => {
+    const next: StoredTask = {
+      ...cur,
+      status: "completed",
+      result,
+      statusMessage: text.split("\n")[0] ?? "",
+    };
+    delete next.lease;
+    return next;
+  });
+  const answered = created2025(done === undefined ? created : store.detailed(done));
+  // The answer itself says it too, for a client that reads the content of a CreateTaskResult.
+  return { ...answered, content: [{ type: "text", text }] } as unknown as ToolOutcome;
+}
+
+/**
  * Takes over a task whose lease lapsed (its process stopped): the lease becomes this process's,
  * and its work goes on from where the store and the ledger say it stands.
  */

@@ -13,6 +13,7 @@ import { SerialQueue } from "../../ledger/store.js";
 import { budgetOf } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
+import { failedGeneration } from "../../mcp/results.js";
 import { scrubDeep } from "../../shared/scrub.js";
 import {
   cancelledMessage,
@@ -237,7 +238,7 @@ function withContext(cur: StoredTask, add: Partial<TaskContext>): StoredTask {
  */
 function asTaskResult(outcome: ToolOutcome): Record<string, unknown> {
   const task = (outcome as { structuredContent?: { task?: { status?: unknown } } }).structuredContent?.task;
-  const failed = task?.status === "failed" || task?.status === "cancelled";
+  const failed = failedGeneration(task?.status);
   return { ...(outcome as Record<string, unknown>), ...(failed ? { isError: true } : {}) };
 }
 

@@ -38,6 +38,8 @@ export interface Within {
   budget: Budget;
   /** How long a wait for the service's task may last, in seconds. */
   waitSeconds: number;
+  /** Said in the answer when the call's `wait` was held to what one call may take (src/mcp/budget.ts). */
+  waitNote?: string | undefined;
 }
 
 /**

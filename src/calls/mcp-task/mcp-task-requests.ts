@@ -19,6 +19,7 @@
 
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { Engine } from "../../mcp/context.js";
+import type { ToolOutcome } from "../../mcp/define-tool.js";
 import type { DeliveryChannel } from "../../mcp/delivery.js";
 import { requireTasks, TaskIdParams, taskNotFound } from "../../mcp/mcp-task-wire.js";
 import { ListParams, methodNotFound, serves2025Tasks } from "../../mcp/mcp-task-wire-2025.js";
@@ -47,6 +48,15 @@ export async function stopTasks(): Promise<void> {
  * `resumable`: how a stored task's work becomes its steps again (src/calls/paid/resumable.ts);
  * `channel`: where this server's transport settles delivery (none: returning is delivering).
  */
+/**
+ * A call that asked for a 2025-11-25 task and was answered without one (refused before the claim),
+ * as a task completed with that answer (mcp-task-background.ts, settled2025): passed to the tool
+ * calls' handler (src/mcp/define-tool.ts) by the surface, and loaded only when one happens.
+ */
+export async function settleAs2025Task(engine: Engine, outcome: ToolOutcome): Promise<ToolOutcome> {
+  return (await background()).settled2025(engine, outcome);
+}
+
 export function registerTasks(
   server: McpServer,
   engine: Engine,

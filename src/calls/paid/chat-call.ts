@@ -12,6 +12,7 @@ import type { RunResult } from "../../ledger/open-ledger.js";
 import { defaultBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
+import { AFTER } from "../../mcp/next-steps.js";
 import { Questions } from "../../mcp/questions.js";
 import { okResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
@@ -103,5 +104,6 @@ function present(engine: Engine, run: RunResult<ChatResult>, ceiling: Ceiling): 
     content: r.content,
     finishReason: r.finishReason,
     usage: r.usage,
+    next: AFTER.chat(r.finishReason === "length"),
   });
 }

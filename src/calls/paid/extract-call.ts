@@ -11,6 +11,7 @@ import type { RunResult } from "../../ledger/open-ledger.js";
 import { defaultBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
+import { AFTER } from "../../mcp/next-steps.js";
 import { Questions } from "../../mcp/questions.js";
 import { okResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
@@ -116,5 +117,12 @@ function present(engine: Engine, run: RunResult<ExtractionResponse>, ceiling: Ce
     `Frames (suggested times, not images): ${JSON.stringify(extraction.frames)}`,
     extraction.segments ? `Segments: ${JSON.stringify(extraction.segments)}` : undefined,
   ].filter((l): l is string => l !== undefined);
-  return okResult(text.join("\n"), { idempotencyKey: run.identity, created: !run.reused, id, extraction });
+  const structured = {
+    idempotencyKey: run.identity,
+    created: !run.reused,
+    id,
+    extraction,
+    next: AFTER.extraction,
+  };
+  return okResult(text.join("\n"), structured);
 }

@@ -12,11 +12,11 @@ import type { MediaKind } from "../../config/service-limits.js";
 import { LIMITS } from "../../config/service-limits.js";
 import { SUBMIT_ATTEMPT_MS } from "../../config/time-limits.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
-import { callBudget } from "../../mcp/budget.js";
+import { boundedWait, callBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { Questions } from "../../mcp/questions.js";
-import { describeError, okResult } from "../../mcp/results.js";
+import { describeError, taskResult } from "../../mcp/results.js";
 import { catalogCheck } from "../catalog/catalog-check.js";
 import { refuseWithoutFiles, rootsFor } from "../files/file-areas.js";
 import { handBack, type Steps } from "../mcp-task/mcp-task-background.js";
@@ -24,7 +24,7 @@ import { type Built, checkArguments, deliver, refused, sending, variationsNote }
 import { presentTask } from "./present.js";
 import { type SaveTarget, saveTarget } from "./saving.js";
 import { type Ceiling, ceilingNote, confirmSpending, estimateGems } from "./spending.js";
-import { taskText } from "./task-view.js";
+import { taskNext, taskText } from "./task-view.js";
 import { waitWithProgress } from "./waiting.js";
 
 /** A media tool's arguments: the service request's fields (requests.ts), plus the tool's own. */
@@ -45,7 +45,9 @@ export async function submitMedia(
   ctx: ToolContext,
   engine: Engine,
 ): Promise<ToolOutcome> {
-  const { wait, idempotencyKey, save, maxGems, approval, ...request } = args;
+  const { idempotencyKey, save, maxGems, approval, ...request } = args;
+  // Outside MCP tasks no wait outlasts one call; inside one the work waits for the whole task.
+  const { wait, note: waitNote } = boundedWait(args.wait);
   const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
   let ceiling: Ceiling | undefined;
@@ -82,7 +84,7 @@ export async function submitMedia(
     // 3. Claim the identity with the bytes, then send them within the budget.
     const run = await steps.send(ctx, budget);
     // 4. Wait for the task and present it as it stands; 5. deliver, marked once the transport wrote it.
-    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds }));
+    return deliver(ctx, run, await steps.present(run, { ctx, budget, waitSeconds, waitNote }));
   } catch (err) {
     return refused(engine, err, ceiling, (code) => nextForVoiceClone(kind, request.operation, code));
   } finally {
@@ -133,6 +135,7 @@ export function mediaSteps(engine: Engine, work: MediaWork): Steps<Run["result"]
         tool: work.tool,
         waitSeconds: within.waitSeconds,
         budget: within.budget,
+        waitNote: within.waitNote,
         dirs: work.dirs,
         ceiling: work.ceiling,
       }),
@@ -145,6 +148,7 @@ interface Presenting {
   tool: string;
   waitSeconds: number;
   budget: ReturnType<typeof callBudget>;
+  waitNote?: string | undefined;
   dirs: SaveTarget | undefined;
   ceiling: Ceiling;
 }
@@ -162,6 +166,7 @@ async function waitAndPresent(
   const notes = [
     ceilingNote(engine, o.ceiling),
     variationsNote(run, { varied: "prompt", outputs: o.tool === "generate_image" }),
+    o.waitNote,
   ].filter((n): n is string => n !== undefined);
   const facts = { identity: run.identity, reused: run.reused, joined: run.joined, created };
   // The first progress names the task, so a host that cuts the call still showed its ID.
@@ -181,13 +186,16 @@ async function waitAndPresent(
       created,
       task: waited.task,
       ...(shown.saved ? { saved: shown.saved } : {}),
+      next: shown.next,
     };
-    return okResult(shown.text, structured, shown.content);
+    return taskResult(shown.text, structured, shown.content);
   } catch (err) {
     const note = `The task was submitted and is paid for, but reading it afterwards failed (${describeError(err).code}); call poll_task with the task ID.`;
     const wait = engine.config.defaultWaitSeconds;
-    const text = taskText(submission.task, { ...facts, wait, notes: [...notes, note] });
-    return okResult(text, { idempotencyKey: run.identity, created, task: submission.task });
+    const shown = { ...facts, wait, notes: [...notes, note] };
+    const text = taskText(submission.task, shown);
+    const next = taskNext(submission.task, shown);
+    return taskResult(text, { idempotencyKey: run.identity, created, task: submission.task, next });
   }
 }
 

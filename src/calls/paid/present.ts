@@ -11,7 +11,7 @@ import type { Budget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import { savesOnDisk } from "../files/files-rule.js";
 import { afterChargeSaveNote, type SaveTarget, saveOutputs } from "./saving.js";
-import { imagePreviews, resourceLinks, taskText } from "./task-view.js";
+import { imagePreviews, resourceLinks, taskNext, taskText } from "./task-view.js";
 
 export interface Presentation {
   identity?: string;
@@ -29,7 +29,7 @@ export async function presentTask(
   ctx: ToolContext,
   task: Task,
   o: Presentation,
-): Promise<{ text: string; content: ContentBlock[]; saved?: string[] }> {
+): Promise<{ text: string; next: string; content: ContentBlock[]; saved?: string[] }> {
   const notes = [...(o.notes ?? [])];
   const previewMs = Math.min(PREVIEW_CAP_MS, o.budget.remainingMs() - ANSWER_MS);
   const { blocks, notes: previewNotes } = await imagePreviews(
@@ -51,12 +51,14 @@ export async function presentTask(
       "Not saved yet: the task is not finished; call save_outputs with the task ID once poll_task says it is.",
     );
   }
-  const text = taskText(task, {
+  const shown = {
     ...o,
     wait: engine.config.defaultWaitSeconds,
     saves: savesOnDisk(engine),
     notes,
     ...(saved ? { saved } : {}),
-  });
-  return { text, content: [...resourceLinks(task), ...blocks], ...(saved ? { saved } : {}) };
+  };
+  const text = taskText(task, shown);
+  const content = [...resourceLinks(task), ...blocks];
+  return { text, next: taskNext(task, shown), content, ...(saved ? { saved } : {}) };
 }

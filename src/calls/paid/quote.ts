@@ -67,5 +67,7 @@ export function quoteResult(f: QuoteFacts): ToolOutcome {
       next,
       expiresAt: f.approval.expiresAt,
     },
+    // Beside approval too: every result's structuredContent carries `next` at its top (results.ts).
+    next,
   });
 }

@@ -69,25 +69,34 @@ export function resourceLinks(task: Task): ContentBlock[] {
     }));
 }
 
-function nextStep(task: Task, wait: number, saved: boolean, saves: boolean): string {
+/** The step after this task's answer, without the "Next: " its text puts before it. */
+function stepAfter(task: Task, wait: number, saved: boolean, saves: boolean): string {
   const id = JSON.stringify(task.id);
   if (saved && (task.status === "succeeded" || task.status === "partial")) {
-    return `Next: tell the user where the saved files are (listed above)${task.status === "partial" ? " and which outputs failed" : ""}; nothing else is needed.`;
+    return `tell the user where the saved files are (listed above)${task.status === "partial" ? " and which outputs failed" : ""}; nothing else is needed.`;
   }
   switch (task.status) {
     case "succeeded":
       return saves
-        ? "Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with the task ID to write them into the output directory."
-        : "Next: give the user the URLs above (they expire; poll_task returns fresh ones) or the media viewer's Download; this server saves no files for remote users.";
+        ? `give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with {"taskId": ${id}} to write them into the output directory.`
+        : "give the user the URLs above (they expire; poll_task returns fresh ones) or the media viewer's Download; this server saves no files for remote users.";
     case "partial":
-      return "Next: save or show the successful outputs and tell the user which failed; the failed ones are not retried automatically.";
+      return `save (save_outputs with {"taskId": ${id}}) or show the successful outputs and tell the user which failed; the failed ones are not retried automatically.`;
     case "failed":
     case "cancelled":
-      return `Next: stop polling and tell the user why (${task.error ? `${task.error.code}: ${task.error.message}` : "no reason given"}). Unused Gems are released.`;
+      return `stop polling and tell the user why (${task.error ? `${task.error.code}: ${task.error.message}` : "no reason given"}). Unused Gems are released.`;
     default:
-      return `Next: the task is still running. Keep the task ID and call poll_task with {"taskId": ${id}, "wait": ${wait}} until it is terminal; do not submit again.`;
+      return `the task is still running. Keep the task ID and call poll_task with {"taskId": ${id}, "wait": ${wait}} until it is terminal; do not submit again.`;
   }
 }
+
+/**
+ * The step to take after this task's answer (structuredContent's `next`, and the text's last line).
+ * A longer wait than one call's budget would outlast what hosts allow one call (about 60 s): a
+ * call without a wait of its own is held to the same cap (src/mcp/budget.ts).
+ */
+export const taskNext = (task: Task, o: TaskTextOptions): string =>
+  stepAfter(task, Math.min(o.wait, DEFAULT_WAIT_CAP_SECONDS), (o.saved?.length ?? 0) > 0, o.saves ?? true);
 
 export const JOINED = "It joined an identical call in flight: one request, not charged twice.";
 export const REPLAYED = "It continues an earlier request under the same identity: not charged twice.";
@@ -136,11 +145,7 @@ export function taskText(task: Task, o: TaskTextOptions): string {
   }
   if (task.error) lines.push(`Error: ${task.error.code}: ${task.error.message}`);
   for (const note of o.notes ?? []) lines.push(note);
-  // A longer suggestion would outlast what hosts allow one call (about 60 s): a call without a
-  // wait of its own is held to the same cap (src/mcp/budget.ts).
-  lines.push(
-    nextStep(task, Math.min(o.wait, DEFAULT_WAIT_CAP_SECONDS), (o.saved?.length ?? 0) > 0, o.saves ?? true),
-  );
+  lines.push(`Next: ${taskNext(task, o)}`);
   return lines.join("\n");
 }
 

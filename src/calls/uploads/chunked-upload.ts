@@ -230,18 +230,18 @@ export async function receiveChunk(
 }
 
 /** What the view shows while the user chooses, and what the model is told. */
-function askedFor(kind: UploadKind): { text: string; limits: Record<string, number> } {
+function askedFor(kind: UploadKind): { text: string; next: string; limits: Record<string, number> } {
   const { min, max } = LIMITS.voice.duration;
   if (kind === "voice") {
     return {
-      text: `Asked the user for a recording: the media viewer shows an upload form, where they choose an MP3, WAV, OGG, M4A, AAC, FLAC or WebM file (${min} to ${max} s, up to ${byteSize(MAX_BYTES.voice)}) and tick that they have the speaker's permission to clone the voice. Nothing is uploaded yet.
-Next: wait for the user. The viewer hands you the new voice's ID (in your context, or as their message); use it with generate_audio, operation voice_clone, model service-voice, parameters.voiceProfileId. If the user sees no form, upload_voice with a path is the other way.`,
+      text: `Asked the user for a recording: the media viewer shows an upload form, where they choose an MP3, WAV, OGG, M4A, AAC, FLAC or WebM file (${min} to ${max} s, up to ${byteSize(MAX_BYTES.voice)}) and tick that they have the speaker's permission to clone the voice. Nothing is uploaded yet.`,
+      next: "wait for the user. The viewer hands you the new voice's ID (in your context, or as their message); use it with generate_audio, operation voice_clone, model service-voice, parameters.voiceProfileId. If the user sees no form, upload_voice with a path is the other way.",
       limits: { maxBytes: MAX_BYTES.voice, minSeconds: min, maxSeconds: max },
     };
   }
   return {
-    text: `Asked the user for a file: the media viewer shows an upload form, where they choose an image, video or audio file (up to ${byteSize(MAX_BYTES.asset)}) on their device. Nothing is uploaded yet.
-Next: wait for the user. The viewer hands you the asset ID (in your context, or as their message); use it as sourceImage, endFrame, coverAudio or videoAssetId, or in referenceAssetIds. If the user sees no form, upload_asset with a path or base64 data is the other way.`,
+    text: `Asked the user for a file: the media viewer shows an upload form, where they choose an image, video or audio file (up to ${byteSize(MAX_BYTES.asset)}) on their device. Nothing is uploaded yet.`,
+    next: "wait for the user. The viewer hands you the asset ID (in your context, or as their message); use it as sourceImage, endFrame, coverAudio or videoAssetId, or in referenceAssetIds. If the user sees no form, upload_asset with a path or base64 data is the other way.",
     limits: { maxBytes: MAX_BYTES.asset },
   };
 }
@@ -260,5 +260,5 @@ export function askForUpload(kind: UploadKind, ctx: ToolContext, field: string):
     );
   }
   const asked = askedFor(kind);
-  return okResult(asked.text, { upload: { kind, ...asked.limits } });
+  return okResult(asked.text, { upload: { kind, ...asked.limits }, next: asked.next });
 }

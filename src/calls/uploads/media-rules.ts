@@ -57,28 +57,50 @@ export function decodeBase64Into(field: string, data: string, into: Buffer): num
   return n;
 }
 
-/** The recording's length in seconds, read from its metadata; refused when it cannot be read. */
-export async function readDuration(path: string): Promise<number> {
+/** The recording's length in seconds as its metadata says, or undefined when it cannot be read. */
+async function measuredDuration(path: string): Promise<number | undefined> {
   const { parseFile } = await import("music-metadata");
   try {
     const meta = await parseFile(path, { duration: true, skipCovers: true });
-    if (meta.format.duration !== undefined && Number.isFinite(meta.format.duration))
-      return meta.format.duration;
+    const seconds = meta.format.duration;
+    return seconds !== undefined && Number.isFinite(seconds) ? seconds : undefined;
   } catch {
-    // Unreadable metadata: fall through to the request for an explicit duration.
+    return undefined;
   }
+}
+
+/** The recording's length in seconds, read from its metadata; refused when it cannot be read. */
+export async function readDuration(path: string): Promise<number> {
+  const seconds = await measuredDuration(path);
+  if (seconds !== undefined) return seconds;
   throw new ArgumentError(
     "duration",
     `could not be read from the audio; pass it in seconds (${min} to ${max})`,
   );
 }
 
+/**
+ * The length a voice upload is judged and sent with: the one measured from the audio whatever the
+ * caller says (a 5 s clip stated as 20 s is refused here, not by the service after the upload);
+ * the stated one only where the audio's own cannot be read. Refused outside 15 to 300 s.
+ */
+export async function voiceDuration(path: string, stated: number | undefined): Promise<number> {
+  const measured = await measuredDuration(path);
+  const seconds = measured ?? stated ?? (await readDuration(path));
+  const said = measured !== undefined && stated !== undefined && Math.abs(stated - measured) >= 0.5;
+  checkVoiceDuration(
+    seconds,
+    said ? ` (measured from the audio; the duration given, ${stated} s, is not used)` : "",
+  );
+  return seconds;
+}
+
 /** Refuses a recording outside the service's 15 to 300 s. */
-export function checkVoiceDuration(seconds: number): void {
+export function checkVoiceDuration(seconds: number, how = ""): void {
   if (seconds < min || seconds > max) {
     throw new ArgumentError(
       "duration",
-      `the audio lasts ${seconds.toFixed(1)} s; the limit is ${min} to ${max} seconds`,
+      `the audio lasts ${seconds.toFixed(1)} s${how}; the limit is ${min} to ${max} seconds`,
     );
   }
 }

@@ -115,7 +115,8 @@ function show(result: ToolResult): void {
   const r = result as CallResult;
   const sc = r.structuredContent ?? {};
   const task = sc.task as Task | undefined;
-  if (r.isError || !task) {
+  // A failed generation is an error that still carries its task: shown as the task it is.
+  if (!task) {
     const voice = sc.voice as { id: string; name: string } | undefined;
     if (r.isError) showError(textOf(r) || "The tool call failed.");
     else if (sc.upload) showUpload(root, host, sc.upload as UploadRequest);
