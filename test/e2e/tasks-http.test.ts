@@ -232,7 +232,8 @@ describe("MCP Tasks on the 2026-07-28 wire, through the built CLI", () => {
     const assetId = upload.result.structuredContent.asset.id;
     // An upload is `processing` for a second of sandbox time before it can be analysed.
     await new Promise((r) => setTimeout(r, 1_500));
-    const args = { videoAssetId: assetId, prompt: "what moves?", maxGems: 100 };
+    // At the confirmation threshold (50 here): above it, a host that cannot ask gets a quote.
+    const args = { videoAssetId: assetId, prompt: "what moves?", maxGems: 50 };
     const created = await callTool(url, "extract_video", args, { tasks: true });
     expect(created.result.resultType).toBe("task");
     const { final } = await pollTask(url, created.result.taskId);
