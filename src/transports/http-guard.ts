@@ -104,30 +104,64 @@ export function chooseKey(authorization: string | undefined, fallback: string | 
   };
 }
 
-export type BodyRead = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+export type BodyRead =
+  | { ok: true; value: unknown }
+  | { ok: false; status: number; message: string; headers?: Record<string, string> };
+
+/**
+ * Bytes of a body about to be held in memory: undefined when the budget takes them, else the
+ * refusal's message (http-server.ts keeps the budget, total and per key).
+ */
+export type BodyBudget = (bytes: number) => string | undefined;
+/** What a body refused for the memory budget is told to wait. */
+export const BODY_RETRY_S = 5;
 
 /** A request's whole body, or undefined once it passes `maxBytes` (it stops reading there). */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const body = await readWithin(req, maxBytes, () => undefined);
+  return Buffer.isBuffer(body) ? body : undefined;
+}
+
+/**
+ * readBody, with the bytes held taken from `budget` as they arrive (the declared length at once):
+ * the budget's refusal once it refuses them (it stops reading there).
+ */
+async function readWithin(
+  req: IncomingMessage,
+  maxBytes: number,
+  budget: BodyBudget,
+): Promise<Buffer | undefined | { refused: string }> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  let reserved = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+  const first = reserved > 0 ? budget(reserved) : undefined;
+  if (first !== undefined) return { refused: first };
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) return undefined;
+    if (size > reserved) {
+      const more = budget(size - reserved);
+      if (more !== undefined) return { refused: more };
+      reserved = size;
+    }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
 }
 
-/** Reads and parses a JSON body once, within MAX_BODY_BYTES and MAX_JSON_DEPTH. */
-export async function readJson(req: IncomingMessage): Promise<BodyRead> {
+/** Reads and parses a JSON body once, within MAX_BODY_BYTES, MAX_JSON_DEPTH and the memory budget. */
+export async function readJson(req: IncomingMessage, budget?: BodyBudget): Promise<BodyRead> {
   const tooLarge: BodyRead = {
     ok: false,
     status: 413,
     message: `Payload too large: the limit is ${byteSize(MAX_BODY_BYTES)}`,
   };
   if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
-  const body = await readBody(req, MAX_BODY_BYTES);
+  const body = await readWithin(req, MAX_BODY_BYTES, budget ?? (() => undefined));
   if (body === undefined) return tooLarge;
+  if (!Buffer.isBuffer(body))
+    return { ok: false, status: 503, message: body.refused, headers: { "retry-after": String(BODY_RETRY_S) } };
   let value: unknown;
   try {
     value = JSON.parse(body.toString("utf8")) as unknown;

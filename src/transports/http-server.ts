@@ -17,13 +17,18 @@ import {
   isLegacyRequest,
   validateHostHeader,
 } from "@modelcontextprotocol/server";
+import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
+import { LimitLog, Shares, sourceOfKey } from "./fair-shares.js";
+import { guardConnections } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
   allowedHostnames,
   chooseKey,
   isLoopbackHost,
+  BODY_RETRY_S,
+  type BodyBudget,
   MAX_BODY_BYTES,
   readJson,
   sendJson,
@@ -38,8 +43,11 @@ export const SHUTDOWN_GRACE_MS = 1_500;
 /**
  * 2026-07-28 `subscriptions/listen` streams open at once, over all requests: each request is
  * served by a handler of its own, so the SDK's cap per handler (the same number) bounds nothing.
+ * Each key has its share of them (listensPerKey).
  */
-export const MAX_SUBSCRIPTIONS = 1_024;
+export const MAX_SUBSCRIPTIONS = DEFAULT_SERVE_LIMITS.listens;
+/** What a refused listen is told to wait. */
+const LISTEN_RETRY_S = 30;
 
 /** --auth oauth as the HTTP server uses it (oauth/oauth-gate.ts's OAuthGate). */
 export interface TokenGate<E> {
@@ -71,6 +79,12 @@ export interface HttpServerOptions<E extends Keyed> {
   sessions?: Partial<SessionLimits>;
   /** Subscription streams open at once (default MAX_SUBSCRIPTIONS; tests lower it). */
   maxSubscriptions?: number;
+  /** The pools' totals and shares (GENERATION_HTTP_LIMITS; serve-limits.ts has the defaults). */
+  limits?: Partial<ServeLimits>;
+  /** The operator's log of refusals by a limit, once a minute per source (default: onError). */
+  onLimit?(line: string): void;
+  /** Addresses whose connections count only in the total (the trusted proxies in front). */
+  isProxy?(address: string): boolean;
   /**
    * --auth oauth: the OAuth routes, and the access token (never a service key) as the credential
    * of /mcp; a request's engine is then the one of the key behind the token's grant.
@@ -101,10 +115,12 @@ function router<E extends Keyed>(
   o: HttpServerOptions<E>,
   sessions: Sessions<E>,
   report: (e: unknown) => void,
+  limits: ServeLimits,
+  log: LimitLog,
 ) {
   const modernOptions = { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report } as const;
-  const maxListening = o.maxSubscriptions ?? MAX_SUBSCRIPTIONS;
-  let listening = 0;
+  const total = o.maxSubscriptions ?? limits.listens;
+  const listening = new Shares(total, Math.min(limits.listensPerKey, total));
   // The body arrives parsed (see readJson): the SDK then neither clones the request nor reads it again.
   return async (request: Request, engine: E, channel: Channel, parsedBody: unknown): Promise<Response> => {
     // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
@@ -115,12 +131,16 @@ function router<E extends Keyed>(
     const listen = parsedBody as { method?: unknown; id?: unknown } | null;
     if (listen?.method === "subscriptions/listen") {
       // Refused as the SDK refuses one past its cap: in-band, before the stream opens.
-      if (listening >= maxListening) {
-        const error = { code: -32603, message: "Subscription limit reached" };
+      const refusal = listening.take(engine.keyHash);
+      if (refusal !== undefined) {
+        const limit = refusal.bound === "share" ? "listensPerKey" : "listens";
+        log.note(limit, sourceOfKey(engine.keyHash), `refused a subscriptions/listen: ${limit} ${refusal.limit} reached`);
+        const whose = refusal.bound === "share" ? " for this key" : "";
+        const message = `Subscription limit reached: ${refusal.limit} listen streams${whose} (${limit}); close one or retry after ${LISTEN_RETRY_S} s`;
+        const error = { code: -32603, message, data: { limit, max: refusal.limit, retryAfterSeconds: LISTEN_RETRY_S } };
         return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
       }
-      listening++;
-      channel.onEnd(() => listening--);
+      channel.onEnd(() => listening.give(engine.keyHash));
     }
     const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
     return modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
@@ -133,8 +153,12 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   if (o.oauth !== undefined && !hostnames.includes(o.oauth.hostname)) hostnames.push(o.oauth.hostname);
   const fallbackKey = loopback && o.oauth === undefined ? o.defaultApiKey : undefined;
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
-  const sessions = new Sessions<E>(o.createServer, report, o.sessions);
-  const route = router(o, sessions, report);
+  const limits = serveLimits(o.limits);
+  const log = new LimitLog((line) => (o.onLimit ?? ((l: string) => report(new Error(l))))(line));
+  const sessionLimits = { maxSessions: limits.sessions, maxPerKey: limits.sessionsPerKey, ...o.sessions };
+  const sessions = new Sessions<E>(o.createServer, report, sessionLimits, log);
+  const route = router(o, sessions, report, limits, log);
+  const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
   let stopping = false;
 
@@ -149,9 +173,9 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     };
     // Non-JSON POSTs go to the SDK unread, for its own 415.
     if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return exchange();
-    readJson(req).then(
+    readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
       (body) =>
-        body.ok ? exchange(body.value) : sendJson(res, body.status, body.message, { connection: "close" }),
+        body.ok ? exchange(body.value) : sendJson(res, body.status, body.message, { connection: "close", ...body.headers }),
       (error: unknown) => {
         report(error);
         if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
@@ -183,6 +207,7 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   };
 
   const server = createServer(handle);
+  guardConnections(server, limits, log, o.isProxy);
   const sweep = setInterval(() => sessions.sweep(), 30_000);
   sweep.unref();
   await listen(server, o.port, o.host);
@@ -203,6 +228,28 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
       server.closeAllConnections();
       await closed;
     },
+  };
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * The body budget of one request under its key: bytes are taken as they arrive (the declared
+ * length first) and given back when the response is done, since the parsed body lives as long.
+ */
+function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse, log: LimitLog): BodyBudget {
+  let taken = 0;
+  res.once("close", () => bodies.give(keyHash, taken));
+  return (n) => {
+    const refusal = bodies.take(keyHash, n);
+    if (refusal === undefined) {
+      taken += n;
+      return undefined;
+    }
+    const limit = refusal.bound === "share" ? "bodyMiBPerKey" : "bodyMiB";
+    log.note(limit, sourceOfKey(keyHash), `refused a request body: ${limit} ${refusal.limit / MIB} MiB in use`);
+    const whose = refusal.bound === "share" ? " for this key" : " on this server";
+    return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
   };
 }
 
