@@ -4,6 +4,7 @@
  * `sandbox`, the HTTP stack only with --transport http, the ledger's SQLite only on first use.
  */
 import { type Command, type Config, ConfigError, parseCommand, usage } from "./config/index.js";
+import { trustedProxyList } from "./config/oauth-settings.js";
 import { packageVersion } from "./config/package-version.js";
 import type { LazyLedger } from "./ledger/lazy-ledger.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
@@ -123,6 +124,8 @@ async function serveHttp(config: Config): Promise<void> {
       "generation-mcp: GENERATION_API_KEY is ignored off loopback; each session must send its own Bearer key",
     );
   }
+  // The proxies in front carry many users: their connections count in the total only.
+  const proxies = config.trustedProxies === undefined ? undefined : trustedProxyList(config.trustedProxies);
   let handle: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     handle = await startHttpServer({
@@ -133,6 +136,11 @@ async function serveHttp(config: Config): Promise<void> {
       createServer: (engine, channel) => createMcpServer(engine, channel),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
+      onLimit: (line) => console.error(`generation-mcp: ${line}`),
+      ...(config.serveLimits === undefined ? {} : { limits: config.serveLimits }),
+      ...(proxies === undefined
+        ? {}
+        : { isProxy: (address: string) => proxies.check(address, address.includes(":") ? "ipv6" : "ipv4") }),
       ...(gate === undefined ? {} : { oauth: gate }),
     });
   } catch (error) {

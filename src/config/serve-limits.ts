@@ -70,7 +70,8 @@ export const readServeLimits: Reader<Partial<ServeLimits>> = (value, field) => {
   }
   const all = serveLimits(out);
   for (const [share, total] of SHARES) {
-    if (all[share] > all[total]) throw new Error(`${field}: ${share} (${all[share]}) exceeds ${total} (${all[total]})`);
+    if (all[share] > all[total])
+      throw new Error(`${field}: ${share} (${all[share]}) exceeds ${total} (${all[total]})`);
   }
   return out;
 };

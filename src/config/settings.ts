@@ -9,8 +9,8 @@ import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
 import { OAUTH_SETTINGS } from "./oauth-settings.js";
-import { LIMITS } from "./service-limits.js";
 import { DEFAULT_SERVE_LIMITS, readServeLimits } from "./serve-limits.js";
+import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import { DEFAULT_BUDGET_CAP_MS, DEFAULT_WAIT_CAP_SECONDS } from "./time-limits.js";
 import {
@@ -256,7 +256,11 @@ export const SETTINGS: readonly Setting[] = [
     env: "GENERATION_HTTP_LIMITS",
     read: readServeLimits,
     help: "with --transport http: pool limits as name=value pairs, e.g. sessions=8000,sessionsPerKey=50 (docs/security.md)",
-    doc: `with \`http\`: the shared pools' totals and per-key (per-address) shares as comma-separated \`name=value\` pairs, from ${Object.keys(DEFAULT_SERVE_LIMITS).map((n) => `\`${n}\``).join(", ")} (docs/security.md, "Pools and fair shares")`,
+    doc: `with \`http\`: the shared pools' totals and per-key (per-address) shares as comma-separated \`name=value\` pairs, from ${Object.keys(
+      DEFAULT_SERVE_LIMITS,
+    )
+      .map((n) => `\`${n}\``)
+      .join(", ")} (docs/security.md, "Pools and fair shares")`,
     defaultDoc: "docs/security.md's table",
   }),
 ];

@@ -9,7 +9,7 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { ServeLimits } from "../config/serve-limits.js";
-import { type LimitLog, Shares } from "./fair-shares.js";
+import { type LimitLog, Shares } from "../shared/fair-shares.js";
 
 /** What a refused connection is told to wait. */
 export const CONNECTION_RETRY_S = 10;

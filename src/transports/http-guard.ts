@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
 import { LIMITS } from "../config/service-limits.js";
+import { type LimitLog, type Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { byteSize } from "../shared/wording.js";
 
 /**
@@ -161,7 +162,12 @@ export async function readJson(req: IncomingMessage, budget?: BodyBudget): Promi
   const body = await readWithin(req, MAX_BODY_BYTES, budget ?? (() => undefined));
   if (body === undefined) return tooLarge;
   if (!Buffer.isBuffer(body))
-    return { ok: false, status: 503, message: body.refused, headers: { "retry-after": String(BODY_RETRY_S) } };
+    return {
+      ok: false,
+      status: 503,
+      message: body.refused,
+      headers: { "retry-after": String(BODY_RETRY_S) },
+    };
   let value: unknown;
   try {
     value = JSON.parse(body.toString("utf8")) as unknown;
@@ -191,4 +197,30 @@ export function depthExceeds(value: unknown, max: number): boolean {
     }
   }
   return false;
+}
+
+export const MIB = 1024 * 1024;
+
+/**
+ * The body budget of one request under its key: bytes are taken as they arrive (the declared
+ * length first) and given back when the response is done, since the parsed body lives as long.
+ */
+export function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse, log: LimitLog): BodyBudget {
+  let taken = 0;
+  res.once("close", () => bodies.give(keyHash, taken));
+  return (n) => {
+    const refusal = bodies.take(keyHash, n);
+    if (refusal === undefined) {
+      taken += n;
+      return undefined;
+    }
+    const limit = refusal.bound === "share" ? "bodyMiBPerKey" : "bodyMiB";
+    log.note(
+      limit,
+      sourceOfKey(keyHash),
+      `refused a request body: ${limit} ${refusal.limit / MIB} MiB in use`,
+    );
+    const whose = refusal.bound === "share" ? " for this key" : " on this server";
+    return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
+  };
 }

@@ -19,17 +19,17 @@ import {
 } from "@modelcontextprotocol/server";
 import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
-import { LimitLog, Shares, sourceOfKey } from "./fair-shares.js";
+import { LimitLog, Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { guardConnections } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
   allowedHostnames,
+  bodyBudget,
   chooseKey,
   isLoopbackHost,
-  BODY_RETRY_S,
-  type BodyBudget,
   MAX_BODY_BYTES,
+  MIB,
   readJson,
   sendJson,
 } from "./http-guard.js";
@@ -134,10 +134,18 @@ function router<E extends Keyed>(
       const refusal = listening.take(engine.keyHash);
       if (refusal !== undefined) {
         const limit = refusal.bound === "share" ? "listensPerKey" : "listens";
-        log.note(limit, sourceOfKey(engine.keyHash), `refused a subscriptions/listen: ${limit} ${refusal.limit} reached`);
+        log.note(
+          limit,
+          sourceOfKey(engine.keyHash),
+          `refused a subscriptions/listen: ${limit} ${refusal.limit} reached`,
+        );
         const whose = refusal.bound === "share" ? " for this key" : "";
         const message = `Subscription limit reached: ${refusal.limit} listen streams${whose} (${limit}); close one or retry after ${LISTEN_RETRY_S} s`;
-        const error = { code: -32603, message, data: { limit, max: refusal.limit, retryAfterSeconds: LISTEN_RETRY_S } };
+        const error = {
+          code: -32603,
+          message,
+          data: { limit, max: refusal.limit, retryAfterSeconds: LISTEN_RETRY_S },
+        };
         return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
       }
       channel.onEnd(() => listening.give(engine.keyHash));
@@ -175,7 +183,9 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return exchange();
     readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
       (body) =>
-        body.ok ? exchange(body.value) : sendJson(res, body.status, body.message, { connection: "close", ...body.headers }),
+        body.ok
+          ? exchange(body.value)
+          : sendJson(res, body.status, body.message, { connection: "close", ...body.headers }),
       (error: unknown) => {
         report(error);
         if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
@@ -228,28 +238,6 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
       server.closeAllConnections();
       await closed;
     },
-  };
-}
-
-const MIB = 1024 * 1024;
-
-/**
- * The body budget of one request under its key: bytes are taken as they arrive (the declared
- * length first) and given back when the response is done, since the parsed body lives as long.
- */
-function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse, log: LimitLog): BodyBudget {
-  let taken = 0;
-  res.once("close", () => bodies.give(keyHash, taken));
-  return (n) => {
-    const refusal = bodies.take(keyHash, n);
-    if (refusal === undefined) {
-      taken += n;
-      return undefined;
-    }
-    const limit = refusal.bound === "share" ? "bodyMiBPerKey" : "bodyMiB";
-    log.note(limit, sourceOfKey(keyHash), `refused a request body: ${limit} ${refusal.limit / MIB} MiB in use`);
-    const whose = refusal.bound === "share" ? " for this key" : " on this server";
-    return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
   };
 }
 

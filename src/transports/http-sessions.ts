@@ -18,9 +18,9 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { type Channel, type DeliveryChannel, SessionChannel } from "../mcp/delivery.js";
 import { DEFAULT_SERVE_LIMITS } from "../config/serve-limits.js";
-import { type LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "./fair-shares.js";
+import { type Channel, type DeliveryChannel, SessionChannel } from "../mcp/delivery.js";
+import { type LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
 /**
@@ -84,7 +84,6 @@ function refusedOpen(refusal: PoolRefusal): Response {
       : `Too many open sessions on this server (limit ${refusal.limit}, sessions); retry after ${SESSION_RETRY_S} s`;
   return jsonResponse(503, message, { "retry-after": String(SESSION_RETRY_S) });
 }
-
 
 export class Sessions<E extends Keyed> {
   readonly #byId = new Map<string, Session>();
@@ -248,7 +247,11 @@ export class Sessions<E extends Keyed> {
         oldest = entry;
     }
     if (oldest === undefined) return false;
-    this.#log?.note("sessions", sourceOfKey(top[0]), "closed a session of the largest holder to admit another key");
+    this.#log?.note(
+      "sessions",
+      sourceOfKey(top[0]),
+      "closed a session of the largest holder to admit another key",
+    );
     this.#end(...oldest);
     return true;
   }
