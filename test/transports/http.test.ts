@@ -209,7 +209,12 @@ describe("HTTP sessions and keys", () => {
         "mcp-session-id": "00000000-0000-4000-8000-000000000000",
         "mcp-protocol-version": "2025-11-25",
       },
-      JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "whoami", arguments: {} } }),
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "whoami", arguments: {} },
+      }),
     );
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toBe(hijackText);
