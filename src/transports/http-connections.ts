@@ -59,8 +59,13 @@ export function guardConnections(
   };
 }
 
+/** Connections answered a 503 here: a request they already sent is not served. */
+const refusedSockets = new WeakSet<Socket>();
+export const wasRefused = (socket: Socket): boolean => refusedSockets.has(socket);
+
 /** Answers a connection past a bound with a 503 naming it, then closes it. */
 function refuse(socket: Socket, limit: string, max: number): void {
+  refusedSockets.add(socket);
   const body = JSON.stringify({
     jsonrpc: "2.0",
     error: {

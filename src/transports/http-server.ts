@@ -20,7 +20,7 @@ import {
 import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
 import { LimitLog, Shares, sourceOfKey } from "../shared/fair-shares.js";
-import { guardConnections } from "./http-connections.js";
+import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
@@ -194,6 +194,8 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    // Already answered 503 on the connection (http-connections.ts): nothing more is written.
+    if (wasRefused(req.socket)) return;
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (path === "/healthz") return void health(req, res, hostnames, o.health);
     if (o.oauth !== undefined && path !== "/mcp") {
