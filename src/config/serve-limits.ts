@@ -1,6 +1,7 @@
 /**
  * The HTTP server's shared pools, each with a total and a share per key (per address for
- * connections, which exist before any credential): GENERATION_HTTP_LIMITS changes any of them as
+ * connections, which exist before any credential), and each key's daily budget in the request
+ * ledger (src/ledger/day-budget.ts): GENERATION_HTTP_LIMITS changes any of them as
  * `name=value` pairs, e.g. `sessions=8000,sessionsPerKey=50`. docs/security.md ("Pools and fair
  * shares") gives each one's worst case.
  */
@@ -27,6 +28,9 @@ export interface ServeLimits {
   requestTimeoutS: number;
   /** Seconds an idle kept-alive connection stays open between requests. */
   keepAliveTimeoutS: number;
+  /** New request-ledger records, and MiB of their bodies, one key may store per UTC day (any transport). */
+  ledgerRecordsPerKeyDay: number;
+  ledgerMiBPerKeyDay: number;
 }
 
 /**
@@ -49,6 +53,8 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   headersTimeoutS: 20,
   requestTimeoutS: 300,
   keepAliveTimeoutS: 5,
+  ledgerRecordsPerKeyDay: 20_000,
+  ledgerMiBPerKeyDay: 2_048,
 };
 
 const NAMES = Object.keys(DEFAULT_SERVE_LIMITS) as Array<keyof ServeLimits>;
