@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { hashKey, type Ledger, LedgerError } from "../../src/ledger/open-ledger.js";
+import { nextStep } from "../../src/mcp/next-steps.js";
 import { API_KEY, fastLedger, OTHER_KEY, scriptedSend } from "./ledger-helpers.js";
 import { available, freshStore, STORE_KINDS } from "./stores.js";
 
@@ -57,6 +58,8 @@ for (const kind of STORE_KINDS) {
         );
         expect((err as LedgerError).action).toMatch(/Retry after 00:00 UTC \(in about 4 h\)/);
         expect(s.calls).toHaveLength(0);
+        // The tool result's next step is the refusal's own (when it resets), not "check the store".
+        expect(nextStep(err as LedgerError)).toBe((err as LedgerError).action);
         expect(await a.list(keyHash)).toHaveLength(3);
         // Another key has its own budget; the next day starts again.
         expect((await call(a, 5, hashKey(OTHER_KEY))).sent).toBe(1);
