@@ -81,10 +81,15 @@ export class LimitLog {
   readonly #said: LRUCache<string, true>;
   constructor(
     readonly write: (line: string) => void,
-    ttlMs = 60_000,
-    max = 10_000,
+    o: { ttlMs?: number; max?: number; now?: () => number } = {},
   ) {
-    this.#said = new LRUCache({ max, ttl: ttlMs, ttlAutopurge: false });
+    this.#said = new LRUCache({
+      max: o.max ?? 10_000,
+      ttl: o.ttlMs ?? 60_000,
+      // Read the clock on every check (lru-cache otherwise holds it for a millisecond).
+      ttlResolution: 0,
+      ...(o.now === undefined ? {} : { perf: { now: o.now } }),
+    });
   }
 
   /** Logs `line` unless the same limit was logged for this source within the minute. */

@@ -116,14 +116,19 @@ describe("fair-share pools and their log", () => {
     expect(pool.take("a", 3)).toEqual({ bound: "share", limit: 2 });
   });
 
-  it("logs a limit once a minute per source, and again after the minute", async () => {
+  it("logs a limit once a minute per source, and again after the minute", () => {
     const lines: string[] = [];
-    const log = new LimitLog((l) => lines.push(l), 50);
+    let now = 1_000;
+    const log = new LimitLog((l) => lines.push(l), { now: () => now });
     for (let i = 0; i < 100; i++) log.note("sessions", "key abc", "refused");
     log.note("sessions", "key def", "refused");
     expect(lines).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 80));
+    now += 59_000;
+    log.note("sessions", "key abc", "refused");
+    expect(lines).toHaveLength(2);
+    now += 2_000;
     log.note("sessions", "key abc", "refused");
     expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/refused \(sessions, source key abc; said at most once a minute per source\)/);
   });
 });
