@@ -3,7 +3,10 @@
  * session slot, and bursting parallel opens on top, cannot keep a well-behaved key out: the
  * newcomer is served (the largest holder gives up its least recently used session), the burst is
  * refused naming the limit with Retry-After, and the operator's log says so once, not per refusal.
+ * The same for 2026-07-28 listen streams and for request bodies held in memory.
  */
+
+import { request } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
@@ -26,7 +29,7 @@ beforeAll(async () => {
   server = await startHttpCli([], {
     ...iso.env,
     GENERATION_BASE_URL: listening.url,
-    GENERATION_HTTP_LIMITS: `sessions=${SESSIONS},sessionsPerKey=${SESSIONS}`,
+    GENERATION_HTTP_LIMITS: `sessions=${SESSIONS},sessionsPerKey=${SESSIONS},listens=4,listensPerKey=2,bodyMiB=4,bodyMiBPerKey=2`,
   });
 });
 
@@ -94,6 +97,72 @@ describe("one key cannot take the session pool", () => {
       expect(server.stderr()).not.toContain(hog);
     } finally {
       await Promise.all([...hogs, ...goods].map((c) => c.close().catch(() => {})));
+    }
+  });
+});
+
+/** A 2026-07-28 client of `key` (sessionless). */
+async function modern(key: string): Promise<Client> {
+  const client = new Client(
+    { name: "listener", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+describe("one key cannot take the listen streams", () => {
+  it("refuses the hog's third stream naming listensPerKey while the other key opens one", async () => {
+    const clients = await Promise.all([modern(hog), modern(hog), modern(hog), modern(good)]);
+    const [h1, h2, h3, g] = clients as [Client, Client, Client, Client];
+    try {
+      const streams = [
+        await h1.listen({ toolsListChanged: true }),
+        await h2.listen({ toolsListChanged: true }),
+      ];
+      await expect(h3.listen({ toolsListChanged: true })).rejects.toThrow(/listensPerKey/);
+      streams.push(await g.listen({ toolsListChanged: true }));
+      await Promise.all(streams.map((s) => s.close()));
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    }
+  });
+});
+
+describe("one key cannot take the body budget", () => {
+  it("refuses the hog's next body with 503 and Retry-After while the other key is served", async () => {
+    const url = new URL(server.url);
+    // The hog declares a 2 MiB body and sends a byte of it: its whole share is held.
+    const held = request({
+      host: url.hostname,
+      port: url.port,
+      path: "/mcp",
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${hog}`,
+        "content-length": String(2 * 1024 * 1024),
+      },
+    });
+    held.on("error", () => {});
+    held.write("{");
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const refused = await rawInit(hog);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+        /bodyMiBPerKey, 2 MiB/,
+      );
+      const client = await proven(good);
+      await client.close();
+    } finally {
+      held.destroy();
     }
   });
 });
