@@ -7,7 +7,9 @@
 import { request } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
+import { Channel } from "../../src/mcp/delivery.js";
 import { startHttpServer } from "../../src/transports/http-server.js";
+import { Sessions } from "../../src/transports/http-sessions.js";
 import { engineOf, hash, INIT, whoami, whoamiServer } from "./http-probe.js";
 
 const key = (c: string) => `lgk_${c.repeat(64)}`;
@@ -37,6 +39,34 @@ async function provenSession(url: string, apiKey: string): Promise<Client> {
 }
 
 describe("session slots are claimed before any await", () => {
+  it("opens started in one tick, whose server takes a while to build, never pass the caps", async () => {
+    // The server factory awaits (as createMcpServer's imports do): a cap counted after it would
+    // let every open of the burst through.
+    const slow = async (engine: { keyHash: string }, channel: Parameters<typeof whoamiServer>[1]) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return whoamiServer(engine, channel);
+    };
+    const sessions = new Sessions(slow, () => {}, { maxPerKey: 5, maxSessions: 8 });
+    const open = (k: string) =>
+      sessions.serve(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        }),
+        engineOf(key(k)),
+        new Channel(() => {}),
+        JSON.parse(INIT),
+      );
+    const statuses = (await Promise.all([...Array(20).fill("a"), ...Array(20).fill("b")].map(open))).map(
+      (r) => r.status,
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(8);
+    expect(sessions.size).toBe(8);
+    expect(sessions.claimed).toBe(8);
+    await sessions.closeAll();
+    expect(sessions.claimed).toBe(0);
+  });
+
   it("a burst of parallel initialize under one key opens exactly its share", async () => {
     const h = await startHttpServer({
       host: "127.0.0.1",
