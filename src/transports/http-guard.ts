@@ -224,3 +224,20 @@ export function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse,
     return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
   };
 }
+
+/** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
+export async function health(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hostnames: string[],
+  check: (() => Promise<void>) | undefined,
+): Promise<void> {
+  if (!admit(req, res, hostnames)) return;
+  const usable = await (check?.() ?? Promise.resolve()).then(
+    () => true,
+    () => false,
+  );
+  res
+    .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
+    .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
+}

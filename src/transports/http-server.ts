@@ -27,6 +27,7 @@ import {
   allowedHostnames,
   bodyBudget,
   chooseKey,
+  health,
   isLoopbackHost,
   MAX_BODY_BYTES,
   MIB,
@@ -179,8 +180,13 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
         if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
       });
     };
-    // Non-JSON POSTs go to the SDK unread, for its own 415.
-    if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return exchange();
+    if (req.method !== "POST") return exchange();
+    // Refused here, in the SDK's words, with the body unread: the SDK's reader would buffer it
+    // outside the body budget (32 such 47 MiB bodies peaked at 1.4 GiB).
+    if (!isJsonContentType(req.headers["content-type"] ?? null))
+      return sendJson(res, 415, "Unsupported Media Type: Content-Type must be application/json", {
+        connection: "close",
+      });
     readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
       (body) =>
         body.ok
@@ -257,23 +263,6 @@ function byKey<E extends Keyed>(
     // A key the engine refuses (it names no reason that could echo the key).
     return jsonError(401, "Unauthorized: the key in the Authorization header was refused");
   }
-}
-
-/** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
-async function health(
-  req: IncomingMessage,
-  res: ServerResponse,
-  hostnames: string[],
-  check: (() => Promise<void>) | undefined,
-): Promise<void> {
-  if (!admit(req, res, hostnames)) return;
-  const usable = await (check?.() ?? Promise.resolve()).then(
-    () => true,
-    () => false,
-  );
-  res
-    .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
-    .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
 }
 
 /** A refusal before any MCP exchange, in the JSON-RPC error shape sendJson writes. */

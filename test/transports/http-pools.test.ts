@@ -235,3 +235,38 @@ describe("request bodies within a memory budget", () => {
     }
   });
 });
+
+describe("a POST that is not JSON", () => {
+  it("is answered 415 at once, its body never read (it would be held outside the budget)", async () => {
+    const h = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      engineFor: engineOf,
+      createServer: whoamiServer,
+    });
+    try {
+      const status = await new Promise<number | undefined>((resolve) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: h.port,
+            path: "/mcp",
+            method: "POST",
+            headers: {
+              "content-type": "text/plain",
+              authorization: `Bearer ${key("a")}`,
+              "content-length": String(40 * 1024 * 1024),
+            },
+          },
+          (res) => resolve(res.statusCode),
+        );
+        req.on("error", () => resolve(undefined));
+        // One byte of the 40 MiB declared: the answer comes without the rest.
+        req.write("x");
+      });
+      expect(status).toBe(415);
+    } finally {
+      await h.close();
+    }
+  });
+});
