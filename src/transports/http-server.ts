@@ -180,7 +180,14 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
         if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
       });
     };
-    if (req.method !== "POST") return exchange();
+    if (req.method !== "POST") {
+      // A GET or DELETE carries no body; one that does would be buffered outside the budget.
+      if (carriesBody(req))
+        return sendJson(res, 400, `Bad Request: a ${req.method} to /mcp carries no body`, {
+          connection: "close",
+        });
+      return exchange();
+    }
     // Refused here, in the SDK's words, with the body unread: the SDK's reader would buffer it
     // outside the body budget (32 such 47 MiB bodies peaked at 1.4 GiB).
     if (!isJsonContentType(req.headers["content-type"] ?? null))
@@ -264,6 +271,10 @@ function byKey<E extends Keyed>(
     return jsonError(401, "Unauthorized: the key in the Authorization header was refused");
   }
 }
+
+/** Whether a request announces a body (a length above 0, or chunks). */
+const carriesBody = (req: IncomingMessage): boolean =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 /** A refusal before any MCP exchange, in the JSON-RPC error shape sendJson writes. */
 function jsonError(status: number, message: string): Response {

@@ -236,8 +236,8 @@ describe("request bodies within a memory budget", () => {
   });
 });
 
-describe("a POST that is not JSON", () => {
-  it("is answered 415 at once, its body never read (it would be held outside the budget)", async () => {
+describe("a request whose body is not for the budget", () => {
+  it("is answered at once with its body unread (it would be held outside the budget): 415, or 400 for a GET or DELETE", async () => {
     const h = await startHttpServer({
       host: "127.0.0.1",
       port: 0,
@@ -265,6 +265,15 @@ describe("a POST that is not JSON", () => {
         req.write("x");
       });
       expect(status).toBe(415);
+      const del = await fetch(h.url, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${key("a")}`, "mcp-session-id": "x" },
+        body: "y".repeat(100_000),
+      });
+      expect(del.status).toBe(400);
+      expect(((await del.json()) as { error: { message: string } }).error.message).toMatch(
+        /DELETE to \/mcp carries no body/,
+      );
     } finally {
       await h.close();
     }
