@@ -21,7 +21,7 @@ import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import type { CreateTaskResult } from "../../mcp/mcp-task-wire.js";
 import { created2025, task2025 } from "../../mcp/mcp-task-wire-2025.js";
-import { once, type PoolRefusal, Shares } from "../../shared/fair-shares.js";
+import { LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../../shared/fair-shares.js";
 import { LocalRefusal } from "../../shared/local-refusals.js";
 import { adopting, Job, jobs, OWNER } from "./mcp-task-job.js";
 import { type Steps, type TaskContext, taskStore } from "./mcp-task-record.js";
@@ -33,6 +33,8 @@ export type { Steps, Within } from "./mcp-task-record.js";
 const inFlight = new Map<string, Shares>();
 /** What a call refused for the task share is told to wait: a slow task takes minutes. */
 const TASK_RETRY_S = 60;
+/** The operator's log of those refusals (stderr, scrubbed by the CLI), once a minute per key. */
+const refusals = new LimitLog((line) => process.stderr.write(`generation-mcp: ${line}\n`));
 
 function taskShares(config: EngineConfig): Shares {
   const { tasks, tasksPerKey } = serveLimits(config.serveLimits);
@@ -73,7 +75,15 @@ export async function handBack<T>(
   // The slot is claimed before the first await, so a burst of calls cannot overshoot the share.
   const pool = taskShares(engine.config);
   const refusal = pool.take(engine.keyHash);
-  if (refusal !== undefined) throw tooManyTasks(refusal);
+  if (refusal !== undefined) {
+    const limit = refusal.bound === "share" ? "tasksPerKey" : "tasks";
+    refusals.note(
+      limit,
+      sourceOfKey(engine.keyHash),
+      `refused an MCP task: ${limit} ${refusal.limit} reached`,
+    );
+    throw tooManyTasks(refusal);
+  }
   const release = once(() => pool.give(engine.keyHash));
   try {
     return await handOver(engine, steps, release, form, notifyStatus);
