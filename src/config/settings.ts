@@ -255,8 +255,8 @@ export const SETTINGS: readonly Setting[] = [
     key: "serveLimits",
     env: "GENERATION_HTTP_LIMITS",
     read: readServeLimits,
-    help: "with --transport http: pool limits as name=value pairs, e.g. sessions=8000,sessionsPerKey=50 (docs/security.md)",
-    doc: `with \`http\`: the shared pools' totals and per-key (per-address) shares as comma-separated \`name=value\` pairs, from ${Object.keys(
+    help: "limits as name=value pairs: the HTTP pools' totals and per-key shares, each key's daily ledger budget, e.g. sessions=8000,sessionsPerKey=50 (docs/security.md)",
+    doc: `the HTTP server's shared pools' totals and per-key (per-address) shares, and each key's daily budget in the request ledger (any transport), as comma-separated \`name=value\` pairs, from ${Object.keys(
       DEFAULT_SERVE_LIMITS,
     )
       .map((n) => `\`${n}\``)
