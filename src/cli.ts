@@ -11,6 +11,7 @@ import {
   publicHostnames,
   usage,
 } from "./config/index.js";
+import { trustedProxyList } from "./config/oauth-settings.js";
 import { packageVersion } from "./config/package-version.js";
 import type { LazyLedger } from "./ledger/lazy-ledger.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
@@ -125,6 +126,8 @@ async function serveHttp(config: Config): Promise<void> {
       : { engines: await createEngines(config, { ledger }), gate: undefined };
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
+  // The proxies in front carry many users: their connections count in the total only.
+  const proxies = config.trustedProxies === undefined ? undefined : trustedProxyList(config.trustedProxies);
   let handle: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     handle = await startHttpServer({
@@ -135,6 +138,11 @@ async function serveHttp(config: Config): Promise<void> {
       createServer: (engine, channel) => createMcpServer(engine, channel),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
+      onLimit: (line) => console.error(`generation-mcp: ${line}`),
+      ...(config.serveLimits === undefined ? {} : { limits: config.serveLimits }),
+      ...(proxies === undefined
+        ? {}
+        : { isProxy: (address: string) => proxies.check(address, address.includes(":") ? "ipv6" : "ipv4") }),
       ...(gate === undefined ? {} : { oauth: gate }),
       publicHosts: publicHostnames(config),
     });

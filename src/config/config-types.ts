@@ -3,6 +3,8 @@
  * (EngineConfig). settings.ts lists how each field is filled; parse.ts fills them.
  */
 
+import type { ServeLimits } from "./serve-limits.js";
+
 /**
  * The part of the configuration tools read (an Engine carries it; src/mcp/context.ts). The
  * configuration sits below every other room, so tools import it and never the reverse.
@@ -31,6 +33,8 @@ export interface EngineConfig {
    * serves it from (src/surface/viewer.ts).
    */
   publicUrl?: string;
+  /** GENERATION_HTTP_LIMITS: the pools' totals and shares that differ from serve-limits.ts's defaults. */
+  serveLimits?: Partial<ServeLimits>;
 }
 
 /** The whole configuration: how to serve, and what tools read (EngineConfig). */

@@ -10,6 +10,7 @@ import { MAX_WAIT_SECONDS } from "./bounds.js";
 import { remoteUsers } from "./callers.js";
 import type { Config } from "./config-types.js";
 import { OAUTH_SETTINGS } from "./oauth-settings.js";
+import { DEFAULT_SERVE_LIMITS, readServeLimits } from "./serve-limits.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
 import {
@@ -265,6 +266,18 @@ export const SETTINGS: readonly Setting[] = [
     help: "origins (comma-separated) of signed output URLs besides the base URL's, which the media viewer may load (a CDN)",
     doc: "comma-separated `http(s)://` origins that serve signed output URLs besides the base URL's (a CDN); the media viewer's content security policy lets it load media from them",
     defaultDoc: "the base URL's origin only",
+  }),
+  define({
+    key: "serveLimits",
+    env: "GENERATION_HTTP_LIMITS",
+    read: readServeLimits,
+    help: "limits as name=value pairs: the HTTP pools' totals and per-key shares, each key's daily ledger budget, e.g. sessions=8000,sessionsPerKey=50 (docs/security.md)",
+    doc: `the HTTP server's shared pools' totals and per-key (per-address) shares, and each key's daily budget in the request ledger (any transport), as comma-separated \`name=value\` pairs, from ${Object.keys(
+      DEFAULT_SERVE_LIMITS,
+    )
+      .map((n) => `\`${n}\``)
+      .join(", ")} (docs/security.md, "Pools and fair shares")`,
+    defaultDoc: "docs/security.md's table",
   }),
 ];
 

@@ -1,5 +1,6 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { DurationSample } from "../shared/poll-schedule.js";
+import type { DayBudget } from "./day-budget.js";
 import type { KeyedStore } from "./keyed-store.js";
 import type { LedgerRecord } from "./listing.js";
 import type { TaskSeen, TaskStatusSeen } from "./record.js";
@@ -106,6 +107,8 @@ export type Ref<T> = (result: T) => { taskId?: string; responseId?: string; task
 
 export interface LedgerSettings {
   retentionMs: number;
+  /** Each key's new records and bytes per UTC day (day-budget.ts); none: unbounded. */
+  dayBudget?: DayBudget;
   now: () => number;
   backoff: BackoffOptions;
   random: () => number;

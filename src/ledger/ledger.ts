@@ -7,6 +7,7 @@ import { sleep } from "../client/backoff.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import type { DurationSample } from "../shared/poll-schedule.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
+import { checkDay, countDay } from "./day-budget.js";
 import { DeliveryMarks } from "./delivery-marks.js";
 import { TaskHistory } from "./durations.js";
 import { summarize } from "./error-summary.js";
@@ -14,7 +15,7 @@ import { Flights } from "./flights.js";
 import { bodyKey, Handovers, identityKey } from "./handover.js";
 import { bodyHash, newIdentity } from "./identity.js";
 import type { KeyedStore } from "./keyed-store.js";
-import { IdempotencyConflictError, IdentifiedError } from "./ledger-errors.js";
+import { IdempotencyConflictError, IdentifiedError, LedgerError } from "./ledger-errors.js";
 import { listRecords, openRecords } from "./ledger-list.js";
 import type {
   Ledger,
@@ -104,7 +105,10 @@ export class LedgerImpl implements Ledger {
   ): Promise<RunResult<T>> {
     const now = this.#o.now();
     let claim: Awaited<ReturnType<LedgerStore["claim"]>>;
+    const budget = this.#o.dayBudget;
     try {
+      if (budget !== undefined)
+        await checkDay(this.#store.keyed(), req.keyHash, budget, req.bytes.length, now);
       claim = await this.#store.claim({
         keyHash: req.keyHash,
         tool: req.tool,
@@ -116,8 +120,12 @@ export class LedgerImpl implements Ledger {
         fresh: (identity) => freshRecord(req, identity, hash, now),
       });
     } catch (cause) {
+      if (cause instanceof LedgerError && cause.code === "LEDGER_DAY_BUDGET") throw cause;
       throw refusal("could not record the request, so nothing was sent", cause);
     }
+    // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
+    if (budget !== undefined && claim.kind === "new")
+      void countDay(this.#store.keyed(), req.keyHash, req.bytes.length, now).catch(() => {});
     if (claim.kind === "conflict") {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);

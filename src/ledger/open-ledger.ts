@@ -5,6 +5,7 @@
  */
 
 import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
+import { type DayBudget, DEFAULT_DAY_BUDGET } from "./day-budget.js";
 import { LedgerImpl } from "./ledger.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { Ledger } from "./ledger-types.js";
@@ -41,6 +42,8 @@ export interface OpenLedgerOptions {
   random?: () => number;
   /** How often expired records are swept while open (default: retention / 24, at most an hour). */
   sweepIntervalMs?: number;
+  /** Each key's new records and bytes per UTC day (default DEFAULT_DAY_BUDGET; day-budget.ts). */
+  dayBudget?: Partial<DayBudget>;
 }
 
 /**
@@ -76,6 +79,7 @@ export async function openLedger(o: OpenLedgerOptions = {}): Promise<Ledger> {
     now: o.now ?? Date.now,
     backoff: { ...DEFAULT_BACKOFF, ...o.backoff },
     random: o.random ?? Math.random,
+    dayBudget: { ...DEFAULT_DAY_BUDGET, ...o.dayBudget },
   });
   try {
     await ledger.sweep();

@@ -6,6 +6,7 @@
 import type { ErrorSummary } from "./error-summary.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { LedgerSettings } from "./ledger-types.js";
+import { describeBody } from "./listing.js";
 import type { StoredRecord } from "./record.js";
 import { checkAdvance, isFinal } from "./record-rules.js";
 import type { LedgerStore } from "./store.js";
@@ -40,7 +41,11 @@ export class RecordWriter {
     if (isFinal(cur) && patch.state !== undefined && patch.state !== cur.state) return undefined;
     const next: StoredRecord = { ...cur, ...patch, version: cur.version + 1, updatedAt: this.#o.now() };
     for (const key of drop) delete next[key];
-    if (next.state === "closed") next.expiresAt = next.updatedAt + this.#o.retentionMs;
+    if (next.state === "closed") {
+      next.expiresAt = next.updatedAt + this.#o.retentionMs;
+      // Refused for good and never replayed: nothing was charged, so nothing large is kept for it.
+      if (next.retained !== true) next.bytes = bodyStub(next.bytes);
+    }
     return next;
   }
 
@@ -190,3 +195,15 @@ function applied(rec: StoredRecord, c: ReturnType<Change>): StoredRecord {
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * What a closed, unretained record keeps of its body: what its listing shows (the model, the
+ * prompt's first 80 characters), at most a few hundred bytes, where the body may have been 48 MiB.
+ * Its bodyHash stays, so a reused idempotencyKey with another body is still told apart. Such a
+ * record is never sent again (checks.ts's isReusable), so its bytes are never needed.
+ */
+export function bodyStub(bytes: string): string {
+  if (bytes.length <= STUB_MAX) return bytes;
+  return JSON.stringify({ ...describeBody(bytes), dropped: bytes.length });
+}
+const STUB_MAX = 512;

@@ -57,8 +57,11 @@ const LEDGER =
 const AMBIGUOUS_UPLOAD =
   "The upload may or may not have arrived, and uploads carry no identity: do not repeat it blindly. For a voice, list_voices with scope mine shows whether it arrived; an asset upload spends no Gems, so uploading again at worst leaves a duplicate asset.";
 
-/** Ledger failures whose own action says more than "check GENERATION_STORE". */
-const OWN_ACTION = new Set(["LEDGER_NO_SQLITE", "LEDGER_FILE_GONE"]);
+/**
+ * Ledger failures whose own action says more than "check GENERATION_STORE" (a key's daily budget,
+ * src/ledger/day-budget.ts, says when it resets).
+ */
+const OWN_ACTION = new Set(["LEDGER_NO_SQLITE", "LEDGER_FILE_GONE", "LEDGER_DAY_BUDGET"]);
 
 export interface Failure {
   code: string;

@@ -37,15 +37,36 @@ function base64Cores(secret: string): string[] {
   return [...new Set(cores)];
 }
 
+/** What may stand between two characters of a quoted key: a dash, a space, a colon, a dot, or nothing. */
+const SEP = "[ \\-:.]?";
+
+/** One character as written, or percent-encoded (any case). */
+const charOrPercent = (c: string): string =>
+  `(?:${escapeRegExp(c)}|%${c.charCodeAt(0).toString(16).padStart(2, "0")})`;
+
 /**
- * A scrubber for one key: its 64 hex digits in any case, with or without `lgk_` (the key is
- * letters, digits and `_` only, so URL-encoding leaves it unchanged), and base64 or base64url of
+ * The key as text, each character as itself or percent-encoded, with or without `lgk_`, and the
+ * hex of its bytes (each byte optionally `%`-prefixed), each with or without a separator between
+ * characters (bytes): dashed, spaced, colon-separated.
+ */
+function spelledForms(digits: string): RegExp {
+  const text = (s: string) => [...s].map(charOrPercent).join(SEP);
+  const bytes = (s: string) =>
+    [...Buffer.from(s, "utf8")].map((b) => `%?${b.toString(16).padStart(2, "0")}`).join(SEP);
+  const asText = `(?:${text("lgk_")}${SEP})?${text(digits)}`;
+  const asHex = `(?:${bytes("lgk_")}${SEP})?${bytes(digits)}`;
+  return new RegExp(`${asHex}|${asText}`, "gi");
+}
+
+/**
+ * A scrubber for one key: its 64 hex digits in any case, with or without `lgk_`, percent-encoded
+ * or not, dashed, spaced or plain; the hex of its bytes the same ways; and base64 or base64url of
  * the key or of its digits alone. Then every key shape, whoever's.
  */
 export function keyScrubber(apiKey: string): Scrub {
   const digits = apiKey.replace(/^lgk_/i, "");
   if (digits.length < 16) return scrubKeyShapes;
-  const hex = new RegExp(`(?:lgk_)?${escapeRegExp(digits)}`, "gi");
+  const hex = spelledForms(digits);
   const encoded = [...base64Cores(`lgk_${digits}`), ...base64Cores(digits)].sort(
     (a, b) => b.length - a.length,
   );
@@ -66,8 +87,8 @@ const ONE_SCAN_MAX = 64 * 1024;
 
 /**
  * Whether `value` certainly quotes no key, settled by one scan of its JSON rather than one per
- * string: every form a key is scrubbed in is letters, digits, `_`, `+`, `/` and `-`, which JSON
- * writes as they are, so a key in any string or property name is in the JSON whole. A match (even
+ * string: every form a key is scrubbed in is letters, digits, `_`, `+`, `/`, `-`, `%`, `:`, `.` and
+ * spaces, which JSON writes as they are, so a key in any string or property name is in the JSON whole. A match (even
  * one JSON's escapes made up, as in `\u0001`) leaves it to the walk.
  */
 function quotesNoKey(value: unknown, scrub: Scrub): boolean {

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import type { LRUCache } from "lru-cache";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
+import { serveLimits } from "../config/serve-limits.js";
 import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey, approvalSecret } from "../mcp/answers.js";
@@ -85,7 +86,12 @@ async function serviceTarget(config: Config): Promise<ServiceTarget> {
 export function lazyLedger(config: Config): LazyLedger {
   return new LazyLedger(async () => {
     const { openLedger } = await import("../ledger/open-ledger.js");
-    const opened = await openLedger({ storeUri: config.store });
+    const limits = serveLimits(config.serveLimits);
+    const dayBudget = {
+      records: limits.ledgerRecordsPerKeyDay,
+      bytes: limits.ledgerMiBPerKeyDay * 1024 ** 2,
+    };
+    const opened = await openLedger({ storeUri: config.store, dayBudget });
     if (opened.durabilityNote !== undefined)
       process.stderr.write(`generation-mcp: WARNING: ${opened.durabilityNote}\n`);
     return opened;

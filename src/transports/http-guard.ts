@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
 import { LIMITS } from "../config/service-limits.js";
+import { type LimitLog, type Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { byteSize } from "../shared/wording.js";
 
 /**
@@ -104,30 +105,69 @@ export function chooseKey(authorization: string | undefined, fallback: string | 
   };
 }
 
-export type BodyRead = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+export type BodyRead =
+  | { ok: true; value: unknown }
+  | { ok: false; status: number; message: string; headers?: Record<string, string> };
+
+/**
+ * Bytes of a body about to be held in memory: undefined when the budget takes them, else the
+ * refusal's message (http-server.ts keeps the budget, total and per key).
+ */
+export type BodyBudget = (bytes: number) => string | undefined;
+/** What a body refused for the memory budget is told to wait. */
+export const BODY_RETRY_S = 5;
 
 /** A request's whole body, or undefined once it passes `maxBytes` (it stops reading there). */
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const body = await readWithin(req, maxBytes, () => undefined);
+  return Buffer.isBuffer(body) ? body : undefined;
+}
+
+/**
+ * readBody, with the bytes held taken from `budget` as they arrive (the declared length at once):
+ * the budget's refusal once it refuses them (it stops reading there).
+ */
+async function readWithin(
+  req: IncomingMessage,
+  maxBytes: number,
+  budget: BodyBudget,
+): Promise<Buffer | undefined | { refused: string }> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  let reserved = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+  const first = reserved > 0 ? budget(reserved) : undefined;
+  if (first !== undefined) return { refused: first };
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) return undefined;
+    if (size > reserved) {
+      const more = budget(size - reserved);
+      if (more !== undefined) return { refused: more };
+      reserved = size;
+    }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
 }
 
-/** Reads and parses a JSON body once, within MAX_BODY_BYTES and MAX_JSON_DEPTH. */
-export async function readJson(req: IncomingMessage): Promise<BodyRead> {
+/** Reads and parses a JSON body once, within MAX_BODY_BYTES, MAX_JSON_DEPTH and the memory budget. */
+export async function readJson(req: IncomingMessage, budget?: BodyBudget): Promise<BodyRead> {
   const tooLarge: BodyRead = {
     ok: false,
     status: 413,
     message: `Payload too large: the limit is ${byteSize(MAX_BODY_BYTES)}`,
   };
   if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
-  const body = await readBody(req, MAX_BODY_BYTES);
+  const body = await readWithin(req, MAX_BODY_BYTES, budget ?? (() => undefined));
   if (body === undefined) return tooLarge;
+  if (!Buffer.isBuffer(body))
+    return {
+      ok: false,
+      status: 503,
+      message: body.refused,
+      headers: { "retry-after": String(BODY_RETRY_S) },
+    };
   let value: unknown;
   try {
     value = JSON.parse(body.toString("utf8")) as unknown;
@@ -157,4 +197,50 @@ export function depthExceeds(value: unknown, max: number): boolean {
     }
   }
   return false;
+}
+
+export const MIB = 1024 * 1024;
+
+/**
+ * The body budget of one request under its key: bytes are taken as they arrive (the declared
+ * length first) and given back when the response is done, since the parsed body lives as long.
+ */
+export function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse, log: LimitLog): BodyBudget {
+  let taken = 0;
+  res.once("close", () => bodies.give(keyHash, taken));
+  return (n) => {
+    const refusal = bodies.take(keyHash, n);
+    if (refusal === undefined) {
+      taken += n;
+      return undefined;
+    }
+    const limit = refusal.bound === "share" ? "bodyMiBPerKey" : "bodyMiB";
+    log.note(
+      limit,
+      sourceOfKey(keyHash),
+      `refused a request body: ${limit} ${refusal.limit / MIB} MiB in use`,
+    );
+    const whose = refusal.bound === "share" ? " for this key" : " on this server";
+    return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
+  };
+}
+
+/** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
+export async function health(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hostnames: string[],
+  check: (() => Promise<void>) | undefined,
+): Promise<void> {
+  // A probe with neither header (a balancer's check) cannot be a page's rebinding attempt:
+  // browsers always send Host. Any Host or Origin it does send is checked as everywhere else.
+  const probe = req.headers.host === undefined && req.headers.origin === undefined;
+  if (!probe && !admit(req, res, hostnames)) return;
+  const usable = await (check?.() ?? Promise.resolve()).then(
+    () => true,
+    () => false,
+  );
+  res
+    .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
+    .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
 }

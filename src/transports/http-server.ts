@@ -18,14 +18,20 @@ import {
   isLegacyRequest,
   validateHostHeader,
 } from "@modelcontextprotocol/server";
+import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
+import { LimitLog, Shares, sourceOfKey } from "../shared/fair-shares.js";
+import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
   allowedHostnames,
+  bodyBudget,
   chooseKey,
+  health,
   isLoopbackHost,
   MAX_BODY_BYTES,
+  MIB,
   readJson,
   sendJson,
 } from "./http-guard.js";
@@ -39,8 +45,11 @@ export const SHUTDOWN_GRACE_MS = 1_500;
 /**
  * 2026-07-28 `subscriptions/listen` streams open at once, over all requests: each request is
  * served by a handler of its own, so the SDK's cap per handler (the same number) bounds nothing.
+ * Each key has its share of them (listensPerKey).
  */
-export const MAX_SUBSCRIPTIONS = 1_024;
+export const MAX_SUBSCRIPTIONS = DEFAULT_SERVE_LIMITS.listens;
+/** What a refused listen is told to wait. */
+const LISTEN_RETRY_S = 30;
 
 /** --auth oauth as the HTTP server uses it (oauth/oauth-gate.ts's OAuthGate). */
 export interface TokenGate<E> {
@@ -77,6 +86,12 @@ export interface HttpServerOptions<E extends Keyed> {
   sessions?: Partial<SessionLimits>;
   /** Subscription streams open at once (default MAX_SUBSCRIPTIONS; tests lower it). */
   maxSubscriptions?: number;
+  /** The pools' totals and shares (GENERATION_HTTP_LIMITS; serve-limits.ts has the defaults). */
+  limits?: Partial<ServeLimits>;
+  /** The operator's log of refusals by a limit, once a minute per source (default: onError). */
+  onLimit?(line: string): void;
+  /** Addresses whose connections count only in the total (the trusted proxies in front). */
+  isProxy?(address: string): boolean;
   /**
    * --auth oauth: the OAuth routes, and the access token (never a service key) as the credential
    * of /mcp; a request's engine is then the one of the key behind the token's grant.
@@ -109,10 +124,12 @@ function router<E extends Keyed>(
   o: HttpServerOptions<E>,
   sessions: Sessions<E>,
   report: (e: unknown) => void,
+  limits: ServeLimits,
+  log: LimitLog,
 ) {
   const modernOptions = { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report } as const;
-  const maxListening = o.maxSubscriptions ?? MAX_SUBSCRIPTIONS;
-  let listening = 0;
+  const total = o.maxSubscriptions ?? limits.listens;
+  const listening = new Shares(total, Math.min(limits.listensPerKey, total));
   // The body arrives parsed (see readJson): the SDK then neither clones the request nor reads it again.
   return async (request: Request, engine: E, channel: Channel, parsedBody: unknown): Promise<Response> => {
     // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
@@ -123,12 +140,24 @@ function router<E extends Keyed>(
     const listen = parsedBody as { method?: unknown; id?: unknown } | null;
     if (listen?.method === "subscriptions/listen") {
       // Refused as the SDK refuses one past its cap: in-band, before the stream opens.
-      if (listening >= maxListening) {
-        const error = { code: -32603, message: "Subscription limit reached" };
+      const refusal = listening.take(engine.keyHash);
+      if (refusal !== undefined) {
+        const limit = refusal.bound === "share" ? "listensPerKey" : "listens";
+        log.note(
+          limit,
+          sourceOfKey(engine.keyHash),
+          `refused a subscriptions/listen: ${limit} ${refusal.limit} reached`,
+        );
+        const whose = refusal.bound === "share" ? " for this key" : "";
+        const message = `Subscription limit reached: ${refusal.limit} listen streams${whose} (${limit}); close one or retry after ${LISTEN_RETRY_S} s`;
+        const error = {
+          code: -32603,
+          message,
+          data: { limit, max: refusal.limit, retryAfterSeconds: LISTEN_RETRY_S },
+        };
         return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
       }
-      listening++;
-      channel.onEnd(() => listening--);
+      channel.onEnd(() => listening.give(engine.keyHash));
     }
     const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
     return modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
@@ -144,8 +173,12 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   }
   const fallbackKey = loopback && o.oauth === undefined ? o.defaultApiKey : undefined;
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
-  const sessions = new Sessions<E>(o.createServer, report, o.sessions);
-  const route = router(o, sessions, report);
+  const limits = serveLimits(o.limits);
+  const log = new LimitLog((line) => (o.onLimit ?? ((l: string) => report(new Error(l))))(line));
+  const sessionLimits = { maxSessions: limits.sessions, maxPerKey: limits.sessionsPerKey, ...o.sessions };
+  const sessions = new Sessions<E>(o.createServer, report, sessionLimits, log);
+  const route = router(o, sessions, report, limits, log);
+  const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
   let stopping = false;
 
@@ -158,11 +191,25 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
         if (succeeded && typeof sessionId === "string") sessions.prove(sessionId);
       });
     };
-    // Non-JSON POSTs go to the SDK unread, for its own 415.
-    if (req.method !== "POST" || !isJsonContentType(req.headers["content-type"] ?? null)) return exchange();
-    readJson(req).then(
+    if (req.method !== "POST") {
+      // A GET or DELETE carries no body; one that does would be buffered outside the budget.
+      if (carriesBody(req))
+        return sendJson(res, 400, `Bad Request: a ${req.method} to /mcp carries no body`, {
+          connection: "close",
+        });
+      return exchange();
+    }
+    // Refused here, in the SDK's words, with the body unread: the SDK's reader would buffer it
+    // outside the body budget (32 such 47 MiB bodies peaked at 1.4 GiB).
+    if (!isJsonContentType(req.headers["content-type"] ?? null))
+      return sendJson(res, 415, "Unsupported Media Type: Content-Type must be application/json", {
+        connection: "close",
+      });
+    readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
       (body) =>
-        body.ok ? exchange(body.value) : sendJson(res, body.status, body.message, { connection: "close" }),
+        body.ok
+          ? exchange(body.value)
+          : sendJson(res, body.status, body.message, { connection: "close", ...body.headers }),
       (error: unknown) => {
         report(error);
         if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
@@ -171,6 +218,8 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    // Already answered 503 on the connection (http-connections.ts): nothing more is written.
+    if (wasRefused(req.socket)) return;
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (path === "/healthz") return void health(req, res, hostnames, o.health);
     if (o.oauth !== undefined && path !== "/mcp") {
@@ -196,6 +245,7 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   };
 
   const server = createServer(handle);
+  guardConnections(server, limits, log, o.isProxy);
   const sweep = setInterval(() => sessions.sweep(), 30_000);
   sweep.unref();
   await listen(server, o.port, o.host);
@@ -236,25 +286,9 @@ function byKey<E extends Keyed>(
   }
 }
 
-/** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */
-async function health(
-  req: IncomingMessage,
-  res: ServerResponse,
-  hostnames: string[],
-  check: (() => Promise<void>) | undefined,
-): Promise<void> {
-  // A probe with neither header (a balancer's check) cannot be a page's rebinding attempt:
-  // browsers always send Host. Any Host or Origin it does send is checked as everywhere else.
-  const probe = req.headers.host === undefined && req.headers.origin === undefined;
-  if (!probe && !admit(req, res, hostnames)) return;
-  const usable = await (check?.() ?? Promise.resolve()).then(
-    () => true,
-    () => false,
-  );
-  res
-    .writeHead(usable ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
-    .end(JSON.stringify({ status: usable ? "ok" : "unavailable", ledger: usable ? "usable" : "unusable" }));
-}
+/** Whether a request announces a body (a length above 0, or chunks). */
+const carriesBody = (req: IncomingMessage): boolean =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 /** Whether a request named this machine itself in `Host` (a loopback name or the bind address). */
 function reachedLocally(req: IncomingMessage, localNames: string[]): boolean {

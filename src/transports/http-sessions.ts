@@ -4,10 +4,12 @@
  * was given where its key was checked); every later request on it must carry the same key. Each
  * exchange hands the session its delivery channel, for the tool calls it carries.
  *
- * Nobody can lock others out by opening sessions: each key hash has its own cap, and a session
- * that has not yet answered a successful tool call (its key may be one the service never
- * accepted) idles out after minutes, not an hour, and is the first to make room when the table is
- * full.
+ * Nobody can lock others out by opening sessions: each key hash has its own cap; a session that
+ * has not yet answered a successful tool call (its key may be one the service never accepted)
+ * idles out after minutes, not an hour, and is the first to make room when the table is full;
+ * and when every session is proven, a key holding fewer than the largest holder takes the
+ * largest holder's least recently used one (so 41 keys of 100 cannot shut out the 42nd). A slot
+ * is claimed before the first `await` of an open (fair-shares.ts), so a burst cannot overshoot.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -16,7 +18,9 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { DEFAULT_SERVE_LIMITS } from "../config/serve-limits.js";
 import { type Channel, type DeliveryChannel, SessionChannel } from "../mcp/delivery.js";
+import { type LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
 /**
@@ -24,8 +28,10 @@ import { MAX_BODY_BYTES } from "./http-guard.js";
  * conversation), about 50 KiB of memory each while idle (npm run bench, part h), so some 200 MiB
  * at the cap.
  */
-export const MAX_SESSIONS = 4_000;
-export const MAX_SESSIONS_PER_KEY = 100;
+export const MAX_SESSIONS = DEFAULT_SERVE_LIMITS.sessions;
+export const MAX_SESSIONS_PER_KEY = DEFAULT_SERVE_LIMITS.sessionsPerKey;
+/** What a refused open is told to wait: about when an unproven session idles out or is swept. */
+export const SESSION_RETRY_S = 60;
 /** A session nobody has used for this long is closed, so abandoned clients do not pile up. */
 export const SESSION_IDLE_MS = 60 * 60 * 1000;
 /** The same for a session that never made a successful tool call. */
@@ -47,6 +53,8 @@ interface Session {
   lastSeen: number;
   /** It has answered a tool call that was not an error: its key works. */
   proven: boolean;
+  /** Gives its slot back (once, whichever ending comes first). */
+  release: () => void;
 }
 
 export interface SessionLimits {
@@ -63,29 +71,49 @@ const DEFAULT_LIMITS: SessionLimits = {
   unprovenIdleMs: UNPROVEN_IDLE_MS,
 };
 
-function jsonResponse(status: number, message: string): Response {
+function jsonResponse(status: number, message: string, headers: Record<string, string> = {}): Response {
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
-  return new Response(body, { status, headers: { "content-type": "application/json" } });
+  return new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
+}
+
+/** The 503 of an open refused by a bound, naming it and when to retry. */
+function refusedOpen(refusal: PoolRefusal): Response {
+  const message =
+    refusal.bound === "share"
+      ? `Too many open sessions for this key (limit ${refusal.limit} per key, sessionsPerKey); close one (DELETE) or retry after ${SESSION_RETRY_S} s`
+      : `Too many open sessions on this server (limit ${refusal.limit}, sessions); retry after ${SESSION_RETRY_S} s`;
+  return jsonResponse(503, message, { "retry-after": String(SESSION_RETRY_S) });
 }
 
 export class Sessions<E extends Keyed> {
   readonly #byId = new Map<string, Session>();
   readonly #limits: SessionLimits;
+  readonly #shares: Shares;
   readonly #create: ServerFactory<E>;
   readonly #report: (error: unknown) => void;
+  readonly #log: LimitLog | undefined;
 
   constructor(
     create: ServerFactory<E>,
     report: (error: unknown) => void,
     limits: Partial<SessionLimits> = {},
+    log?: LimitLog,
   ) {
     this.#create = create;
     this.#report = report;
     this.#limits = { ...DEFAULT_LIMITS, ...limits };
+    this.#shares = new Shares(this.#limits.maxSessions, this.#limits.maxPerKey);
+    this.#log = log;
   }
 
+  /** Sessions open. */
   get size(): number {
     return this.#byId.size;
+  }
+
+  /** Slots held: open sessions and opens under way. */
+  get claimed(): number {
+    return this.#shares.used;
   }
 
   /**
@@ -100,10 +128,10 @@ export class Sessions<E extends Keyed> {
       return jsonResponse(400, "Bad Request: no Mcp-Session-Id; open a session with initialize first");
     }
     const session = this.#byId.get(id);
-    if (session === undefined) return jsonResponse(404, "Session not found; initialize a new one");
-    // The session is the key's: another key (even a valid one) must not ride on it.
-    if (session.keyHash !== engine.keyHash)
-      return jsonResponse(403, "Forbidden: this session was opened with another key");
+    // Another key's session (even a valid key's) answers as an unknown one: whether it exists is not
+    // for that key to learn.
+    if (session === undefined || session.keyHash !== engine.keyHash)
+      return jsonResponse(404, "Session not found; initialize a new one");
     session.lastSeen = Date.now();
     session.delivery.carry(channel, parsedBody);
     return session.transport.handleRequest(request, options);
@@ -126,47 +154,72 @@ export class Sessions<E extends Keyed> {
   async closeAll(): Promise<void> {
     const open = [...this.#byId.values()];
     this.#byId.clear();
+    for (const s of open) s.release();
     await Promise.all(open.map((s) => s.server.close().catch(this.#report)));
+  }
+
+  /**
+   * Claims a slot for `keyHash` now (no `await` before it): from the free room, else from an
+   * unproven session, else from the largest holder when this key holds fewer; or says why not.
+   */
+  #claim(keyHash: string): PoolRefusal | undefined {
+    let refusal = this.#shares.take(keyHash);
+    if (refusal?.bound !== "total") return refusal;
+    if (this.#evictUnproven() || this.#evictFromLargest(keyHash)) refusal = this.#shares.take(keyHash);
+    return refusal;
   }
 
   async #open(request: Request, engine: E, options: HandleRequestOptions): Promise<Response> {
     const { keyHash } = engine;
-    let mine = 0;
-    for (const s of this.#byId.values()) if (s.keyHash === keyHash) mine++;
-    if (mine >= this.#limits.maxPerKey) {
-      return jsonResponse(
-        503,
-        `Too many open sessions for this key (${this.#limits.maxPerKey}); close one (DELETE) and retry`,
-      );
+    const refusal = this.#claim(keyHash);
+    if (refusal !== undefined) {
+      const limit = refusal.bound === "share" ? "sessionsPerKey" : "sessions";
+      this.#log?.note(limit, sourceOfKey(keyHash), `refused a session: ${limit} ${refusal.limit} reached`);
+      return refusedOpen(refusal);
     }
-    if (this.#byId.size >= this.#limits.maxSessions && !this.#evictUnproven()) {
-      return jsonResponse(503, "Too many open sessions; close one and retry");
+    const release = once(() => this.#shares.give(keyHash));
+    let session: Session | undefined;
+    try {
+      const delivery = new SessionChannel();
+      const server = await this.#create(engine, delivery);
+      const opened: Session = {
+        server,
+        keyHash,
+        delivery,
+        lastSeen: Date.now(),
+        proven: false,
+        release,
+        transport: new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: randomUUID,
+          maxRequestBodySize: MAX_BODY_BYTES,
+          onsessioninitialized: (id) => {
+            this.#byId.set(id, opened);
+          },
+          onsessionclosed: (id) => {
+            if (this.#byId.get(id) === opened) this.#byId.delete(id);
+            release();
+          },
+        }),
+      };
+      session = opened;
+      opened.transport.onclose = () => {
+        const id = opened.transport.sessionId;
+        if (id !== undefined && this.#byId.get(id) === opened) this.#byId.delete(id);
+        release();
+      };
+      await server.connect(opened.transport);
+      const response = await opened.transport.handleRequest(request, options);
+      // An initialize the transport refused opened nothing: its slot goes back.
+      if (opened.transport.sessionId === undefined || !this.#byId.has(opened.transport.sessionId)) {
+        release();
+        server.close().catch(this.#report);
+      }
+      return response;
+    } catch (error) {
+      release();
+      session?.server.close().catch(this.#report);
+      throw error;
     }
-    const delivery = new SessionChannel();
-    const server = await this.#create(engine, delivery);
-    const session: Session = {
-      server,
-      keyHash,
-      delivery,
-      lastSeen: Date.now(),
-      proven: false,
-      transport: new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        maxRequestBodySize: MAX_BODY_BYTES,
-        onsessioninitialized: (id) => {
-          this.#byId.set(id, session);
-        },
-        onsessionclosed: (id) => {
-          this.#byId.delete(id);
-        },
-      }),
-    };
-    session.transport.onclose = () => {
-      const id = session.transport.sessionId;
-      if (id !== undefined && this.#byId.get(id) === session) this.#byId.delete(id);
-    };
-    await server.connect(session.transport);
-    return session.transport.handleRequest(request, options);
   }
 
   /** Closes the least recently used session that never made a successful call, if there is one. */
@@ -181,8 +234,31 @@ export class Sessions<E extends Keyed> {
     return true;
   }
 
+  /**
+   * Closes the least recently used session of the key holding the most, when `keyHash` holds at
+   * least two fewer (so two keys at par do not take turns evicting each other).
+   */
+  #evictFromLargest(keyHash: string): boolean {
+    const top = this.#shares.largest();
+    if (top === undefined || top[1] < this.#shares.heldBy(keyHash) + 2) return false;
+    let oldest: [string, Session] | undefined;
+    for (const entry of this.#byId) {
+      if (entry[1].keyHash === top[0] && (oldest === undefined || entry[1].lastSeen < oldest[1].lastSeen))
+        oldest = entry;
+    }
+    if (oldest === undefined) return false;
+    this.#log?.note(
+      "sessions",
+      sourceOfKey(top[0]),
+      "closed a session of the largest holder to admit another key",
+    );
+    this.#end(...oldest);
+    return true;
+  }
+
   #end(id: string, s: Session): void {
     this.#byId.delete(id);
+    s.release();
     s.server.close().catch(this.#report);
   }
 }

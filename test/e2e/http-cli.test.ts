@@ -100,7 +100,7 @@ describe("HTTP CLI", () => {
     }
   });
 
-  it("refuses a request on a session with another key", async () => {
+  it("refuses a request on a session with another key exactly as for an unknown session (404)", async () => {
     const a = await connect(keyA);
     try {
       const res = await fetch(server.url, {
@@ -119,7 +119,10 @@ describe("HTTP CLI", () => {
           params: { name: "list_requests", arguments: {} },
         }),
       });
-      expect(res.status).toBe(403);
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+        "Session not found; initialize a new one",
+      );
     } finally {
       await a.client.close();
     }

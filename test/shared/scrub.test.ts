@@ -22,11 +22,23 @@ describe("keyScrubber", () => {
     "bare hex upper-cased": HEX.toUpperCase(),
     "mixed case": [...KEY].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join(""),
     "URL-encoded": encodeURIComponent(KEY),
+    "percent-encoded byte by byte": [...Buffer.from(KEY)].map((b) => `%${b.toString(16)}`).join(""),
+    "percent-encoded in part": KEY.replace("_", "%5F").replace(/a/g, "%61"),
+    "hex of its bytes": Buffer.from(KEY).toString("hex"),
+    "hex of its bytes, upper-cased": Buffer.from(KEY).toString("hex").toUpperCase(),
+    "hex of its digits' bytes": Buffer.from(HEX).toString("hex"),
+    "hex of its bytes, spaced": [...Buffer.from(KEY)].map((b) => b.toString(16)).join(" "),
+    "hex of its bytes, colon-separated": [...Buffer.from(KEY)].map((b) => b.toString(16)).join(":"),
+    dashed: `lgk_${HEX.match(/.{8}/g)?.join("-")}`,
+    "dashed like a UUID": `${HEX.slice(0, 8)}-${HEX.slice(8, 12)}-${HEX.slice(12, 16)}-${HEX.slice(16, 20)}-${HEX.slice(20)}`,
+    spaced: [...KEY].join(" "),
+    "spaced in groups": HEX.match(/.{4}/g)?.join(" ") ?? "",
   };
   for (const [name, form] of Object.entries(forms)) {
     it(`removes the key as its ${name}, inside other text`, () => {
       const out = scrub(`Key ${form} was refused; retry.`);
       expect(leaks(out)).toBe(false);
+      expect(leaks(out.replace(/[^0-9a-f]/gi, ""))).toBe(false);
       expect(out).toContain(REDACTED);
       expect(out).toMatch(/^Key .* was refused; retry\.$/);
     });

@@ -185,7 +185,8 @@ describe("HTTP sessions and keys", () => {
     expect(a.transport.sessionId).toBeDefined();
     expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
 
-    // Session A's ID with key B: refused, not served under either key.
+    // Session A's ID with key B: refused, not served under either key, and answered exactly as an
+    // unknown session is (whether the session exists is not B's to learn).
     const hijack = await post(
       {
         authorization: `Bearer ${KEY_B}`,
@@ -199,8 +200,24 @@ describe("HTTP sessions and keys", () => {
         params: { name: "whoami", arguments: {} },
       }),
     );
-    expect(hijack.status).toBe(403);
-    expect(await hijack.text()).not.toContain(hash(KEY_A));
+    expect(hijack.status).toBe(404);
+    const hijackText = await hijack.text();
+    expect(hijackText).not.toContain(hash(KEY_A));
+    const unknown = await post(
+      {
+        authorization: `Bearer ${KEY_B}`,
+        "mcp-session-id": "00000000-0000-4000-8000-000000000000",
+        "mcp-protocol-version": "2025-11-25",
+      },
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "whoami", arguments: {} },
+      }),
+    );
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toBe(hijackText);
     await a.client.close();
     await b.client.close();
   });

@@ -177,20 +177,37 @@ async function openedAt(handle: FileHandle, again: () => Promise<string>): Promi
   return where;
 }
 
+/**
+ * Whether a path that does not exist would resolve inside `dirs` (its nearest existing ancestor
+ * resolved, the rest as written): a missing file behind a link that leads outside is refused as
+ * outside, as an existing one is.
+ */
+async function resolvesInside(wanted: string, dirs: readonly string[]): Promise<boolean> {
+  for (let at = path.dirname(wanted); ; at = path.dirname(at)) {
+    const real = await realpath(at).catch(() => undefined);
+    if (real !== undefined) {
+      const wouldBe = path.join(real, path.relative(at, wanted));
+      return dirs.some((d) => isInside(d, wouldBe));
+    }
+    if (path.dirname(at) === at) return false;
+  }
+}
+
 /** Opens a file for upload after every check; the caller must `close()` it. */
 export async function openMedia(p: string, scope: FileScope, rules: ReadRules): Promise<OpenedFile> {
   const { dirs } = scope;
   const wanted = await scope.locate(p, rules.field);
+  // A path outside is refused in one wording, whether or not it exists and wherever a link leads:
+  // the answer must not tell a model whether ~/.ssh/id_rsa is there. Decided before any lookup.
+  if (!dirs.some((d) => isInside(d, wanted))) throw scope.outside(rules.field, p);
   let real: string;
   try {
     real = await realpath(wanted);
   } catch {
-    if (!dirs.some((d) => isInside(d, wanted))) throw scope.outside(rules.field, p);
+    if (!(await resolvesInside(wanted, dirs))) throw scope.outside(rules.field, p);
     throw new ArgumentError(rules.field, `${p} does not exist`);
   }
-  if (!dirs.some((d) => isInside(d, real))) {
-    throw scope.outside(rules.field, `${p} (resolved to ${scope.show(real)})`);
-  }
+  if (!dirs.some((d) => isInside(d, real))) throw scope.outside(rules.field, p);
   let handle: FileHandle;
   try {
     // Cheap refusal of a directory or device before opening it; the handle is what is trusted.

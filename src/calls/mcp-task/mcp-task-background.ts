@@ -11,6 +11,8 @@
  * takes the work over (mcp-task-resume.ts): an uncertain send replays under the same identity, a known
  * service task is read again.
  */
+import type { EngineConfig } from "../../config/config-types.js";
+import { serveLimits } from "../../config/serve-limits.js";
 import { TASK_LEASE_MS, TASK_POLL, TASK_TTL_MS } from "../../config/time-limits.js";
 import { IdentifiedError } from "../../ledger/ledger-errors.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
@@ -19,14 +21,46 @@ import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import type { CreateTaskResult } from "../../mcp/mcp-task-wire.js";
 import { created2025, task2025 } from "../../mcp/mcp-task-wire-2025.js";
+import { LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../../shared/fair-shares.js";
+import { LocalRefusal } from "../../shared/local-refusals.js";
 import { adopting, Job, jobs, OWNER } from "./mcp-task-job.js";
 import { type Steps, type TaskContext, taskStore } from "./mcp-task-record.js";
 import type { StoredTask } from "./mcp-task-store.js";
 
 export type { Steps, Within } from "./mcp-task-record.js";
 
+/** MCP tasks this process drives, per key, by the limits in force (one entry per configuration). */
+const inFlight = new Map<string, Shares>();
+/** What a call refused for the task share is told to wait: a slow task takes minutes. */
+const TASK_RETRY_S = 60;
+/** The operator's log of those refusals (stderr, scrubbed by the CLI), once a minute per key. */
+const refusals = new LimitLog((line) => process.stderr.write(`generation-mcp: ${line}\n`));
+
+function taskShares(config: EngineConfig): Shares {
+  const { tasks, tasksPerKey } = serveLimits(config.serveLimits);
+  const name = `${tasks}/${tasksPerKey}`;
+  let pool = inFlight.get(name);
+  if (pool === undefined) {
+    pool = new Shares(tasks, tasksPerKey);
+    inFlight.set(name, pool);
+  }
+  return pool;
+}
+
+/** The refusal of a task past a bound: nothing was sent or recorded. */
+function tooManyTasks(refusal: PoolRefusal): LocalRefusal {
+  const limit = refusal.bound === "share" ? "tasksPerKey" : "tasks";
+  const whose = refusal.bound === "share" ? "for this key" : "on this server";
+  return new LocalRefusal(
+    "TOO_MANY_TASKS",
+    `Too many MCP tasks in flight ${whose} (limit ${refusal.limit}, ${limit}); nothing was sent.`,
+    `Wait for a task to finish (or cancel one) and retry after about ${TASK_RETRY_S} s.`,
+  );
+}
+
 /**
- * Hands a claimed paid call back as a task: sends (the run starts here, with the task's own
+ * Hands a claimed paid call back as a task, within the key's share of tasks in flight
+ * (tasksPerKey; a call past it is refused before anything is sent): sends (the run starts here, with the task's own
  * signals, not the request's), and as soon as the ledger says the claim is durable, creates the
  * task and answers with it. A refusal before the claim is thrown, as in a synchronous call.
  * `form`: the task was asked for in the 2025-11-25 form (mcp-task-wire-2025.ts): listed for
@@ -35,6 +69,35 @@ export type { Steps, Within } from "./mcp-task-record.js";
 export async function handBack<T>(
   engine: Engine,
   steps: Steps<T>,
+  form?: "2025-11-25",
+  notifyStatus?: (task: Record<string, unknown>) => void,
+): Promise<ToolOutcome> {
+  // The slot is claimed before the first await, so a burst of calls cannot overshoot the share.
+  const pool = taskShares(engine.config);
+  const refusal = pool.take(engine.keyHash);
+  if (refusal !== undefined) {
+    const limit = refusal.bound === "share" ? "tasksPerKey" : "tasks";
+    refusals.note(
+      limit,
+      sourceOfKey(engine.keyHash),
+      `refused an MCP task: ${limit} ${refusal.limit} reached`,
+    );
+    throw tooManyTasks(refusal);
+  }
+  const release = once(() => pool.give(engine.keyHash));
+  try {
+    return await handOver(engine, steps, release, form, notifyStatus);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** handBack past its claim: the task created and driven, `release` called when its work ends. */
+async function handOver<T>(
+  engine: Engine,
+  steps: Steps<T>,
+  release: () => void,
   form?: "2025-11-25",
   notifyStatus?: (task: Record<string, unknown>) => void,
 ): Promise<ToolOutcome> {
@@ -72,6 +135,7 @@ export async function handBack<T>(
     void running.catch(() => {}).finally(() => job.sendBudget.release());
     throw new IdentifiedError(err, identity, "sent");
   }
+  job.onDone = release;
   job.drive(created.taskId, Date.parse(created.createdAt), steps, () => running);
   if (form !== undefined) return created2025(created) as unknown as ToolOutcome;
   const result: CreateTaskResult = { resultType: "task", ...created };

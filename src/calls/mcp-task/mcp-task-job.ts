@@ -43,6 +43,8 @@ export class Job {
   #taskId = "";
   #message: string | undefined;
   #dirty = false;
+  /** Told when the work ends here (its slot of tasks in flight goes back). */
+  onDone: (() => void) | undefined;
   /** Told once, with the stored task, when a write finds it no longer working. */
   onEnded: ((rec: StoredTask) => void) | undefined;
   /** tasks/get held for a read: each released by the first write it waits for (true). */
@@ -86,6 +88,7 @@ export class Job {
       clearInterval(this.#renew);
       this.sendBudget.release();
       if (jobs.get(taskId) === this) jobs.delete(taskId);
+      this.onDone?.();
       this.#release(undefined, true);
     });
   }

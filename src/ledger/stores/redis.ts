@@ -10,6 +10,7 @@
  * never read as "no record".
  */
 import type { RedisClientType } from "@redis/client";
+import { LRUCache } from "lru-cache";
 import type { Durability } from "../../config/store-uri.js";
 import type { KeyedStore } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
@@ -75,13 +76,18 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1`;
 
 type Client = RedisClientType;
+/** Key hashes remembered as listed; about 150 bytes each. */
+const MAX_LISTED_MEMO = 10_000;
 
 export class RedisStore implements LedgerStore {
   readonly description: string;
   readonly durabilityNote?: string;
   readonly #client: Client;
-  /** Key hashes this process already listed in KEYHASHES (the set only grows). */
-  readonly #listed = new Set<string>();
+  /**
+   * Key hashes this process recently listed in KEYHASHES: a memo saving the SADD, bounded (a miss
+   * only adds again, which is idempotent), so made-up keys cannot grow the heap without end.
+   */
+  readonly #listed = new LRUCache<string, true>({ max: MAX_LISTED_MEMO });
 
   private constructor(client: Client, note: string | undefined) {
     this.#client = client;
@@ -142,7 +148,7 @@ export class RedisStore implements LedgerStore {
     // Listed before the claim, so listAll and sweep find every key hash that has records.
     if (!this.#listed.has(req.keyHash)) {
       await this.#client.sAdd(KEYHASHES, req.keyHash);
-      this.#listed.add(req.keyHash);
+      this.#listed.set(req.keyHash, true);
     }
     for (let i = 0; i < MAX_CLAIM_TRIES; i++) {
       const reads = new Map<string, string>();

@@ -77,6 +77,25 @@ describe("files", () => {
     }
   });
 
+  it("refuses a path outside in one wording whether it exists or not, wherever a link leads", async () => {
+    const said = async (p: string) => {
+      const err = await openMedia(p, localScope([allowed]), rules).catch((e: unknown) => e);
+      expect(err, p).toBeInstanceOf(ArgumentError);
+      // The path as given is the only part that differs.
+      return (err as Error).message.replace(p, "<path>");
+    };
+    const pairs: Array<[string, string]> = [
+      [path.join(secret, "pic.png"), path.join(secret, "missing.png")],
+      [path.join(allowed, "escape-dir", "pic.png"), path.join(allowed, "escape-dir", "missing.png")],
+      ["/etc/passwd", "/etc/no-such-file-here"],
+      ["~/.bashrc", "~/.no-such-file-here"],
+    ];
+    for (const [there, missing] of pairs) {
+      expect(await said(there), there).toBe(await said(missing));
+      expect(await said(there)).not.toMatch(/resolved|does not exist/);
+    }
+  });
+
   it("refuses non-media by its bytes, directories, and sizes past the limit", async () => {
     await expect(openMedia("notes.png", localScope([allowed]), rules)).rejects.toThrow(
       /is not media \(judged by its bytes/,

@@ -1,0 +1,70 @@
+/**
+ * Each key's budget of new ledger records and their bytes per UTC day, counted in the ledger's own
+ * store (keyed-store.ts: `day:<key hash>:<date>`), so every replica on the store counts the same
+ * day. A call past it is refused before its claim: nothing is sent or stored. The check is a read;
+ * the count is written after a new record's claim, off the call's path, so a burst may pass the
+ * bound by the calls in flight at once (themselves bounded: docs/security.md's pools) and no paid
+ * call waits for a second durable write.
+ */
+import type { KeyedStore } from "./keyed-store.js";
+import { LedgerError } from "./ledger-errors.js";
+
+export interface DayBudget {
+  /** New records one key may create per UTC day. */
+  records: number;
+  /** Bytes of request bodies those records may hold. */
+  bytes: number;
+}
+
+export const DEFAULT_DAY_BUDGET: Readonly<DayBudget> = { records: 20_000, bytes: 2 * 1024 ** 3 };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** A day's count outlives its day a little, for clocks that differ between replicas. */
+const COUNT_TTL_MS = 2 * DAY_MS;
+const MAX_TRIES = 8;
+
+const dayKey = (keyHash: string, now: number): string =>
+  `day:${keyHash}:${new Date(now).toISOString().slice(0, 10)}`;
+
+function parse(text: string | undefined): DayBudget {
+  if (text === undefined) return { records: 0, bytes: 0 };
+  const v = JSON.parse(text) as Partial<DayBudget>;
+  return { records: Number(v.records) || 0, bytes: Number(v.bytes) || 0 };
+}
+
+/** Refuses a new record past the key's budget for today, naming the limit and when it resets. */
+export async function checkDay(
+  kv: KeyedStore,
+  keyHash: string,
+  budget: DayBudget,
+  bytes: number,
+  now: number,
+): Promise<void> {
+  const used = parse(await kv.get(dayKey(keyHash, now)));
+  const hours = Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 3_600_000));
+  const over =
+    used.records + 1 > budget.records
+      ? `${used.records} records today (limit ${budget.records}, ledgerRecordsPerKeyDay)`
+      : used.bytes + bytes > budget.bytes
+        ? `${Math.round(used.bytes / 1024 ** 2)} MiB of requests today (limit ${Math.round(budget.bytes / 1024 ** 2)} MiB, ledgerMiBPerKeyDay)`
+        : undefined;
+  if (over === undefined) return;
+  throw new LedgerError(
+    "LEDGER_DAY_BUDGET",
+    `this key has stored ${over} in the request ledger; nothing was sent`,
+    {
+      action: `Retry after 00:00 UTC (in about ${hours} h), or ask the operator to raise the limit.`,
+    },
+  );
+}
+
+/** Counts one new record of `bytes` for the key today (compare-and-set, retried on a race). */
+export async function countDay(kv: KeyedStore, keyHash: string, bytes: number, now: number): Promise<void> {
+  const key = dayKey(keyHash, now);
+  for (let i = 0; i < MAX_TRIES; i++) {
+    const text = await kv.get(key);
+    const used = parse(text);
+    const next = JSON.stringify({ records: used.records + 1, bytes: used.bytes + bytes });
+    if (await kv.swap(key, text, next, COUNT_TTL_MS)) return;
+  }
+}
