@@ -115,7 +115,10 @@ async function load(server: Started, bearers: string[], calls: number): Promise<
 }
 
 /** (e) and (f). */
-async function signedInLoad(env: Record<string, string>, keys: string[], sessions: number, calls: number) {
+async function signedInLoad(base: Record<string, string>, keys: string[], sessions: number, calls: number) {
+  // BENCH_CPU_PROF=DIR: both servers write a CPU profile there when they stop (node --cpu-prof).
+  const prof = process.env.BENCH_CPU_PROF;
+  const env = prof === undefined ? base : { ...base, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` };
   const { cli: oauth, issuer } = await oauthServer(env);
   const key = await startHttpCli([], env);
   try {

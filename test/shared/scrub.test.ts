@@ -32,6 +32,15 @@ describe("keyScrubber", () => {
     });
   }
 
+  it("removes the key's digits inside a longer run of hex digits, every time they occur", () => {
+    const out = scrub(`a${"f".repeat(9)}${HEX.toUpperCase()}0123 then LGK_${HEX}${HEX} end`);
+    expect(leaks(out)).toBe(false);
+    expect(out).toBe(`a${"f".repeat(9)}${REDACTED}0123 then ${REDACTED}${REDACTED} end`);
+    // Another 64-digit run, longer runs without the key, and short hex pass untouched.
+    const other = "ab".repeat(40);
+    expect(scrub(`${other} deadbeef`)).toBe(`${other} deadbeef`);
+  });
+
   it("removes base64 and base64url of the key or its digits, at every alignment inside a larger encoding", () => {
     for (const secret of [KEY, HEX]) {
       for (const before of ["", "a", "ab", "Basic user:", "xyz:"]) {
