@@ -12,9 +12,10 @@ import { hashKey } from "../../ledger/identity.js";
 import type { LazyLedger } from "../../ledger/lazy-ledger.js";
 import { createEngines, type Engines } from "../engine.js";
 import { Accounts } from "./oauth-accounts.js";
-import { createOAuth, type OAuthGate } from "./oauth-gate.js";
+import { createOAuth, type FoundToken, type OAuthGate } from "./oauth-gate.js";
 import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
 import { Sealing } from "./oauth-sealing.js";
+import { noticingRevocations, TokenChecks } from "./token-checks.js";
 
 export interface OAuthStart {
   engines: Engines;
@@ -25,7 +26,9 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
   if (config.publicUrl === undefined || config.authSecret === undefined) {
     throw new Error("--auth oauth needs GENERATION_PUBLIC_URL and GENERATION_AUTH_SECRET");
   }
-  const kv = await ledger.keyed();
+  // Tokens checked lately are forgotten as soon as this replica deletes a token, grant or account.
+  const tokenChecks = new TokenChecks<FoundToken>();
+  const kv = noticingRevocations(await ledger.keyed(), () => tokenChecks.forgetAll());
   const sealing = new Sealing(config.authSecret);
   const lifetimes = {
     accessToken: config.accessTokenTtl,
@@ -55,6 +58,7 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
       ? {}
       : { trustedProxies: trustedProxyList(config.trustedProxies) }),
     log,
+    tokenChecks,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
   return { engines, gate };
