@@ -127,9 +127,14 @@ async function load(server: Started, bearers: string[], calls: number): Promise<
 
 /** (e) and (f). */
 async function signedInLoad(base: Record<string, string>, keys: string[], sessions: number, calls: number) {
-  // BENCH_CPU_PROF=DIR: both servers write a CPU profile there when they stop (node --cpu-prof).
+  // BENCH_CPU_PROF=DIR: both servers write a CPU profile there when they stop (node --cpu-prof);
+  // BENCH_SERVER_NODE_OPTIONS: Node options for both (e.g. --experimental-async-context-frame on Node 22).
   const prof = process.env.BENCH_CPU_PROF;
-  const env = prof === undefined ? base : { ...base, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` };
+  const options = [
+    process.env.BENCH_SERVER_NODE_OPTIONS ?? "",
+    prof === undefined ? "" : `--cpu-prof --cpu-prof-dir=${prof}`,
+  ].join(" ");
+  const env = options.trim() === "" ? base : { ...base, NODE_OPTIONS: options.trim() };
   const { cli: oauth, issuer } = await oauthServer(env);
   const key = await startHttpCli([], env);
   try {
@@ -190,8 +195,13 @@ async function signedInLoad(base: Record<string, string>, keys: string[], sessio
     );
   } catch (error) {
     // What the servers said, when a run fails: the cause is usually there.
-    for (const [name, s] of [["oauth", oauth], ["key", key]] as const)
-      print(`    ${name} server (exit ${s.child.exitCode}) stderr: ${s.stderr().trim().split("\n").slice(-5).join(" | ")}`);
+    for (const [name, s] of [
+      ["oauth", oauth],
+      ["key", key],
+    ] as const)
+      print(
+        `    ${name} server (exit ${s.child.exitCode}) stderr: ${s.stderr().trim().split("\n").slice(-5).join(" | ")}`,
+      );
     throw error;
   } finally {
     await Promise.all([oauth.stop(), key.stop()]);

@@ -37,6 +37,14 @@ function base64Cores(secret: string): string[] {
   return [...new Set(cores)];
 }
 
+/**
+ * Whether a text could quote any key in any form keyScrubber removes: each is a run of 64 hex
+ * digits or, base64-encoded, of at least 84 base64 characters. A text with neither needs no
+ * per-key scrub (engine.ts scrubs a log line for every key it keeps only when this says so).
+ */
+export const mayQuoteKey = (text: string): boolean => MAY_QUOTE.test(text);
+const MAY_QUOTE = /[0-9a-f]{64}|[A-Za-z0-9+/_-]{80,}/i;
+
 /** Runs of hex digits long enough to hold a key's digits (checked per run below). */
 const HEX_RUN = /(?:lgk_)?[0-9a-f]{64,}/gi;
 

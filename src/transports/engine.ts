@@ -15,7 +15,7 @@ import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
-import { scrubKeyShapes } from "../shared/scrub.js";
+import { mayQuoteKey, scrubKeyShapes } from "../shared/scrub.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
@@ -209,6 +209,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     scrub(text) {
       let out = scrubKeyShapes(text);
+      // Thousands of engines may be kept: only a text that could quote a key is scrubbed by each.
+      if (!mayQuoteKey(out)) return out;
       for (const engine of engines.values()) out = engine.client.scrub(out);
       return out;
     },
