@@ -13,6 +13,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Agent, setGlobalDispatcher } from "undici";
 import { type Started, startHttpCli } from "../test/helpers/cli.js";
 import { FORWARDED_ENV, registerClient, signInDirect, userAddress } from "../test/helpers/sign-in-direct.js";
 import { freePort } from "../test/ledger/stores.js";
@@ -77,6 +78,16 @@ interface Load {
   cpu: number;
 }
 
+/**
+ * The bench's own connections give up an idle socket after 0.5 s, well before the server's 5 s
+ * keep-alive ends it (with a thousand clients on a loaded machine the client's timer can fire
+ * late, and a request sent on a socket the server is closing fails: "other side closed"); a
+ * connection may wait long to be accepted there, so connecting gets 60 s, not 10.
+ */
+setGlobalDispatcher(
+  new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500, connect: { timeout: 60_000 } }),
+);
+
 /** Each bearer a session of its own calling list_models `calls` times, all at once, on `server`. */
 async function load(server: Started, bearers: string[], calls: number): Promise<Load> {
   const url = server.url;
@@ -115,7 +126,15 @@ async function load(server: Started, bearers: string[], calls: number): Promise<
 }
 
 /** (e) and (f). */
-async function signedInLoad(env: Record<string, string>, keys: string[], sessions: number, calls: number) {
+async function signedInLoad(base: Record<string, string>, keys: string[], sessions: number, calls: number) {
+  // BENCH_CPU_PROF=DIR: both servers write a CPU profile there when they stop (node --cpu-prof);
+  // BENCH_SERVER_NODE_OPTIONS: Node options for both (e.g. --experimental-async-context-frame on Node 22).
+  const prof = process.env.BENCH_CPU_PROF;
+  const options = [
+    process.env.BENCH_SERVER_NODE_OPTIONS ?? "",
+    prof === undefined ? "" : `--cpu-prof --cpu-prof-dir=${prof}`,
+  ].join(" ");
+  const env = options.trim() === "" ? base : { ...base, NODE_OPTIONS: options.trim() };
   const { cli: oauth, issuer } = await oauthServer(env);
   const key = await startHttpCli([], env);
   try {
@@ -174,6 +193,16 @@ async function signedInLoad(env: Record<string, string>, keys: string[], session
     print(
       `    one session alone: key p50 ${ms(percentile(soloKey.latencies, 50))}, oauth p50 ${ms(percentile(soloToken.latencies, 50))}`,
     );
+  } catch (error) {
+    // What the servers said, when a run fails: the cause is usually there.
+    for (const [name, s] of [
+      ["oauth", oauth],
+      ["key", key],
+    ] as const)
+      print(
+        `    ${name} server (exit ${s.child.exitCode}) stderr: ${s.stderr().trim().split("\n").slice(-5).join(" | ")}`,
+      );
+    throw error;
   } finally {
     await Promise.all([oauth.stop(), key.stop()]);
   }

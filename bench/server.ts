@@ -8,7 +8,7 @@
  *  (d) what tools/list costs a client without MCP Apps: bytes of JSON, in all and per tool, next to peers;
  *      and what it costs a client declaring MCP Apps (it is also listed the viewer's app-only tools);
  *  (e), (f), (k) what --auth oauth costs, against key mode in the same run (bench/oauth.ts): the
- *      sign-in flow's server time; 100 signed-in users' sessions x 10 list_models, throughput and
+ *      sign-in flow's server time; 1,000 signed-in users' sessions x 3 list_models, throughput and
  *      p50/p99; resident memory per idle signed-in user at 1,000 users. BENCH_ONLY=oauth runs only these.
  *  (g) the paid call: generate_image with wait 0 over stdio against a minimal SDK server making the
  *      same POST (bench/minimal-server.mjs), and against it storing the identity in one synced
@@ -40,6 +40,9 @@ const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const CALLS_PER_SESSION = Number(process.env.BENCH_CALLS_PER_SESSION ?? 10);
+/** (f): signed-in users on one replica, each a session of their own, and their calls each (issue 33's goal). */
+const OAUTH_USERS = Number(process.env.BENCH_OAUTH_USERS ?? 1_000);
+const OAUTH_CALLS = Number(process.env.BENCH_OAUTH_CALLS ?? 3);
 const COLD_TARGET_MS = 350;
 const PEER_RATIO_TARGET = 0.8;
 const RATIO_TARGET = 1.1;
@@ -284,7 +287,7 @@ async function main(): Promise<void> {
       catalogCost(cold.ours, cold.peers);
       await catalogCostWithApps();
     }
-    if (/[efk]/.test(PARTS)) await oauthCosts(iso.env, PARTS, SESSIONS, CALLS_PER_SESSION);
+    if (/[efk]/.test(PARTS)) await oauthCosts(iso.env, PARTS, OAUTH_USERS, OAUTH_CALLS);
     if (PARTS.includes("h")) await taskCreation(serviceEnv);
     if (PARTS.includes("i")) await taskDetection();
     if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);

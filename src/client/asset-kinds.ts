@@ -21,6 +21,11 @@ export const MAX_KNOWN_ASSETS = 10_000;
 export class AssetKinds {
   readonly #known = new Map<string, KnownAsset>();
 
+  /** How many assets are remembered (what an engine's memory estimate counts, engine.ts). */
+  get size(): number {
+    return this.#known.size;
+  }
+
   /** What an answer said of an asset; refreshed as most recent when seen again. */
   note(id: string, kind: string, origin: AssetOrigin): void {
     this.#known.delete(id);

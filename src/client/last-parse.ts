@@ -2,7 +2,8 @@
  * An answer read whole on every call that rarely changes (the model catalog, about 3.5 KB): when
  * the service answers with the very same bytes as last time, the last parse serves again instead
  * of JSON.parse and the schema's check over the same text. The parse is frozen, so no caller can
- * change what the next one gets. One per service client, so per key.
+ * change what the next one gets. One per process (engine.ts), or per service client: only the
+ * very same bytes reuse a parse, so sharing one across keys shows no key another's answer.
  */
 export class LastParse<T> {
   #text: string | undefined;

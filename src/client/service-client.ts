@@ -38,6 +38,12 @@ export interface ClientOptions {
   random?: () => number;
   /** Told when the service refuses this key (401 INVALID_API_KEY): an OAuth grant over it ends. */
   onKeyRefused?: () => void;
+  /**
+   * The catalog's last parse, shared by the clients of one process (engine.ts): it is reused only
+   * for the very same bytes, so keys never see each other's answers, and a thousand users hold one
+   * parse instead of a thousand. Default: one of this client's own.
+   */
+  catalog?: LastParse<ModelList>;
 }
 
 interface CallOptions {
@@ -74,7 +80,7 @@ export class ServiceClient {
   /** The kinds of the assets this key's answers named (uploads, task outputs): see asset-kinds.ts. */
   readonly assets = new AssetKinds();
   /** The catalog's last parse, reused while the service answers the same bytes. */
-  readonly #catalog = new LastParse<ModelList>();
+  readonly #catalog: LastParse<ModelList>;
 
   constructor(opts: ClientOptions) {
     // The key is validated without echoing it: the message names the format only.
@@ -84,7 +90,15 @@ export class ServiceClient {
     }
     // The base URL was checked where it was configured (src/config/values.ts); ServiceHttp,
     // which parses it, asserts only that it is http(s).
-    this.scrub = keyScrubber(opts.apiKey);
+    // Built on first use (a few regular expressions): an engine is made on a user's first request
+    // (engine.ts), and most of its texts are only ever scrubbed for key shapes.
+    const apiKey = opts.apiKey;
+    let scrubber: Scrub | undefined;
+    this.scrub = (text) => {
+      scrubber ??= keyScrubber(apiKey);
+      return scrubber(text);
+    };
+    this.#catalog = opts.catalog ?? new LastParse<ModelList>();
     this.timeoutMs = opts.timeoutMs;
     this.fetchOverride = opts.fetch;
     this.http = new ServiceHttp({

@@ -47,7 +47,8 @@ const charOrPercent = (c: string): string =>
 /**
  * The key as text, each character as itself or percent-encoded, with or without `lgk_`, and the
  * hex of its bytes (each byte optionally `%`-prefixed), each with or without a separator between
- * characters (bytes): dashed, spaced, colon-separated.
+ * characters (bytes): dashed, spaced, colon-separated. Only for a key of an unexpected shape
+ * (otherScrubber); a well-formed key is found by the shared expressions below.
  */
 function spelledForms(digits: string): RegExp {
   const text = (s: string) => [...s].map(charOrPercent).join(SEP);
@@ -59,12 +60,75 @@ function spelledForms(digits: string): RegExp {
 }
 
 /**
- * A scrubber for one key: its 64 hex digits in any case, with or without `lgk_`, percent-encoded
- * or not, dashed, spaced or plain; the hex of its bytes the same ways; and base64 or base64url of
- * the key or of its digits alone. Then every key shape, whoever's.
+ * Whether a text could quote any key in any form keyScrubber removes: each is a run of 64 hex
+ * digits or, base64-encoded, of at least 84 base64 characters. A text with neither needs no
+ * per-key scrub (engine.ts scrubs a log line for every key it keeps only when this says so).
+ */
+export const mayQuoteKey = (text: string): boolean => MAY_QUOTE.test(text) || SPELLED_ONE.test(text);
+const MAY_QUOTE = /[0-9a-f]{64}|[A-Za-z0-9+/_-]{80,}/i;
+const SPELLED_ONE = /(?:%[0-9a-f]{2}|[0-9a-f])(?:[ \-:.]?(?:%[0-9a-f]{2}|[0-9a-f])){63,}/i;
+
+/** Runs of hex digits long enough to hold a key's digits (checked per run below). */
+const HEX_RUN = /(?:lgk_)?[0-9a-f]{64,}/gi;
+
+/**
+ * A scrubber for one key: its 64 hex digits in any case, with or without `lgk_`, also dashed,
+ * spaced, colon-separated or percent-encoded, the hex of its bytes, and base64 or base64url of
+ * the key or of its digits alone. Then every key shape, whoever's. Plain string searches and one
+ * shared expression, no expression per key: a server with thousands of users keeps one scrubber
+ * per user's engine (src/transports/engine.ts), and a compiled expression per key cost about
+ * 10 KiB and 0.1 ms each.
  */
 export function keyScrubber(apiKey: string): Scrub {
-  const digits = apiKey.replace(/^lgk_/i, "");
+  const given = apiKey.replace(/^lgk_/i, "");
+  if (!/^[0-9a-f]{64}$/i.test(given)) return otherScrubber(given);
+  const digits = given.toLowerCase();
+  const encoded = [...base64Cores(`lgk_${given}`), ...base64Cores(given)].sort((a, b) => b.length - a.length);
+  // A run of hex digits (ASCII: lower-casing keeps its length) is searched for the key's digits.
+  const hex = (run: string): string => {
+    const lower = run.toLowerCase();
+    let at = lower.indexOf(digits);
+    if (at < 0) return run;
+    let out = "";
+    let from = 0;
+    while (at >= 0) {
+      // `lgk_` just before the digits goes with them, as the key's own prefix.
+      const start = at >= 4 && lower.slice(at - 4, at) === "lgk_" ? at - 4 : at;
+      out += run.slice(from, start) + REDACTED;
+      from = at + digits.length;
+      at = lower.indexOf(digits, from);
+    }
+    return out + run.slice(from);
+  };
+  // The hex of the digits' bytes, as a service echoing the key byte by byte would write it.
+  const byteHex = Buffer.from(digits, "utf8").toString("hex");
+  const spelled = (run: string): string => {
+    const plain = run
+      .replace(SEPARATORS, "")
+      .replace(PERCENT, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+    const lower = plain.toLowerCase();
+    return lower.includes(digits) || lower.includes(byteHex) ? REDACTED : run;
+  };
+  return (text) => {
+    let out = text.replace(HEX_RUN, hex);
+    // Dashed, spaced, colon-separated or percent-encoded spellings, and the hex of its bytes.
+    out = out.replace(SPELLED, spelled);
+    for (const core of encoded) if (out.includes(core)) out = out.replaceAll(core, REDACTED);
+    return scrubKeyShapes(out);
+  };
+}
+
+/**
+ * A run of hex digits (or percent-encoded characters) at least a key's 64 long, each optionally
+ * separated from the next by a dash, space, colon or dot: where the key may stand spelled out. One
+ * shared expression; each run is then checked against the key's own digits with string searches.
+ */
+const SPELLED = /(?:%[0-9a-f]{2}|[0-9a-f])(?:[ \-:.]?(?:%[0-9a-f]{2}|[0-9a-f])){63,}/gi;
+const SEPARATORS = /[ \-:.]/g;
+const PERCENT = /%([0-9a-f]{2})/gi;
+
+/** A key of another shape than `lgk_` and 64 hex digits (none is accepted; defence in depth). */
+function otherScrubber(digits: string): Scrub {
   if (digits.length < 16) return scrubKeyShapes;
   const hex = spelledForms(digits);
   const encoded = [...base64Cores(`lgk_${digits}`), ...base64Cores(digits)].sort(

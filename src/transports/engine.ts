@@ -8,6 +8,7 @@
 
 import { dirname, join } from "node:path";
 import type { LRUCache } from "lru-cache";
+import type { ModelList } from "../client/schemas.js";
 import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
 import { serveLimits } from "../config/serve-limits.js";
@@ -15,7 +16,7 @@ import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey, approvalSecret } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
-import { scrubKeyShapes } from "../shared/scrub.js";
+import { mayQuoteKey, scrubKeyShapes } from "../shared/scrub.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
 export { EMBEDDED_SANDBOX_KEY } from "./sandbox-start.js";
@@ -50,7 +51,9 @@ export interface EngineOptions {
   ledger?: LazyLedger;
   /** Told (by key hash) when the service refuses a key: --auth oauth ends the sign-ins over it. */
   onKeyRefused?: (keyHash: string) => void;
-  /** How many engines are kept for reuse (default MAX_CACHED_ENGINES). */
+  /** The estimated memory the kept engines may take (default MAX_ENGINE_BYTES). */
+  maxEngineBytes?: number;
+  /** At most this many engines kept, besides the memory bound (tests; default none). */
   maxEngines?: number;
 }
 
@@ -99,11 +102,23 @@ export function lazyLedger(config: Config): LazyLedger {
 }
 
 /**
- * Engines kept for reuse, least recently used dropped first (every use counts: a token check, a
- * request's key): on HTTP anyone can present made-up keys, and a cache without a bound would grow
- * with each one. A request or session holds the engine it was given, so a drop never fails one.
+ * Engines kept for reuse, bounded by their estimated memory, least recently used dropped first
+ * (every use counts: a token check, a request's key): on HTTP anyone can present made-up keys, and
+ * a cache without a bound would grow with each one. A bound by memory rather than by count keeps
+ * an engine for every active user (64 MiB: about 16,000 users who uploaded nothing), so a thousand
+ * users do not rebuild one on most requests (with --auth oauth, a store read and a decryption
+ * each). A request or session holds the engine it was given, so a drop never fails one.
  */
-export const MAX_CACHED_ENGINES = 256;
+export const MAX_ENGINE_BYTES = 64 * 1024 * 1024;
+/**
+ * An engine's own memory, rounded up from 3.3 KiB measured (docs/benchmarks.md): its client, its
+ * key's scrubber, its state and cache entry;
+ * the catalog's parse is shared. What its client learns of assets (asset-kinds.ts) is counted
+ * on top, ASSET_BYTES each, re-estimated on each use.
+ */
+export const ENGINE_BYTES = 4 * 1024;
+const ASSET_BYTES = 100;
+const engineSize = (engine: Engine): number => ENGINE_BYTES + engine.client.assets.size * ASSET_BYTES;
 
 /** Where the keys of this process's engines come from (what a refused key's next step names). */
 function originOf(config: Config, apiKey: string): KeyOrigin {
@@ -113,14 +128,36 @@ function originOf(config: Config, apiKey: string): KeyOrigin {
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
   // hashKey from identity.ts, not the ledger's index: the index pulls the store modules in.
-  const [{ ServiceClient }, { hashKey }, { LRUCache }] = await Promise.all([
+  const [{ ServiceClient }, { hashKey }, { LRUCache }, { LastParse }] = await Promise.all([
     import("../client/service-client.js"),
     import("../ledger/identity.js"),
     import("lru-cache"),
+    import("../client/last-parse.js"),
   ]);
   const target = await serviceTarget(config);
   const ledger = o.ledger ?? lazyLedger(config);
-  const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
+  /** The size each kept engine was counted at, to count it again when its client learnt more. */
+  const counted = new WeakMap<Engine, number>();
+  const engines: LRUCache<string, Engine> = new LRUCache({
+    maxSize: o.maxEngineBytes ?? MAX_ENGINE_BYTES,
+    sizeCalculation: (engine) => {
+      const size = engineSize(engine);
+      counted.set(engine, size);
+      return size;
+    },
+    ...(o.maxEngines === undefined ? {} : { max: o.maxEngines }),
+  });
+  /** A kept engine (marked as just used), counted again if its size grew since. */
+  const keptEngine = (keyHash: string): Engine | undefined => {
+    const engine = engines.get(keyHash);
+    if (engine !== undefined && counted.get(engine) !== engineSize(engine)) {
+      // lru-cache counts a value set again as it is only when it is another value.
+      engines.delete(keyHash);
+      engines.set(keyHash, engine);
+    }
+    return engine;
+  };
+  const catalog = new LastParse<ModelList>();
   // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
   const sealing = answerKey(config.authSecret);
   // Seals spending approvals alike on every replica (src/calls/paid/approval.ts); without the
@@ -134,6 +171,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     const client = new ServiceClient({
       baseUrl: target.baseUrl,
       apiKey,
+      catalog,
       onKeyRefused: () => {
         standing.refused = true;
         o.onKeyRefused?.(keyHash);
@@ -152,7 +190,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
 
   const forKey = (apiKey: string): Engine => {
     const keyHash = hashKey(apiKey);
-    const known = engines.get(keyHash);
+    const known = keptEngine(keyHash);
     if (known !== undefined) return known;
     const engine = make(apiKey, keyHash);
     engines.set(keyHash, engine);
@@ -163,7 +201,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     defaultApiKey: target.defaultApiKey,
     baseUrl: target.baseUrl,
     forKey,
-    kept: (keyHash) => engines.get(keyHash),
+    kept: keptEngine,
     async checkKey(apiKey) {
       const engine = forKey(apiKey);
       try {
@@ -180,6 +218,8 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     scrub(text) {
       let out = scrubKeyShapes(text);
+      // Thousands of engines may be kept: only a text that could quote a key is scrubbed by each.
+      if (!mayQuoteKey(out)) return out;
       for (const engine of engines.values()) out = engine.client.scrub(out);
       return out;
     },

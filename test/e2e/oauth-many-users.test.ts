@@ -1,6 +1,6 @@
 /**
- * `--auth oauth` through the built CLI with 1,000 users signed in on one replica, more than the
- * engines it keeps (MAX_CACHED_ENGINES), so engines are dropped while their users are active. Each
+ * `--auth oauth` through the built CLI with 1,000 users signed in on one replica (an engine kept for
+ * each, engine.ts; drops while a request holds its engine are tested in engine-cache.test.ts). Each
  * user signs in with their own key through the sign-in page's form (test/helpers/sign-in-direct.ts:
  * one registered client, as one host serves all its users; no browser, which would add nothing
  * here but minutes), then opens a 2025-11-25 session and calls list_models, hundreds at once;
@@ -15,7 +15,6 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
-import { MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
 import { initializeRequest, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import {
   FORWARDED_ENV,
@@ -27,6 +26,8 @@ import {
 import { freePort } from "../ledger/stores.js";
 
 const USERS = 1_000;
+/** Users who open sessions while user 0's body is held back. */
+const CROWD = 640;
 /** Requests in flight at once: enough that hundreds of token checks interleave with drops. */
 const AT_ONCE = 400;
 const SECRET = Buffer.alloc(32, 5).toString("base64");
@@ -99,7 +100,6 @@ const listModels = (id: number) => ({
 describe("1,000 signed-in users on one replica", () => {
   it("signs every user in, more users than engines kept", () => {
     expect(tokens).toHaveLength(USERS);
-    expect(USERS).toBeGreaterThan(MAX_CACHED_ENGINES);
   });
 
   const sessions: string[] = [];
@@ -119,8 +119,8 @@ describe("1,000 signed-in users on one replica", () => {
   };
 
   it("serves a request under the engine its token gave it, though its body arrives after hundreds of others", async () => {
-    // User 0's token is checked from the headers; its body is held back until 2.5x as many other
-    // users as engines are kept have opened sessions (each a new engine, the oldest dropped).
+    // User 0's token is checked from the headers; its body is held back until hundreds of other
+    // users have opened sessions (each a new engine).
     const body = JSON.stringify(initializeRequest("slow"));
     let release = () => {};
     const held = new Promise<void>((resolve) => {
@@ -140,7 +140,7 @@ describe("1,000 signed-in users on one replica", () => {
       body: stream,
       duplex: "half",
     } as RequestInit);
-    const crowd = Array.from({ length: Math.ceil(2.5 * MAX_CACHED_ENGINES) }, (_, i) => i + 1);
+    const crowd = Array.from({ length: CROWD }, (_, i) => i + 1);
     await inParallel(crowd, AT_ONCE, (i) => openAndCall(i));
     release();
     const res = await slow;

@@ -12,6 +12,7 @@
 import type { Browser } from "playwright-core";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKEN_RECHECK_MS } from "../../src/transports/oauth/token-checks.js";
 import { chromiumMissing, launchChromium, runnableOrSkipped } from "../helpers/chromium.js";
 import { isolatedEnv, type Started } from "../helpers/cli.js";
 import {
@@ -52,6 +53,17 @@ const newKey = (scopes: Array<"read" | "generate">): string => {
 const direct = (i: number) => new URL(((d as Deployment).replicas[i] as Started).url).origin;
 
 const mcpStatus = (origin: string, token: string) => initializeStatus(`${origin}/mcp`, token);
+
+/** Milliseconds from `since` until `origin` answers 401 to `token` (polled; other answers must be 200). */
+async function refusedAfter(origin: string, token: string, since: number): Promise<number> {
+  for (;;) {
+    const status = await mcpStatus(origin, token);
+    if (status === 401) return Date.now() - since;
+    expect(status).toBe(200);
+    if (Date.now() - since > 3 * TOKEN_RECHECK_MS) return Date.now() - since;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 async function signIn(name: string, apiKey: string) {
   const provider = new MemoryOAuthProvider(callback.url, name);
@@ -107,7 +119,7 @@ describe.runIf(ready)(
       );
     });
 
-    it("signed in through the balancer; the token works on one replica, refreshes on another, is revoked on a third", async (ctx) => {
+    it("signed in through the balancer; the token works on one replica, refreshes on another, is revoked on a third and refused on the others within the revocation bound", async (ctx) => {
       if (d === undefined) return ctx.skip();
       const key = newKey(["read", "generate"]);
       const { provider, client, clientId } = await signIn("Replica Host", key);
@@ -134,9 +146,14 @@ describe.runIf(ready)(
         client_id: clientId,
       });
       expect(revoked.status).toBe(200);
-      for (let i = 0; i < 3; i++) {
-        expect(await mcpStatus(direct(i), fresh)).toBe(401);
-        expect(await mcpStatus(direct(i), access)).toBe(401);
+      const at = Date.now();
+      // The replica that revoked refuses at once; the others checked both tokens just now, and
+      // refuse them once that check is older than the bound (token-checks.ts, docs/oauth.md).
+      expect(await mcpStatus(direct(0), fresh)).toBe(401);
+      expect(await mcpStatus(direct(0), access)).toBe(401);
+      for (let i = 1; i < 3; i++) {
+        expect(await refusedAfter(direct(i), fresh, at)).toBeLessThanOrEqual(TOKEN_RECHECK_MS + 500);
+        expect(await refusedAfter(direct(i), access, at)).toBeLessThanOrEqual(TOKEN_RECHECK_MS + 500);
       }
     });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { summarize } from "../../src/ledger/error-summary.js";
-import { keyScrubber, REDACTED, scrubDeep, scrubKeyShapes } from "../../src/shared/scrub.js";
+import { keyScrubber, mayQuoteKey, REDACTED, scrubDeep, scrubKeyShapes } from "../../src/shared/scrub.js";
 
 const HEX = randomBytes(32).toString("hex");
 const KEY = `lgk_${HEX}`;
@@ -43,6 +43,33 @@ describe("keyScrubber", () => {
       expect(out).toMatch(/^Key .* was refused; retry\.$/);
     });
   }
+
+  it("removes the key's digits inside a longer run of hex digits, every time they occur", () => {
+    const out = scrub(`a${"f".repeat(9)}${HEX.toUpperCase()}0123 then LGK_${HEX}${HEX} end`);
+    expect(leaks(out)).toBe(false);
+    expect(out).toBe(`a${"f".repeat(9)}${REDACTED}0123 then ${REDACTED}${REDACTED} end`);
+    // Another 64-digit run, longer runs without the key, and short hex pass untouched.
+    const other = "ab".repeat(40);
+    expect(scrub(`${other} deadbeef`)).toBe(`${other} deadbeef`);
+  });
+
+  it("mayQuoteKey is true for every form of the key scrubbed, and false for an ordinary log line", () => {
+    const forms = [KEY, HEX.toUpperCase(), `x${HEX}y`];
+    for (const before of ["", "a", "ab", "Basic user:"])
+      for (const secret of [KEY, HEX]) {
+        const raw = Buffer.from(`${before}${secret}:tail`);
+        forms.push(raw.toString("base64"), raw.toString("base64url"));
+      }
+    for (const form of forms) {
+      expect(mayQuoteKey(`said ${form}.`), form).toBe(true);
+      // Whatever mayQuoteKey passes over, the scrubber would have left alone.
+      expect(scrub(`said ${form}.`)).not.toBe(`said ${form}.`);
+    }
+    const line =
+      "generation-mcp: oauth: sign-in: client l_oYQkaGlCuBZve5XMkTebbQZvdJaiuwpMBxaLfCNyg connected to account ceda922d1364";
+    expect(mayQuoteKey(line)).toBe(false);
+    expect(scrub(line)).toBe(line);
+  });
 
   it("removes base64 and base64url of the key or its digits, at every alignment inside a larger encoding", () => {
     for (const secret of [KEY, HEX]) {

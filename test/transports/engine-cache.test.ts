@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import { createEngines, type Engines, MAX_CACHED_ENGINES } from "../../src/transports/engine.js";
+import { createEngines, ENGINE_BYTES, type Engines, MAX_ENGINE_BYTES } from "../../src/transports/engine.js";
 
 const dir = mkdtempSync(join(tmpdir(), "generation-mcp-engine-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,22 +25,46 @@ let engines: Engines;
 afterEach(() => engines.close());
 
 describe("engine cache", () => {
+  const KEPT = 20;
   beforeEach(async () => {
-    engines = await createEngines(config());
+    engines = await createEngines(config(), { maxEngineBytes: KEPT * ENGINE_BYTES });
   });
 
-  it("keeps at most MAX_CACHED_ENGINES engines, dropping the least recently used", () => {
+  it("keeps engines up to a memory bound, dropping the least recently used", () => {
     const real = engines.forKey(key(0));
     const first = engines.forKey(key(1));
-    for (let i = 2; i < 5 * MAX_CACHED_ENGINES; i++) {
+    for (let i = 2; i < 5 * KEPT; i++) {
       engines.forKey(key(i));
       // The real key keeps being used, so it is never the least recently used.
-      if (i % 50 === 0) expect(engines.forKey(key(0))).toBe(real);
+      if (i % 5 === 0) expect(engines.forKey(key(0))).toBe(real);
     }
     expect(engines.forKey(key(0))).toBe(real);
     expect(engines.kept(real.keyHash)).toBe(real);
     expect(engines.kept(first.keyHash)).toBeUndefined();
     expect(engines.forKey(key(1))).not.toBe(first);
+    // The last KEPT - 1 made are all still kept, beside the real key.
+    for (let i = 5 * KEPT - (KEPT - 1); i < 5 * KEPT; i++)
+      expect(engines.kept(engines.forKey(key(i)).keyHash)).toBeDefined();
+  });
+
+  it("counts what an engine's client learnt: one remembering many assets takes the room of several", () => {
+    const made = Array.from({ length: KEPT }, (_, i) => engines.forKey(key(i)));
+    const big = made[KEPT - 1] as (typeof made)[number];
+    // About five engines' worth of asset kinds (100 bytes each), counted again on its next use.
+    for (let a = 0; a < (5 * ENGINE_BYTES) / 100; a++)
+      big.client.assets.note(`asset-${a}`, "image", { from: "upload" });
+    expect(engines.kept(big.keyHash)).toBe(big);
+    const left = made.filter((e) => engines.kept(e.keyHash) !== undefined);
+    expect(left.length).toBeLessThanOrEqual(KEPT - 5);
+    expect(left).toContain(big);
+  });
+
+  it("keeps an engine for each of thousands of users by default", async () => {
+    await engines.close();
+    engines = await createEngines(config());
+    expect(MAX_ENGINE_BYTES / ENGINE_BYTES).toBeGreaterThanOrEqual(10_000);
+    const made = Array.from({ length: 5_000 }, (_, i) => engines.forKey(key(i)));
+    expect(made.every((e) => engines.kept(e.keyHash) === e)).toBe(true);
   });
 });
 

@@ -31,6 +31,7 @@ import { routeAndCount } from "./oauth-routes.js";
 import type { Sealing } from "./oauth-sealing.js";
 import { admitSignIn, clientAddress, oauthLimits, sourceOf } from "./rate-limit.js";
 import { serveSignIn } from "./sign-in.js";
+import { TokenChecks } from "./token-checks.js";
 
 /** The engines a checked token or a signed-in key resolves to (engine.ts's Engines). */
 export interface KeyEngines {
@@ -56,6 +57,8 @@ export interface OAuthOptions {
   trustedProxies?: BlockList;
   /** The operator's log lines (oauth-log.ts, on stderr). */
   log: OAuthLog;
+  /** Tokens checked lately (token-checks.ts), told of revocations on this replica; one is made if none. */
+  tokenChecks?: TokenChecks<FoundToken>;
 }
 
 export interface OAuthGate {
@@ -116,6 +119,8 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   );
   // Each request's check extends the grant it uses (see keepAlive).
   const touch = keepAlive(o.kv, accounts, o.lifetimes.grantIdle);
+  const checked = o.tokenChecks ?? new TokenChecks<FoundToken>();
+  const check = (token: string) => findToken(provider, token, touch);
   const bearer = {
     expectedResource: new URL(resource),
     requiredScopes: [MCP_SCOPE],
@@ -172,7 +177,8 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       let found: FoundToken | undefined;
       const verifier: OAuthTokenVerifier = {
         async verifyAccessToken(token) {
-          found = await findToken(provider, token, touch);
+          // Checked against the store at most TOKEN_RECHECK_MS ago (the revocation bound, docs/oauth.md).
+          found = await checked.find(token, check);
           return found.auth;
         },
       };
@@ -237,7 +243,7 @@ async function storedKey(accounts: Accounts, keyHash: string): Promise<string> {
 }
 
 /** A live access token: what the SDK checks of it, and the account (key hash) it was granted over. */
-interface FoundToken {
+export interface FoundToken {
   auth: AuthInfo;
   keyHash: string;
 }

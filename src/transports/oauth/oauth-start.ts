@@ -12,9 +12,10 @@ import { hashKey } from "../../ledger/identity.js";
 import type { LazyLedger } from "../../ledger/lazy-ledger.js";
 import { createEngines, type Engines } from "../engine.js";
 import { Accounts } from "./oauth-accounts.js";
-import { createOAuth, type OAuthGate } from "./oauth-gate.js";
+import { createOAuth, type FoundToken, type OAuthGate } from "./oauth-gate.js";
 import { accountTag, type OAuthLog, oauthLog } from "./oauth-log.js";
 import { Sealing } from "./oauth-sealing.js";
+import { noticingRevocations, TokenChecks } from "./token-checks.js";
 
 export interface OAuthStart {
   engines: Engines;
@@ -25,7 +26,9 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
   if (config.publicUrl === undefined || config.authSecret === undefined) {
     throw new Error("--auth oauth needs GENERATION_PUBLIC_URL and GENERATION_AUTH_SECRET");
   }
-  const kv = await ledger.keyed();
+  // Tokens checked lately are forgotten as soon as this replica deletes a token, grant or account.
+  const tokenChecks = new TokenChecks<FoundToken>();
+  const kv = noticingRevocations(await ledger.keyed(), () => tokenChecks.forgetAll());
   const sealing = new Sealing(config.authSecret);
   const lifetimes = {
     accessToken: config.accessTokenTtl,
@@ -42,6 +45,11 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
         console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
       }),
   });
+  const slower = promiseHooksNote(process.versions.node, [
+    ...process.execArgv,
+    process.env.NODE_OPTIONS ?? "",
+  ]);
+  if (slower !== undefined) process.stderr.write(`generation-mcp: note: ${slower}\n`);
   const gate = await createOAuth({
     publicUrl: config.publicUrl,
     sealing,
@@ -55,6 +63,7 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
       ? {}
       : { trustedProxies: trustedProxyList(config.trustedProxies) }),
     log,
+    tokenChecks,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });
   return { engines, gate };
@@ -67,4 +76,15 @@ async function revokeKey(accounts: Accounts, log: OAuthLog, keyHash: string): Pr
     `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
     "the service refused its key (INVALID_API_KEY: revoked or expired)",
   );
+}
+
+/**
+ * On Node 22, oidc-provider's AsyncLocalStorage turns promise hooks on for the whole process, and
+ * every await then costs about three times as much (docs/oauth.md, "Many users on one replica");
+ * Node 24, or Node 22 with --experimental-async-context-frame, keeps its context without them.
+ */
+export function promiseHooksNote(version: string, options: string[]): string | undefined {
+  const major = Number(version.split(".")[0]);
+  if (major >= 24 || options.some((o) => o.includes("--experimental-async-context-frame"))) return undefined;
+  return `on Node ${major}, --auth oauth costs about 20% more CPU per request than on Node 24; run Node 24, or set NODE_OPTIONS=--experimental-async-context-frame (docs/oauth.md)`;
 }
