@@ -39,18 +39,38 @@ function boundWords(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
+/** One issue as an ArgumentError naming its field (under `root`) and its limit. */
+function issueError(root: string, issue: z.core.$ZodIssue): ArgumentError {
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.join(", ");
+    return new ArgumentError(
+      fieldName(root, issue.path),
+      `unknown field(s) ${keys}: not accepted by the service`,
+    );
+  }
+  return new ArgumentError(fieldName(root, issue.path), boundWords(issue));
+}
+
 /** Parses or throws an ArgumentError naming the first failing field and its limit. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, root = ""): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   if (!issue) throw new ArgumentError(root || "(input)", "is invalid");
-  if (issue.code === "unrecognized_keys") {
-    const keys = issue.keys.join(", ");
-    throw new ArgumentError(
-      fieldName(root, issue.path),
-      `unknown field(s) ${keys}: not accepted by the service`,
-    );
-  }
-  throw new ArgumentError(fieldName(root, issue.path), boundWords(issue));
+  throw issueError(root, issue);
+}
+
+/**
+ * Parses, or gives every failing field's ArgumentError at once (`root` prefixes their names:
+ * "items[3].arguments"), for a call that reports all its errors in one answer (generate_batch).
+ */
+export function parseAll<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  root: string,
+): { data: z.output<S> } | { errors: ArgumentError[] } {
+  const result = schema.safeParse(value);
+  if (result.success) return { data: result.data };
+  const errors = result.error.issues.map((issue) => issueError(root, issue));
+  return { errors: errors.length > 0 ? errors : [new ArgumentError(root, "is invalid")] };
 }

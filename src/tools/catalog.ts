@@ -375,6 +375,159 @@ export const CATALOG: readonly ListedTool[] = [
     },
   },
   {
+    name: "generate_batch",
+    title: "Generate a batch",
+    description:
+      "Sends 1 to 10 generate_image, generate_video or generate_audio calls together (a storyboard, variations, a campaign) under one estimate, one approval and one total maxGems divided among them. It spends Gems; returns each item's identity and task, or its refusal, and the batch's idempotencyKey; follow up with poll_task on each unfinished task.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        items: {
+          minItems: 1,
+          maxItems: 10,
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              tool: {
+                type: "string",
+                enum: ["generate_image", "generate_video", "generate_audio"],
+                description: "The generation tool this item calls.",
+              },
+              arguments: {
+                type: "object",
+                description:
+                  "Exactly that tool's arguments (model, prompt, parameters…); no wait, save or idempotencyKey.",
+              },
+            },
+            required: ["tool", "arguments"],
+            additionalProperties: false,
+          },
+          description: "The generations, 1 to 10, sent together.",
+        },
+        maxGems: {
+          description: "Most Gems the whole batch may spend, divided among the items.",
+          type: "integer",
+          minimum: 0,
+          maximum: 1000000000,
+        },
+        approval: {
+          description: "The approval token of this batch's quote.",
+          type: "string",
+          minLength: 1,
+          maxLength: 1000,
+        },
+        idempotencyKey: {
+          description: "An earlier request's identity, to replay it without a second charge.",
+          type: "string",
+          pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        wait: {
+          description: "Seconds to wait; default 45 unless configured.",
+          type: "number",
+          minimum: 0,
+          maximum: 600,
+        },
+      },
+      required: ["items"],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        idempotencyKey: {
+          type: "string",
+          description: "The batch's identity; each item's is derived from it.",
+        },
+        created: {
+          type: "boolean",
+          description: "False for a replayed batch.",
+        },
+        items: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              index: {
+                type: "integer",
+              },
+              tool: {
+                type: "string",
+              },
+              identity: {
+                type: "string",
+              },
+              maxGems: {
+                type: "number",
+              },
+              created: {
+                type: "boolean",
+              },
+              task: {
+                type: "object",
+                properties: {
+                  id: {
+                    type: "string",
+                  },
+                  status: {
+                    type: "string",
+                  },
+                },
+                required: ["id", "status"],
+              },
+              error: {
+                type: "object",
+                properties: {
+                  code: {
+                    type: "string",
+                  },
+                  message: {
+                    type: "string",
+                  },
+                },
+                required: ["code", "message"],
+              },
+            },
+            required: ["index", "tool", "identity"],
+          },
+        },
+        gems: {
+          type: "object",
+          properties: {
+            estimated: {
+              type: "number",
+            },
+            ceiling: {
+              type: "number",
+            },
+            quoted: {
+              type: "number",
+            },
+            charged: {
+              type: "number",
+            },
+          },
+          required: ["quoted", "charged"],
+        },
+        next: {
+          type: "string",
+        },
+      },
+      required: ["idempotencyKey", "created", "items", "gems", "next"],
+    },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+    },
+  },
+  {
     name: "poll_task",
     title: "Check a generation task",
     description:

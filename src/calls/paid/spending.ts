@@ -25,6 +25,10 @@ export interface SpendingRequest {
   /** The highest ceiling the endpoint accepts (the text endpoints' is lower than media's). */
   limit: number;
   estimate?: () => Promise<Estimate | undefined>;
+  /** The call's arguments as the tool took them (an approval token is bound to them, itself left out). */
+  args?: Record<string, unknown>;
+  /** The call's `approval` token, from an earlier quote of this very call (approval tokens: a parallel change). */
+  approval?: string | undefined;
 }
 
 /** Why the threshold went as the ceiling without a question. */
