@@ -24,10 +24,10 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe("Seconds to wait; default 45 unless configured.");
+  .describe("Seconds to wait at most.");
 export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
 export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "An earlier request's identity, to replay it without a second charge.",
+  "An earlier identity, to replay it.",
 );
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");

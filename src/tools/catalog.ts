@@ -57,7 +57,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -94,12 +94,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait at most.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -162,7 +162,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -199,12 +199,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait at most.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -267,7 +267,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; follow up with poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -310,12 +310,12 @@ export const CATALOG: readonly ListedTool[] = [
           description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait at most.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -378,7 +378,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_batch",
     title: "Generate a batch",
     description:
-      "Sends 1 to 10 generate_image, generate_video or generate_audio calls together (a storyboard, variations, a campaign) under one estimate, one approval and one total maxGems divided among them. It spends Gems; returns each item's identity and task, or its refusal, and the batch's idempotencyKey; follow up with poll_task on each unfinished task.",
+      "Runs up to 10 generate_image/video/audio calls at once, under one approval and one total maxGems. It spends Gems; returns the batch's idempotencyKey and each item's task; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -392,38 +392,34 @@ export const CATALOG: readonly ListedTool[] = [
               tool: {
                 type: "string",
                 enum: ["generate_image", "generate_video", "generate_audio"],
-                description: "The generation tool this item calls.",
+                description: "Tool to call.",
               },
               arguments: {
                 type: "object",
-                description:
-                  "Exactly that tool's arguments (model, prompt, parameters…); no wait, save or idempotencyKey.",
+                description: "Its arguments.",
               },
             },
             required: ["tool", "arguments"],
             additionalProperties: false,
           },
-          description: "The generations, 1 to 10, sent together.",
+          description: "The calls to send.",
         },
         maxGems: {
-          description: "Most Gems the whole batch may spend, divided among the items.",
+          description: "Most Gems in all.",
           type: "integer",
           minimum: 0,
-          maximum: 1000000000,
         },
         approval: {
-          description: "The approval token of this batch's quote.",
+          description: "The quote's approval token.",
           type: "string",
-          minLength: 1,
-          maxLength: 1000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         wait: {
-          description: "Seconds to wait; default 45 unless configured.",
+          description: "Seconds to wait at most.",
           type: "number",
           minimum: 0,
           maximum: 600,
@@ -437,94 +433,39 @@ export const CATALOG: readonly ListedTool[] = [
       properties: {
         idempotencyKey: {
           type: "string",
-          description: "The batch's identity; each item's is derived from it.",
-        },
-        created: {
-          type: "boolean",
-          description: "False for a replayed batch.",
         },
         items: {
           type: "array",
           items: {
             type: "object",
             properties: {
-              index: {
-                type: "integer",
-              },
-              tool: {
-                type: "string",
-              },
               identity: {
                 type: "string",
               },
-              maxGems: {
-                type: "number",
-              },
-              created: {
-                type: "boolean",
-              },
-              task: {
-                type: "object",
-                properties: {
-                  id: {
-                    type: "string",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                },
-                required: ["id", "status"],
-              },
-              error: {
-                type: "object",
-                properties: {
-                  code: {
-                    type: "string",
-                  },
-                  message: {
-                    type: "string",
-                  },
-                },
-                required: ["code", "message"],
-              },
             },
-            required: ["index", "tool", "identity"],
+            required: ["identity"],
           },
         },
         gems: {
           type: "object",
           properties: {
-            estimated: {
-              type: "number",
-            },
-            ceiling: {
-              type: "number",
-            },
-            quoted: {
-              type: "number",
-            },
             charged: {
               type: "number",
             },
           },
-          required: ["quoted", "charged"],
+          required: ["charged"],
         },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "created", "items", "gems", "next"],
+      required: ["idempotencyKey", "items", "gems", "next"],
     },
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
-    },
-    _meta: {
-      ui: {
-        resourceUri: "ui://generation/viewer",
-      },
     },
   },
   {
@@ -974,7 +915,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -1064,7 +1005,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier request's identity, to replay it without a second charge.",
+          description: "An earlier identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },

@@ -2,10 +2,8 @@ import { z } from "zod";
 import { BATCH_TOOLS, type BatchTool, batchCall, type ItemInput } from "../calls/paid/batch-call.js";
 import type { MediaArgs } from "../calls/paid/media-call.js";
 import { parseAll } from "../client/parse-or-throw.js";
-import { MediaMaxGemsSchema } from "../client/schemas.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
-import { idempotencyKeyField, TaskBriefOut, waitField } from "../mcp/fields.js";
-import { VIEWER_LINK } from "../mcp/viewer-link.js";
+import { idempotencyKeyField, waitField } from "../mcp/fields.js";
 import generateAudio from "./generate_audio.js";
 import generateImage from "./generate_image.js";
 import generateVideo from "./generate_video.js";
@@ -25,45 +23,27 @@ const input = z.strictObject({
   items: z
     .array(
       z.strictObject({
-        tool: z.enum(BATCH_TOOLS).describe("The generation tool this item calls."),
-        arguments: z
-          .record(z.string(), z.unknown())
-          .describe(
-            "Exactly that tool's arguments (model, prompt, parameters…); no wait, save or idempotencyKey.",
-          ),
+        tool: z.enum(BATCH_TOOLS).describe("Tool to call."),
+        arguments: z.record(z.string(), z.unknown()).describe("Its arguments."),
       }),
     )
     .min(1)
     .max(MAX_BATCH_ITEMS)
-    .describe("The generations, 1 to 10, sent together."),
-  maxGems: MediaMaxGemsSchema.optional().describe(
-    "Most Gems the whole batch may spend, divided among the items.",
-  ),
-  approval: z.string().min(1).max(1_000).optional().describe("The approval token of this batch's quote."),
+    .describe("The calls to send."),
+  maxGems: z.number().int().min(0).optional().describe("Most Gems in all."),
+  approval: z.string().optional().describe("The quote's approval token."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
 });
 
+// Lean (every host reads tools/list whole, within 20,000 bytes); the text says the rest.
 const output = z.object({
-  idempotencyKey: z.string().describe("The batch's identity; each item's is derived from it."),
-  created: z.boolean().describe("False for a replayed batch."),
+  idempotencyKey: z.string(),
   items: z.array(
-    z.object({
-      index: z.number().int(),
-      tool: z.string(),
-      identity: z.string(),
-      maxGems: z.number().optional(),
-      created: z.boolean().optional(),
-      task: TaskBriefOut.optional(),
-      error: z.object({ code: z.string(), message: z.string() }).optional(),
-    }),
+    // Each also has its task, or its error: { code, message }.
+    z.looseObject({ identity: z.string() }),
   ),
-  gems: z.object({
-    estimated: z.number().optional(),
-    ceiling: z.number().optional(),
-    quoted: z.number(),
-    charged: z.number(),
-  }),
+  gems: z.looseObject({ charged: z.number() }),
   next: z.string(),
 });
 
@@ -81,11 +61,10 @@ export default defineTool({
   name: "generate_batch",
   title: "Generate a batch",
   description:
-    "Sends 1 to 10 generate_image, generate_video or generate_audio calls together (a storyboard, variations, a campaign) under one estimate, one approval and one total maxGems divided among them. It spends Gems; returns each item's identity and task, or its refusal, and the batch's idempotencyKey; follow up with poll_task on each unfinished task.",
+    "Runs up to 10 generate_image/video/audio calls at once, under one approval and one total maxGems. It spends Gems; returns the batch's idempotencyKey and each item's task; then poll_task.",
   inputSchema: input,
   outputSchema: output,
   annotations: submissionHints,
-  meta: VIEWER_LINK,
   handler: (args, ctx, engine) => {
     const { approval, ...given } = args;
     return batchCall({ ...args, items: parseItems(args.items), given }, ctx, engine);

@@ -121,7 +121,7 @@ export async function presentBatch(
     return { ...base, ...ceiling, error: { code, message: text } };
   });
   const content: ContentBlock[] = sent.flatMap((o) => ("run" in o ? resourceLinks(o.task) : []));
-  const structured = { idempotencyKey: f.identity, created: !f.reused, items, gems: money, next };
+  const structured = { idempotencyKey: f.identity, items, gems: money, next };
   const result = okResult(lines.join("\n"), structured, content);
   return allFailed ? { ...result, isError: true } : result;
 }
