@@ -53,7 +53,7 @@ function parseItems(items: z.infer<typeof input>["items"]): ItemInput[] {
     const parsed = parseAll(ITEM_TOOLS[item.tool].inputSchema, item.arguments, `items[${i}].arguments`);
     return "data" in parsed
       ? { tool: item.tool, args: parsed.data as unknown as MediaArgs }
-      : { tool: item.tool, errors: parsed.errors };
+      : { tool: item.tool, errors: parsed.errors, model: item.arguments.model };
   });
 }
 

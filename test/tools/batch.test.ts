@@ -123,3 +123,113 @@ describe("generate_batch", () => {
     expect(textOf(all)).toMatch(/^BATCH_FAILED: every item failed/);
   });
 });
+
+describe("generate_batch's whole answer", () => {
+  it("of a success: every item's identity, task, outputs and Gems, and the next step", async () => {
+    await open();
+    const r = await h.call("generate_batch", {
+      items: [image("a red kite"), image("a blue kite")],
+      maxGems: 10,
+      idempotencyKey: "kites",
+      wait: 20,
+    });
+    expect(formatAnswer(r)).toMatchInlineSnapshot(`
+      "isError: false
+      --- text
+      Batch of 2 items, identity (idempotencyKey) kites: 2 sent, 0 not.
+      Gems: estimated about 4 Gems; ceiling 10 Gems for the whole, divided into each item's maxGems; quoted 4, charged so far 4 (the sum over the items' tasks).
+      items[0] generate_image, identity kites.0, maxGems 5: task <id-1> succeeded; Gems quoted 2, charged 2, released 0.
+        - #0 succeeded image/png, asset ID <id-2> (use it as sourceImage or endFrame, or in referenceAssetIds): http://sandbox.invalid/sandbox/files/<id-2>?exp=<sig-1>&sig=<sig-2> (resource generation://tasks/<id-1>/outputs/0)
+      items[1] generate_image, identity kites.1, maxGems 5: task <id-3> succeeded; Gems quoted 2, charged 2, released 0.
+        - #0 succeeded image/png, asset ID <id-4> (use it as sourceImage or endFrame, or in referenceAssetIds): http://sandbox.invalid/sandbox/files/<id-4>?exp=<sig-3>&sig=<sig-4> (resource generation://tasks/<id-3>/outputs/0)
+      Keep the batch's identity: the same batch with idempotencyKey "kites" replays every item and never charges twice.
+      Next: give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with each task ID.
+      --- resource_link generation://tasks/<id-1>/outputs/0 (image/png)
+      --- resource_link generation://tasks/<id-3>/outputs/0 (image/png)
+      --- structuredContent
+      {
+        "idempotencyKey": "kites",
+        "items": [
+          {
+            "index": 0,
+            "tool": "generate_image",
+            "identity": "kites.0",
+            "maxGems": 5,
+            "created": true,
+            "task": {
+              "id": "<id-1>",
+              "status": "succeeded",
+              "quotedGems": 2,
+              "chargedGems": 2,
+              "releasedGems": 0,
+              "error": null,
+              "outputs": [
+                {
+                  "index": 0,
+                  "status": "succeeded",
+                  "asset": {
+                    "id": "<id-2>",
+                    "kind": "image",
+                    "mimeType": "image/png",
+                    "url": "http://sandbox.invalid/sandbox/files/<id-2>?exp=<sig-1>&sig=<sig-2>"
+                  }
+                }
+              ]
+            }
+          },
+          {
+            "index": 1,
+            "tool": "generate_image",
+            "identity": "kites.1",
+            "maxGems": 5,
+            "created": true,
+            "task": {
+              "id": "<id-3>",
+              "status": "succeeded",
+              "quotedGems": 2,
+              "chargedGems": 2,
+              "releasedGems": 0,
+              "error": null,
+              "outputs": [
+                {
+                  "index": 0,
+                  "status": "succeeded",
+                  "asset": {
+                    "id": "<id-4>",
+                    "kind": "image",
+                    "mimeType": "image/png",
+                    "url": "http://sandbox.invalid/sandbox/files/<id-4>?exp=<sig-3>&sig=<sig-4>"
+                  }
+                }
+              ]
+            }
+          }
+        ],
+        "gems": {
+          "estimated": 4,
+          "ceiling": 10,
+          "quoted": 4,
+          "charged": 4
+        },
+        "next": "give the user the URLs above (they expire; poll_task returns fresh ones), or call save_outputs with each task ID"
+      }
+      "
+    `);
+  });
+
+  it("of a refusal: every item's errors at once", async () => {
+    await open();
+    const r = await h.call("generate_batch", {
+      items: [
+        { tool: "generate_video", arguments: { model: "nope", prompt: "x" } },
+        image("fine", { outputCount: 9 }),
+      ],
+    });
+    expect(formatAnswer(r)).toMatchInlineSnapshot(`
+      "isError: true
+      --- text
+      INVALID_ARGUMENT: 3 errors in the batch's items, so no item was sent: items[0].arguments.model: "nope" is not in the model catalog (video models in the catalog: sandbox-video-lite, sandbox-video-pro); items[0].arguments.parameters.mode: is required for video: text-to-video, or image-to-video with parameters.sourceImage; items[1].arguments.parameters.outputCount: must be at most 4. Next: Fix the named argument and call again; nothing was sent.
+      "
+    `);
+  });
+});

@@ -19,35 +19,24 @@
  * and so every item's; once delivered, identical arguments are new work.
  */
 import { createHash } from "node:crypto";
-import { buildUnder, canonicalJson, type Prepared, prepareMediaBody } from "../../client/requests.js";
-import type { MediaRequest, Submission, Task } from "../../client/schemas.js";
-import { LIMITS, type MediaKind } from "../../config/service-limits.js";
+import { buildUnder, canonicalJson } from "../../client/requests.js";
+import { LIMITS } from "../../config/service-limits.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
 import { type Budget, callBudget } from "../../mcp/budget.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { Questions } from "../../mcp/questions.js";
-import { ArgumentError, LocalRefusal } from "../../shared/local-refusals.js";
+import { LocalRefusal } from "../../shared/local-refusals.js";
 import { gems } from "../../shared/wording.js";
-import { catalogCheck } from "../catalog/catalog-check.js";
+import { type CheckedItem, checkItems, type ItemInput } from "./batch-check.js";
 import { divideCeiling } from "./batch-share.js";
-import { presentBatch } from "./batch-view.js";
-import type { MediaArgs } from "./media-call.js";
+import { type ItemOutcome, type ItemRun, presentBatch } from "./batch-view.js";
 import { mediaSteps } from "./media-call.js";
 import { deliver, refused } from "./paid-call.js";
-import { type Ceiling, confirmSpending, estimateGems } from "./spending.js";
+import { type Ceiling, confirmSpending } from "./spending.js";
 import { waitWithProgress } from "./waiting.js";
 
-export const BATCH_TOOLS = ["generate_image", "generate_video", "generate_audio"] as const;
-export type BatchTool = (typeof BATCH_TOOLS)[number];
-export const KIND_OF: Readonly<Record<BatchTool, MediaKind>> = {
-  generate_image: "image",
-  generate_video: "video",
-  generate_audio: "audio",
-};
-
-/** One item as the tool file parsed it: its tool's arguments, or the errors its schema found. */
-export type ItemInput = { tool: BatchTool } & ({ args: MediaArgs } | { errors: ArgumentError[] });
+export { BATCH_TOOLS, type BatchTool, type ItemInput } from "./batch-check.js";
 
 export interface BatchArgs {
   items: ItemInput[];
@@ -58,21 +47,6 @@ export interface BatchArgs {
   /** The call's arguments as given (an approval is bound to them, itself left out). */
   given: Record<string, unknown>;
 }
-
-/** An item checked: its body prepared without a ceiling, its estimate, and its own maxGems. */
-export interface CheckedItem {
-  tool: BatchTool;
-  kind: MediaKind;
-  prepared: Prepared<MediaRequest>;
-  estimate: number | undefined;
-  given: number | undefined;
-}
-
-type ItemRun = RunResult<{ httpStatus: number; submission: Submission }>;
-/** How an item ended in this call: sent (its run), or refused with its identity. */
-export type ItemOutcome =
-  | { index: number; identity: string; maxGems: number | undefined; run: ItemRun; task: Task }
-  | { index: number; identity: string; maxGems: number | undefined; error: unknown };
 
 export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
   const waitSeconds = args.wait ?? engine.config.defaultWaitSeconds;
@@ -131,63 +105,6 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
 function markOnDelivery(ctx: ToolContext, run: ItemRun): void {
   const mark = run.handOver();
   ctx.onDelivery((delivered) => mark.settle(delivered));
-}
-
-/** Step 1: every item's errors (its schema's, its fields the batch sets, the catalog's, the cap). */
-async function checkItems(engine: Engine, inputs: ItemInput[]): Promise<CheckedItem[]> {
-  const errors: ArgumentError[] = [];
-  const checked = await Promise.all(
-    inputs.map(async (input, i): Promise<CheckedItem | undefined> => {
-      const at = `items[${i}].arguments`;
-      if ("errors" in input) {
-        errors.push(...input.errors);
-        return undefined;
-      }
-      const { wait, idempotencyKey, save, maxGems, ...request } = input.args;
-      const own = { wait, idempotencyKey, save };
-      for (const [field, value] of Object.entries(own)) {
-        if (value !== undefined) errors.push(new ArgumentError(`${at}.${field}`, BATCH_SETS[field] ?? ""));
-      }
-      const kind = KIND_OF[input.tool];
-      try {
-        await catalogCheck(engine, input.tool, kind, request);
-        const prepared = prepareMediaBody(kind, request);
-        const estimate = (await estimateGems(engine, request.model, request.parameters ?? {}))?.gems;
-        const cap = engine.config.maxGems;
-        if (cap !== undefined && estimate !== undefined && estimate > cap) {
-          throw new ArgumentError(
-            "model",
-            `the catalog's estimate for this item is about ${gems(estimate)}, above the operator's cap of ${gems(cap)} per request (GENERATION_MAX_GEMS); ask for less (fewer outputs, a lower resolution, a cheaper model)`,
-          );
-        }
-        return { tool: input.tool, kind, prepared, estimate, given: maxGems };
-      } catch (err) {
-        if (!(err instanceof ArgumentError)) throw err;
-        errors.push(new ArgumentError(`${at}.${err.field}`, err.detail));
-        return undefined;
-      }
-    }),
-  );
-  if (errors.length > 0) throw itemErrors(errors);
-  return checked.filter((c): c is CheckedItem => c !== undefined);
-}
-
-const BATCH_SETS: Record<string, string> = {
-  wait: "a batch has one wait: set wait on generate_batch itself",
-  idempotencyKey:
-    "each item's identity is derived from the batch's: set idempotencyKey on generate_batch itself",
-  save: "a batch saves nothing itself: call save_outputs with each finished task's ID",
-};
-
-/** Every error of every item, in one refusal: nothing was sent, nothing recorded. */
-function itemErrors(errors: ArgumentError[]): LocalRefusal {
-  const lines = errors.map((e) => e.message);
-  const head = errors.length === 1 ? "1 error" : `${errors.length} errors`;
-  return new LocalRefusal(
-    "INVALID_ARGUMENT",
-    `${head} in the batch's items, so no item was sent: ${lines.join("; ")}`,
-    "Fix every named field and call generate_batch again; nothing was sent, nothing was recorded or charged.",
-  );
 }
 
 /** The total's factors in words: each item's estimate, or that it has none. */

@@ -6,16 +6,22 @@
  * when every item failed; a partly failed batch says what was charged and which items to retry.
  */
 import type { ContentBlock } from "@modelcontextprotocol/server";
-import type { Task } from "../../client/schemas.js";
+import type { Submission, Task } from "../../client/schemas.js";
 import { isTerminal } from "../../config/service-limits.js";
 import { DEFAULT_WAIT_CAP_SECONDS } from "../../config/time-limits.js";
+import type { RunResult } from "../../ledger/open-ledger.js";
 import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { describeError, okResult } from "../../mcp/results.js";
 import { gems } from "../../shared/wording.js";
-import type { ItemOutcome } from "./batch-call.js";
 import { type Ceiling, ceilingNote } from "./spending.js";
 import { assetLine, outputUri, resourceLinks } from "./task-view.js";
+
+export type ItemRun = RunResult<{ httpStatus: number; submission: Submission }>;
+/** How an item ended in this call: sent (its run), or refused with its identity. */
+export type ItemOutcome =
+  | { index: number; identity: string; maxGems: number | undefined; run: ItemRun; task: Task }
+  | { index: number; identity: string; maxGems: number | undefined; error: unknown };
 
 export interface BatchFacts {
   identity: string;
