@@ -124,6 +124,52 @@ describe("generate_batch", () => {
   });
 });
 
+const pro = (prompt: string) => ({
+  tool: "generate_image",
+  arguments: { model: "sandbox-image-pro", prompt, parameters: { resolution: "2K" } },
+});
+
+describe("generate_batch's one approval", () => {
+  it("asks once, for the total, with tool generate_batch; the amount accepted is divided among the items", async () => {
+    await open({
+      config: { confirmAboveGems: 20 },
+      elicit: () => ({ action: "accept", content: { confirm: true } }),
+    });
+    // Each item is about 16 Gems, under the threshold; the three together, 48, are above it.
+    const r = await h.call("generate_batch", { items: [pro("a"), pro("b"), pro("c")], wait: 20 });
+    expect(h.elicited).toHaveLength(1);
+    expect(h.elicited[0]).toMatch(/^generate_batch with model sandbox-image-pro may spend about 48 Gems/);
+    const s = structured<Batch>(r);
+    expect(s.items.map((i) => i.maxGems)).toEqual([16, 16, 16]);
+    expect(s.gems).toMatchObject({ ceiling: 48, charged: 48 });
+    expect(textOf(r)).toMatch(/Sent with maxGems 48, the most the user accepted/);
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(3);
+  });
+
+  it("where the host cannot ask, the threshold is the whole batch's ceiling: no item is charged above its share", async () => {
+    await open({ config: { confirmAboveGems: 20 } });
+    const r = await h.call("generate_batch", { items: [pro("a"), pro("b"), pro("c")], wait: 20 });
+    // Every item refused: the answer is an error, and still carries every item's identity.
+    const s = r.structuredContent as Batch;
+    expect(s.items.map((i) => i.maxGems)).toEqual([7, 7, 6]);
+    expect(s.items.every((i) => i.error?.code === "PRICE_CHANGED")).toBe(true);
+    expect(r.isError).toBe(true);
+    expect(s.gems.charged).toBe(0);
+    expect(textOf(r)).toMatch(/Sent with maxGems 20, your confirmation threshold/);
+  });
+
+  it("holds every item to the operator's cap, and refuses an item whose estimate is above it", async () => {
+    await open({ config: { maxGems: 10 } });
+    const r = await h.call("generate_batch", { items: [image("a"), image("b")], maxGems: 100, wait: 20 });
+    expect(structured<Batch>(r).items.map((i) => i.maxGems)).toEqual([10, 10]);
+    const over = await h.call("generate_batch", { items: [image("a"), pro("b")] });
+    expect(textOf(over)).toMatch(
+      /^INVALID_ARGUMENT: 1 error .*items\[1\]\.arguments\.model: the catalog's estimate for this item is about 16 Gems, above the operator's cap of 10 Gems/,
+    );
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(2);
+  });
+});
+
 describe("generate_batch's whole answer", () => {
   it("of a success: every item's identity, task, outputs and Gems, and the next step", async () => {
     await open();
@@ -136,7 +182,7 @@ describe("generate_batch's whole answer", () => {
     expect(formatAnswer(r)).toMatchInlineSnapshot(`
       "isError: false
       --- text
-      Batch of 2 items, identity (idempotencyKey) kites: 2 sent, 0 not.
+      Batch of 2 items, identity (idempotencyKey) kites: 2 accepted by the service, 0 refused.
       Gems: estimated about 4 Gems; ceiling 10 Gems for the whole, divided into each item's maxGems; quoted 4, charged so far 4 (the sum over the items' tasks).
       items[0] generate_image, identity kites.0, maxGems 5: task <id-1> succeeded; Gems quoted 2, charged 2, released 0.
         - #0 succeeded image/png, asset ID <id-2> (use it as sourceImage or endFrame, or in referenceAssetIds): http://sandbox.invalid/sandbox/files/<id-2>?exp=<sig-1>&sig=<sig-2> (resource generation://tasks/<id-1>/outputs/0)

@@ -58,11 +58,16 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
     // 2. One estimate and one approval for the whole; the threshold applies to the total.
     const known = items.map((it) => it.estimate).filter((e): e is number => e !== undefined);
     const q = new Questions(ctx, { engine, tool: "generate_batch", args: args.given });
-    ceiling = await confirmSpending(engine, ctx, q, {
+    // GENERATION_MAX_GEMS caps each request (each item's share is held to it); for the total it
+    // is that cap once per item, so the batch's one ceiling is not held to a single item's cap.
+    const cap = engine.config.maxGems;
+    const whole =
+      cap === undefined ? engine : { ...engine, config: { ...engine.config, maxGems: cap * items.length } };
+    ceiling = await confirmSpending(whole, ctx, q, {
       tool: "generate_batch",
       model: [...new Set(items.map((it) => it.prepared.body.model))].join(", "),
       given: args.maxGems,
-      limit: LIMITS.mediaMaxGems,
+      limit: LIMITS.mediaMaxGems * items.length,
       estimate: async () =>
         known.length === 0
           ? undefined
@@ -73,7 +78,7 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
     if (q.pending) return await q.result();
     // The batch's ceiling, divided: the shares' sum never exceeds it, none exceeds the cap.
     const total = ceiling.source === "none" || ceiling.source === "configured" ? undefined : ceiling.maxGems;
-    const shares = divideCeiling(items, { total, cap: engine.config.maxGems, limit: LIMITS.mediaMaxGems });
+    const shares = divideCeiling(items, { total, cap, limit: LIMITS.mediaMaxGems });
     // 3. Claim the batch, durable before any item is sent.
     const batch = await claimBatch(engine, ctx, budget, batchBytes(args), args.idempotencyKey);
     // 4. Send every item at once, each claimed under its derived identity before its send.

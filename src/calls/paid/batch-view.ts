@@ -111,7 +111,7 @@ export async function presentBatch(
   const next = nextOf(outcomes, f);
   const notes = [ceilingNote(engine, f.ceiling)].filter((n): n is string => n !== undefined);
   const lines = [
-    `${allFailed ? "BATCH_FAILED: every item failed. " : ""}Batch of ${outcomes.length} items, identity (idempotencyKey) ${f.identity}${f.reused ? " (replayed: every item continues under its own identity, not charged twice)" : ""}: ${sent.length} sent, ${outcomes.length - sent.length} not.`,
+    `${allFailed ? "BATCH_FAILED: every item failed. " : ""}Batch of ${outcomes.length} items, identity (idempotencyKey) ${f.identity}${f.reused ? " (replayed: every item continues under its own identity, not charged twice)" : ""}: ${sent.length} accepted by the service, ${outcomes.length - sent.length} refused.`,
     `Gems: ${f.estimated === undefined ? "" : `estimated about ${gems(f.estimated)}; `}${f.total === undefined ? "no total ceiling" : `ceiling ${gems(f.total)} for the whole, divided into each item's maxGems`}; quoted ${money.quoted}, charged so far ${money.charged} (the sum over the items' tasks).`,
     ...notes,
     ...outcomes.map((o) => itemText(o, f.tools[o.index] ?? "")),
