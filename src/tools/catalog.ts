@@ -378,7 +378,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_batch",
     title: "Generate a batch",
     description:
-      "Runs up to 10 generate_image/video/audio calls at once, under one approval and one total maxGems. It spends Gems; returns the batch's idempotencyKey and each item's task; then poll_task.",
+      "Runs 1-10 generate_image/video/audio calls under one approval and one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -402,7 +402,7 @@ export const CATALOG: readonly ListedTool[] = [
             required: ["tool", "arguments"],
             additionalProperties: false,
           },
-          description: "The calls to send.",
+          description: "Calls to send.",
         },
         maxGems: {
           description: "Most Gems in all.",
@@ -410,7 +410,7 @@ export const CATALOG: readonly ListedTool[] = [
           minimum: 0,
         },
         approval: {
-          description: "The quote's approval token.",
+          description: "A quote's approval token.",
           type: "string",
         },
         idempotencyKey: {
@@ -466,6 +466,9 @@ export const CATALOG: readonly ListedTool[] = [
       destructiveHint: false,
       idempotentHint: false,
       openWorldHint: true,
+    },
+    execution: {
+      taskSupport: "optional",
     },
   },
   {

@@ -4,6 +4,7 @@ import type { MediaArgs } from "../calls/paid/media-call.js";
 import { parseAll } from "../client/parse-or-throw.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
 import { idempotencyKeyField, waitField } from "../mcp/fields.js";
+import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 import generateAudio from "./generate_audio.js";
 import generateImage from "./generate_image.js";
 import generateVideo from "./generate_video.js";
@@ -29,9 +30,9 @@ const input = z.strictObject({
     )
     .min(1)
     .max(MAX_BATCH_ITEMS)
-    .describe("The calls to send."),
+    .describe("Calls to send."),
   maxGems: z.number().int().min(0).optional().describe("Most Gems in all."),
-  approval: z.string().optional().describe("The quote's approval token."),
+  approval: z.string().optional().describe("A quote's approval token."),
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
 });
@@ -61,10 +62,11 @@ export default defineTool({
   name: "generate_batch",
   title: "Generate a batch",
   description:
-    "Runs up to 10 generate_image/video/audio calls at once, under one approval and one total maxGems. It spends Gems; returns the batch's idempotencyKey and each item's task; then poll_task.",
+    "Runs 1-10 generate_image/video/audio calls under one approval and one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
   inputSchema: input,
   outputSchema: output,
   annotations: submissionHints,
+  execution: TASK_EXECUTION,
   handler: (args, ctx, engine) => {
     const { approval, ...given } = args;
     return batchCall({ ...args, items: parseItems(args.items), given }, ctx, engine);

@@ -10,7 +10,7 @@ import type { Submission, Task } from "../../client/schemas.js";
 import { isTerminal } from "../../config/service-limits.js";
 import { DEFAULT_WAIT_CAP_SECONDS } from "../../config/time-limits.js";
 import type { RunResult } from "../../ledger/open-ledger.js";
-import type { Engine, ToolContext } from "../../mcp/context.js";
+import type { Engine } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import { describeError, okResult } from "../../mcp/results.js";
 import { gems } from "../../shared/wording.js";
@@ -99,12 +99,7 @@ function gemsOf(outcomes: ItemOutcome[], f: BatchFacts) {
   };
 }
 
-export async function presentBatch(
-  engine: Engine,
-  _ctx: ToolContext,
-  outcomes: ItemOutcome[],
-  f: BatchFacts,
-): Promise<ToolOutcome> {
+export function presentBatch(engine: Engine, outcomes: ItemOutcome[], f: BatchFacts): ToolOutcome {
   const sent = outcomes.filter((o) => "run" in o);
   const allFailed = outcomes.every((o) => !("run" in o) || failed(o.task));
   const money = gemsOf(outcomes, f);
