@@ -1,0 +1,150 @@
+/**
+ * generate_batch as users run it: the built CLI (dist/cli.js) over stdio against a sandbox on
+ * loopback (its dispatches counted), and as one MCP task on the 2026-07-28 wire.
+ * - A batch answers every item's identity and task; the same batch again (its idempotencyKey)
+ *   dispatches nothing new and answers the same tasks.
+ * - A partly failed batch is no error, says what was charged and which items to retry.
+ * - Where the client declares MCP Tasks, the batch is one task whose result is the whole answer.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/sandbox.js";
+import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
+import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandbox.js";
+import { envelope, textOf as wireText } from "../helpers/tasks-wire.js";
+
+const IMAGE = "POST /api/generate/image";
+
+type Result = Awaited<ReturnType<Client["callTool"]>>;
+type Batch = {
+  idempotencyKey: string;
+  items: { identity: string; task?: { id: string; status: string; chargedGems: number }; error?: object }[];
+  gems: { charged: number };
+  next: string;
+};
+const textOf = (r: Result): string =>
+  (r.content as { type: string; text?: string }[]).find((c) => c.type === "text")?.text ?? "";
+
+let loopback: LoopbackSandbox;
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  loopback = await loopbackSandbox({ timeScale: 20 });
+  sandbox = loopback.sandbox;
+});
+afterAll(() => loopback.stop());
+
+const image = (prompt: string) => ({
+  tool: "generate_image",
+  arguments: { model: "sandbox-image-fast", prompt },
+});
+
+describe("generate_batch through the built CLI (stdio)", () => {
+  it("answers every item; the same batch again dispatches nothing and answers the same tasks", async () => {
+    const { client } = await connectCli({ args: [CLI], env: loopback.envOf("batch-replay") });
+    try {
+      const before = sandbox.stats.dispatches(IMAGE);
+      const args = {
+        items: [image("one"), image("two"), image("three")],
+        idempotencyKey: "cli-batch",
+        wait: 20,
+      };
+      const a = await client.callTool({ name: "generate_batch", arguments: args });
+      expect(a.isError ?? false, textOf(a)).toBe(false);
+      const s = a.structuredContent as Batch;
+      expect(s.items.map((i) => i.identity)).toEqual(["cli-batch.0", "cli-batch.1", "cli-batch.2"]);
+      expect(s.items.every((i) => i.task?.status === "succeeded")).toBe(true);
+      expect(sandbox.stats.dispatches(IMAGE) - before).toBe(3);
+      const b = await client.callTool({ name: "generate_batch", arguments: args });
+      expect(sandbox.stats.dispatches(IMAGE) - before).toBe(3);
+      expect((b.structuredContent as Batch).items.map((i) => i.task?.id)).toEqual(
+        s.items.map((i) => i.task?.id),
+      );
+      expect(textOf(b)).toMatch(/replayed: every item continues under its own identity, not charged twice/);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it("a partly failed batch is no error: it says what was charged and which items to retry", async () => {
+    const { client } = await connectCli({ args: [CLI], env: loopback.envOf("batch-partial") });
+    try {
+      const r = await client.callTool({
+        name: "generate_batch",
+        arguments: { items: [image("fine"), image("broken [sandbox:fail]")], wait: 20 },
+      });
+      expect(r.isError ?? false, textOf(r)).toBe(false);
+      const s = r.structuredContent as Batch;
+      expect(s.items.map((i) => i.task?.status)).toEqual(["succeeded", "failed"]);
+      expect(s.gems.charged).toBe(s.items.reduce((n, i) => n + (i.task?.chargedGems ?? 0), 0));
+      expect(s.next).toMatch(/items \[1\] alone/);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
+type Message = { id?: number; result?: Record<string, any>; error?: { code: number } };
+
+describe("generate_batch as one MCP task (2026-07-28, stdio)", () => {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  const iso = isolatedEnv();
+  afterAll(async () => {
+    if (child !== undefined) {
+      const exited = new Promise((r) => child?.once("exit", r));
+      child.stdin.end();
+      await exited;
+    }
+    iso.cleanup();
+  });
+
+  it("hands back one task for the batch; tasks/get ends with the whole answer", async () => {
+    const proc = spawn(process.execPath, [CLI, "--sandbox"], {
+      env: iso.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    child = proc;
+    const waiting = new Map<number, (m: Message) => void>();
+    let partial = "";
+    proc.stdout.on("data", (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const m = JSON.parse(line) as Message;
+        if (m.id !== undefined) waiting.get(m.id)?.(m);
+      }
+    });
+    let id = 1;
+    const request = (method: string, params: Record<string, unknown>, meta: Record<string, unknown>) => {
+      const n = id++;
+      const answer = new Promise<Message>((resolve) => waiting.set(n, resolve));
+      proc.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: n, method, params: { ...params, _meta: meta } })}\n`,
+      );
+      return answer;
+    };
+    const tasks = envelope({ tasks: true });
+    await request("server/discover", {}, envelope());
+    const created = await request(
+      "tools/call",
+      { name: "generate_batch", arguments: { items: [image("a heron"), image("a crane")] } },
+      tasks,
+    );
+    expect(created.result).toMatchObject({ resultType: "task", status: "working" });
+    const taskId = created.result?.taskId as string;
+    let got: Message;
+    for (;;) {
+      got = await request("tasks/get", { taskId }, tasks);
+      if (got.result?.status !== "working") break;
+      await new Promise((r) => setTimeout(r, got.result?.pollIntervalMs));
+    }
+    expect(got.result?.status).toBe("completed");
+    const result = got.result?.result;
+    expect(result.isError ?? false, wireText(result)).toBe(false);
+    const s = result.structuredContent as Batch;
+    expect(s.items.map((i) => i.identity)).toEqual([0, 1].map((i) => `${s.idempotencyKey}.${i}`));
+    expect(s.items.every((i) => i.task?.status === "succeeded")).toBe(true);
+  }, 60_000);
+});
