@@ -146,5 +146,13 @@ describe("generate_batch as one MCP task (2026-07-28, stdio)", () => {
     const s = result.structuredContent as Batch;
     expect(s.items.map((i) => i.identity)).toEqual([0, 1].map((i) => `${s.idempotencyKey}.${i}`));
     expect(s.items.every((i) => i.task?.status === "succeeded")).toBe(true);
+    // Its result read, the batch's record and every item's are delivered: nothing left open.
+    await expect
+      .poll(async () => {
+        const listed = await request("tools/call", { name: "list_requests", arguments: {} }, envelope());
+        const requests = listed.result?.structuredContent.requests as { delivered: boolean }[];
+        return requests.map((r) => r.delivered);
+      })
+      .toEqual([true, true, true]);
   }, 60_000);
 });

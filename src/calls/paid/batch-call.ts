@@ -71,6 +71,7 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
         };
       }),
       facts: { ceiling, total, estimated },
+      ...(ctx.takesTasks === true ? { inTask: true } : {}),
     };
     const steps = batchSteps(engine, work);
     // A client that takes MCP tasks gets one task for the whole batch once the batch's claim is

@@ -38,6 +38,13 @@ export interface BatchWork {
   idempotencyKey: string | undefined;
   items: BatchItemWork[];
   facts: { ceiling: Ceiling; total: number | undefined; estimated: number | undefined };
+  /**
+   * Runs as an MCP task, whose result tasks/get delivers under the batch's identity only: each
+   * item's record is marked delivered with the answer's making instead. A replay goes through the
+   * batch's record (undelivered until read), whose items' explicit identities replay whatever
+   * their marks, so the marks only keep the items off the open list.
+   */
+  inTask?: boolean;
 }
 
 export function batchSteps(engine: Engine, work: BatchWork): Steps<null> {
@@ -52,8 +59,12 @@ export function batchSteps(engine: Engine, work: BatchWork): Steps<null> {
         work.items.map((it, i) => sendItem(engine, ctx, budget, it, i, itemIdentity(batch.identity, i))),
       );
       const outcomes = await waitAll(engine, ctx, sent, waitSeconds, budget);
-      // Each item's record is delivered with the batch's answer (in a task: no mark, see tasks.md).
-      for (const o of outcomes) if ("run" in o) markOnDelivery(ctx, o.run);
+      // Each item's record is delivered with the batch's answer.
+      for (const o of outcomes) {
+        if (!("run" in o)) continue;
+        if (work.inTask === true) void o.run.handOver().settle(true);
+        else markOnDelivery(ctx, o.run);
+      }
       return presentBatch(engine, outcomes, {
         identity: batch.identity,
         reused: batch.reused,
