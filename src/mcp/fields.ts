@@ -7,12 +7,7 @@
  */
 import { z } from "zod";
 import { TASK_ID_MAX } from "../client/endpoints.js";
-import {
-  IdempotencyKeySchema,
-  MediaRequestSchema,
-  TaskSchema,
-  TextMaxGemsSchema,
-} from "../client/schemas.js";
+import { IdempotencyKeySchema, MediaRequestSchema, TextMaxGemsSchema } from "../client/schemas.js";
 import { MAX_WAIT_SECONDS } from "../config/bounds.js";
 
 export { MAX_WAIT_SECONDS };
@@ -51,12 +46,16 @@ export const taskIdField = z
 // ---------- shared output fields ----------
 
 /**
- * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition),
- * described once in prose rather than field by field: it appears in poll_task's output schema.
+ * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition), as
+ * poll_task advertises it: the fields a caller acts on typed, the rest described once in prose
+ * (every tools/list stays within 20,000 bytes with generate_batch listed too; the result itself
+ * carries every field, in its text and structuredContent).
  */
-export const TaskOut = TaskSchema.describe(
-  "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
-);
+export const TaskOut = z
+  .looseObject({ id: z.string(), status: z.string(), chargedGems: z.number() })
+  .describe(
+    "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; outputs with asset IDs and URLs that expire.",
+  );
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
  * only where a caller acts on it, so its fields are described once (in poll_task's schema). Not

@@ -446,20 +446,11 @@ export const CATALOG: readonly ListedTool[] = [
             required: ["identity"],
           },
         },
-        gems: {
-          type: "object",
-          properties: {
-            charged: {
-              type: "number",
-            },
-          },
-          required: ["charged"],
-        },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "items", "gems", "next"],
+      required: ["idempotencyKey", "items", "next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -507,78 +498,13 @@ export const CATALOG: readonly ListedTool[] = [
             status: {
               type: "string",
             },
-            quotedGems: {
-              type: "number",
-            },
             chargedGems: {
               type: "number",
             },
-            releasedGems: {
-              type: "number",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                },
-                {
-                  type: "null",
-                },
-              ],
-            },
-            outputs: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  index: {
-                    type: "integer",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
-              },
-            },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
+          required: ["id", "status", "chargedGems"],
           description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; output URLs expire.",
+            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; outputs with asset IDs and URLs that expire.",
         },
         terminal: {
           type: "boolean",

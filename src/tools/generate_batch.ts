@@ -38,13 +38,10 @@ const input = z.strictObject({
 });
 
 // Lean (every host reads tools/list whole, within 20,000 bytes); the text says the rest.
-const output = z.object({
+const output = z.looseObject({
   idempotencyKey: z.string(),
-  items: z.array(
-    // Each also has its task, or its error: { code, message }.
-    z.looseObject({ identity: z.string() }),
-  ),
-  gems: z.looseObject({ charged: z.number() }),
+  // Each item also has its task, or its error: { code, message }; `gems` sums them (quoted, charged).
+  items: z.array(z.looseObject({ identity: z.string() })),
   next: z.string(),
 });
 
