@@ -11,7 +11,12 @@ import type { Config } from "./config-types.js";
 import { OAUTH_SETTINGS } from "./oauth-settings.js";
 import { LIMITS } from "./service-limits.js";
 import { defaultStoreUri, MAX_SQLITE_BUSY_TIMEOUT_MS } from "./store-uri.js";
-import { DEFAULT_BUDGET_CAP_MS, DEFAULT_WAIT_CAP_SECONDS } from "./time-limits.js";
+import {
+  APPROVAL_TTL_MS,
+  DEFAULT_BUDGET_CAP_MS,
+  DEFAULT_WAIT_CAP_SECONDS,
+  QUESTION_ANSWER_MS,
+} from "./time-limits.js";
 import {
   type Reader,
   readApiKey,
@@ -121,7 +126,7 @@ export const SETTINGS: readonly Setting[] = [
     env: "GENERATION_AUTH_SECRET",
     read: readAuthSecret,
     help: "with --auth oauth: base64 of at least 32 random bytes, the same on every replica; encrypts stored service keys (comma-separated to rotate: new first)",
-    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own); no flag: secrets do not belong in process lists",
+    doc: "with `oauth`: base64 of at least 32 random bytes (`openssl rand -base64 32`), the same on every replica; encrypts the service keys users sign in with (AES-256-GCM) and signs the sign-in cookies; several, comma-separated, rotate it: the first encrypts, all decrypt; in either mode, when set, the first also keys the seal on spending questions (2026-07-28 `requestState`), so an answer counts on every replica (without it each process has its own), and the MAC of spending approval tokens (without it, a secret kept in the ledger's store, shared by the processes on that store); no flag: secrets do not belong in process lists",
     defaultDoc: "required with `oauth` (or the file below)",
   }),
   define({
@@ -206,8 +211,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "max-gems",
     placeholder: "N",
     read: readGems,
-    help: `maxGems sent with every submission that names none (0 to ${LIMITS.mediaMaxGems})`,
-    doc: `\`maxGems\` (integer, 0 to ${gems}) sent with every submission that names none`,
+    help: `the operator's cap per request (0 to ${LIMITS.mediaMaxGems}): nothing is sent with a higher maxGems; a call above it by the catalog's estimate is refused`,
+    doc: `the operator's cap per request (integer, 0 to ${gems}): no submission is ever sent with a higher \`maxGems\`, whatever the call names or the user approves. A call naming no \`maxGems\` is sent with the cap; a larger \`maxGems\` is lowered to it (the result says so); a call whose estimate (from every cost factor the catalog publishes) is above it is refused locally (\`INVALID_ARGUMENT\`, naming the cap), nothing sent and nothing recorded`,
     defaultDoc: "unset",
   }),
   define({
@@ -216,8 +221,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "confirm-above-gems",
     placeholder: "N",
     read: readGems,
-    help: "ask the user (elicitation) before spending above this; the amount accepted, else this, is sent as maxGems",
-    doc: `when the client supports elicitation, ask the user before a submission whose estimate (from every cost factor the catalog publishes: \`baseGems\`, \`outputCount\`, \`resolutionMultipliers\` and any other \`…Multipliers\`) or whose own \`maxGems\` exceeds this (integer, 0 to ${gems}); the question names the amount and its factors, and the amount accepted is sent as \`maxGems\` (or a lower \`GENERATION_MAX_GEMS\`); on 2026-07-28 a yes counts only for the exact arguments and amount asked about. A submission not asked about (the client cannot ask; there is no estimate, as for video, audio, chat and extraction; or it is under this) is sent with this as \`maxGems\` unless a lower ceiling applies; where the client cannot ask, a larger \`maxGems\` of the call is lowered to it. Either way a higher quote is refused (\`PRICE_CHANGED\`), nothing is charged, and the result says so and what to do`,
+    help: "ask the user before spending above this; where the client cannot ask, answer a quote with an approval token instead of sending",
+    doc: `spending above this (integer, 0 to ${gems}) needs the user's yes first. Asked about: a submission whose own \`maxGems\`, else whose estimate (from every cost factor the catalog publishes: \`baseGems\`, \`outputCount\`, \`resolutionMultipliers\` and any other \`…Multipliers\`), exceeds it. Where the client can ask (elicitation), the question names the amount and its factors, and the amount accepted is sent as \`maxGems\`; on 2026-07-28 a yes counts only for the exact arguments and amount asked about. Where it cannot (no elicitation declared), or declares it and gives no answer within ${QUESTION_ANSWER_MS / 1000} s, nothing is sent: the call answers a quote with \`structuredContent.approval = {token, gems}\`, and the same call with \`approval: token\` added is sent with \`maxGems\` at most \`gems\` (the token is bound to the key, tool, arguments and amount, used once, valid ${APPROVAL_TTL_MS / 60_000} minutes on every replica sharing the store). A submission not asked about (no estimate and no \`maxGems\` of its own, as for video, audio, chat and extraction; or under this) is sent with this as \`maxGems\` unless a lower ceiling applies, so a higher quote is refused (\`PRICE_CHANGED\`), nothing charged, and the result says how to go above it`,
     defaultDoc: "unset",
   }),
   define({

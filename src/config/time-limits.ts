@@ -42,6 +42,15 @@ export const DELIVERY_MARK_WAIT_MS = 2_000;
  * instead of two); a read of the record writes it at once.
  */
 export const SUCCESS_HOLD_MS = 1_000;
+/**
+ * A question to the user about spending (elicitation pushed on 2025-11-25) is waited for at most
+ * this long: some hosts declare elicitation and never draw the form (the request would die at
+ * their ~60 s); unanswered by then, the call answers a quote with an approval token instead
+ * (src/calls/paid/spending.ts), leaving room in the host's 60 s.
+ */
+export const QUESTION_ANSWER_MS = 25_000;
+/** A quote's approval token stays good this long (src/calls/paid/approval.ts). */
+export const APPROVAL_TTL_MS = 15 * 60 * 1000;
 /** One request to the service when its caller names no shorter limit. */
 export const REQUEST_TIMEOUT_MS = 120_000;
 

@@ -21,7 +21,7 @@ export {
 } from "../config/store-uri.js";
 export type { ErrorSummary } from "./error-summary.js";
 export { hashKey } from "./identity.js";
-export type { KeyedStore } from "./keyed-store.js";
+export type { Counted, KeyedStore } from "./keyed-store.js";
 export { IdempotencyConflictError, IdentifiedError, LedgerError } from "./ledger-errors.js";
 export type { Ledger, ListOptions, Ref, RunRequest, RunResult, Send } from "./ledger-types.js";
 export { type LedgerRecord, listCursor } from "./listing.js";

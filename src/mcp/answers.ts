@@ -53,6 +53,14 @@ export function answerKey(secrets: readonly string[] | undefined): Uint8Array {
   return new Uint8Array(hkdfSync("sha256", Buffer.from(first, "base64"), new Uint8Array(0), info, 32));
 }
 
+/** The MAC key of spending approvals, derived from the first GENERATION_AUTH_SECRET; none without it. */
+export function approvalSecret(secrets: readonly string[] | undefined): Uint8Array | undefined {
+  const first = secrets?.[0];
+  if (first === undefined) return undefined;
+  const info = "generation-mcp approval v1";
+  return new Uint8Array(hkdfSync("sha256", Buffer.from(first, "base64"), new Uint8Array(0), info, 32));
+}
+
 /** What an engine contributes to its codec: its key hash, and the base key when it was given one. */
 export interface AnswerScope {
   keyHash: string;

@@ -46,12 +46,30 @@ export interface Engine {
    * replica when derived from GENERATION_AUTH_SECRET; a random key of this process when absent.
    */
   answerKey?: Uint8Array | undefined;
+  /**
+   * The MAC key of spending approvals (src/calls/paid/approval.ts), derived from
+   * GENERATION_AUTH_SECRET when it is set; absent, approvals use a secret kept in the ledger's store.
+   */
+  approvalKey?: Uint8Array | undefined;
 }
+
+/** A question pushed to the user now, and its answer; "unanswered" when none came in time. */
+export type AskNow = (
+  params: { message: string; requestedSchema: Record<string, unknown> },
+  ms: number,
+) => Promise<{ action: string; content?: Record<string, unknown> | undefined } | "unanswered">;
 
 export interface ToolContext {
   readonly signal: AbortSignal;
   /** The client can answer an elicitation (a question to its user). */
   readonly canElicit: boolean;
+  /**
+   * On a 2025-11-25 connection whose client declared elicitation: asks the user now (a push
+   * request) and waits at most the given time, so a host that never draws the form (Claude
+   * Desktop, anthropics/claude-code#88901) does not hold the call until it dies. Absent on
+   * 2026-07-28, where a question is an input_required round the host answers or not.
+   */
+  readonly askNow?: AskNow;
   /** The client offers MCP roots, which narrow the allowed directories. */
   readonly offersRoots: boolean;
   /** The client renders MCP Apps views (the media viewer), so a result can open one for the user. */
@@ -115,6 +133,32 @@ export function rendersApps(caps: ClientCapabilities | undefined): boolean {
   return getUiCapability(caps)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
 }
 
+/** The connection speaks 2026-07-28 (or later), where the server sends no requests of its own. */
+function servedModern(server: McpServer): boolean {
+  const version = server.server.getNegotiatedProtocolVersion();
+  return version !== undefined && version >= "2026";
+}
+
+/**
+ * An elicitation pushed on this request (2025-11-25), bounded by `ms`: no answer in time, or a
+ * failure to ask, is "unanswered" (the SDK cancels the request; a late answer is dropped). A
+ * cancelled call stays cancelled.
+ */
+const askNow =
+  (ctx: ServerContext, signal: AbortSignal): AskNow =>
+  async (params, ms) => {
+    try {
+      const r = await ctx.mcpReq.send(
+        { method: "elicitation/create", params: { mode: "form", ...params } },
+        { timeout: ms, signal },
+      );
+      return r as { action: string; content?: Record<string, unknown> };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return "unanswered";
+    }
+  };
+
 /** Builds a ToolContext over one SDK request context. */
 export function toolContext(
   server: McpServer,
@@ -125,10 +169,13 @@ export function toolContext(
 ): ToolContext {
   const caps = clientCapabilities(server, ctx);
   const token = ctx.mcpReq._meta?.progressToken;
+  const signal = hooks.signal ?? ctx.mcpReq.signal;
+  const pushes = caps?.elicitation !== undefined && !servedModern(server);
   let last = 0;
   return {
-    signal: hooks.signal ?? ctx.mcpReq.signal,
+    signal,
     canElicit: caps?.elicitation !== undefined,
+    ...(pushes ? { askNow: askNow(ctx, signal) } : {}),
     offersRoots: caps?.roots !== undefined,
     rendersApps: rendersApps(caps),
     inputResponses: ctx.mcpReq.inputResponses,

@@ -20,10 +20,10 @@ export const waitField = z
   .max(MAX_WAIT_SECONDS)
   .optional()
   .describe("Seconds to wait at most.");
-export const saveField = z.boolean().optional().describe("Also save finished outputs (save_outputs).");
-export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "An earlier identity, to replay it.",
-);
+export const saveField = z.boolean().optional().describe("Save finished outputs too.");
+export const idempotencyKeyField = IdempotencyKeySchema.optional().describe("An identity, to replay it.");
+// Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
+export const approvalField = z.string().optional().describe("An approved quote's token.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -52,10 +52,8 @@ export const taskIdField = z
  * carries every field, in its text and structuredContent).
  */
 export const TaskOut = z
-  .looseObject({ id: z.string(), status: z.string(), chargedGems: z.number() })
-  .describe(
-    "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; outputs with asset IDs and URLs that expire.",
-  );
+  .looseObject({ id: z.string(), status: z.string(), outputs: z.array(z.looseObject({})) })
+  .describe("status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.");
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
  * only where a caller acts on it, so its fields are described once (in poll_task's schema). Not
@@ -63,3 +61,12 @@ export const TaskOut = z
  */
 export const TaskBriefOut = z.looseObject({ id: z.string(), status: z.string() });
 export const savedOut = z.array(z.string()).optional();
+
+// ---------- a paid call's quote (nothing sent; src/calls/paid/quote.ts) ----------
+
+/**
+ * On a quote only: `{token, gems}` and what the quote says (`tell`, `next`, the estimate's
+ * `factors`, `threshold`, `reason`, `expiresAt`, `tool`). Listed as an open object: every listed
+ * byte goes to every client (tools/list stays within 20,000), and the quote's text says the same.
+ */
+export const approvalOut = z.looseObject({}).optional();

@@ -23,6 +23,19 @@ import type { Engine, ToolContext } from "./context.js";
 
 export type Answer = "yes" | "no" | "pending";
 
+/** A confirmation's form: one box to tick. */
+const CONFIRM_SCHEMA = {
+  type: "object" as const,
+  properties: {
+    confirm: {
+      type: "boolean" as const,
+      title: "Confirm",
+      description: "Tick to go ahead; leave it to cancel.",
+    },
+  },
+  required: ["confirm"],
+};
+
 /** The user answered no (to spending, to a voice's rights): nothing was sent. */
 export class UserDeclinedError extends LocalRefusal {
   override readonly name = "UserDeclinedError";
@@ -77,21 +90,28 @@ export class Questions {
     if (view.kind === "elicit" && this.answersThisCall() && this.ctx.answered?.asked[key] === amount) {
       return view.action === "accept" && view.content?.confirm === true ? "yes" : "no";
     }
-    this.asked[key] = inputRequired.elicit({
-      message,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          confirm: {
-            type: "boolean",
-            title: "Confirm",
-            description: "Tick to go ahead; leave it to cancel.",
-          },
-        },
-        required: ["confirm"],
-      },
-    });
+    this.asked[key] = inputRequired.elicit({ message, requestedSchema: CONFIRM_SCHEMA });
     return "pending";
+  }
+
+  /**
+   * As `confirm`, but where the question is pushed now (2025-11-25, `ctx.askNow`) it is waited
+   * for at most `ms`: "unanswered" when no answer came by then (a late one changes nothing). Asked
+   * only once every other question of the round is answered (a round re-runs the call from the
+   * start, so a question pushed beside a pending one would be asked twice).
+   */
+  async confirmWithin(
+    key: string,
+    message: string,
+    gems: number,
+    ms: number,
+  ): Promise<Answer | "unanswered"> {
+    const push = this.ctx.askNow;
+    if (push === undefined) return this.confirm(key, message, gems);
+    if (this.pending) return "pending";
+    const answer = await push({ message, requestedSchema: CONFIRM_SCHEMA }, ms);
+    if (answer === "unanswered") return "unanswered";
+    return answer.action === "accept" && answer.content?.confirm === true ? "yes" : "no";
   }
 
   /** The round's verified state was minted for this tool and these exact arguments, and is unused. */

@@ -57,7 +57,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -94,9 +94,13 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
         },
         wait: {
           description: "Seconds to wait at most.",
@@ -105,7 +109,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -119,8 +123,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -140,8 +144,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -162,7 +168,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -199,9 +205,13 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
         },
         wait: {
           description: "Seconds to wait at most.",
@@ -210,7 +220,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -224,8 +234,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -245,8 +255,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -267,7 +279,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -310,9 +322,13 @@ export const CATALOG: readonly ListedTool[] = [
           description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
         },
         wait: {
           description: "Seconds to wait at most.",
@@ -321,7 +337,7 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs (save_outputs).",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -335,8 +351,8 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         created: {
-          type: "boolean",
           description: "False for a replay (no new charge).",
+          type: "boolean",
         },
         task: {
           type: "object",
@@ -356,8 +372,10 @@ export const CATALOG: readonly ListedTool[] = [
             type: "string",
           },
         },
+        approval: {
+          type: "object",
+        },
       },
-      required: ["idempotencyKey", "created", "task"],
     },
     annotations: {
       readOnlyHint: false,
@@ -378,7 +396,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_batch",
     title: "Generate a batch",
     description:
-      "Runs 1-10 generate_image/video/audio calls under one approval and one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
+      "Runs generate_image/video/audio calls at once, one approval, one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -410,11 +428,11 @@ export const CATALOG: readonly ListedTool[] = [
           minimum: 0,
         },
         approval: {
-          description: "A quote's approval token.",
+          description: "An approved quote's token.",
           type: "string",
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
@@ -431,26 +449,11 @@ export const CATALOG: readonly ListedTool[] = [
     outputSchema: {
       type: "object",
       properties: {
-        idempotencyKey: {
-          type: "string",
-        },
-        items: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              identity: {
-                type: "string",
-              },
-            },
-            required: ["identity"],
-          },
-        },
         next: {
           type: "string",
         },
       },
-      required: ["idempotencyKey", "items", "next"],
+      required: ["next"],
     },
     annotations: {
       readOnlyHint: false,
@@ -498,13 +501,15 @@ export const CATALOG: readonly ListedTool[] = [
             status: {
               type: "string",
             },
-            chargedGems: {
-              type: "number",
+            outputs: {
+              type: "array",
+              items: {
+                type: "object",
+              },
             },
           },
-          required: ["id", "status", "chargedGems"],
-          description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; Gems quoted, charged, released back; outputs with asset IDs and URLs that expire.",
+          required: ["id", "status", "outputs"],
+          description: "status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.",
         },
         terminal: {
           type: "boolean",
@@ -578,7 +583,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -714,7 +719,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone, returning its ID; without path, the user picks it in the media viewer. Needs the speaker's permission: the user is asked, or confirms via rightsConfirmed. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -844,9 +849,13 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
         },
       },
       required: ["model", "messages"],
@@ -882,6 +891,7 @@ export const CATALOG: readonly ListedTool[] = [
           description: "stop, length, …",
         },
         usage: {
+          description: "Token counts.",
           anyOf: [
             {
               type: "object",
@@ -890,10 +900,11 @@ export const CATALOG: readonly ListedTool[] = [
               type: "null",
             },
           ],
-          description: "Token counts.",
+        },
+        approval: {
+          type: "object",
         },
       },
-      required: ["idempotencyKey", "created", "id", "model", "content", "finishReason", "usage"],
     },
     annotations: {
       readOnlyHint: false,
@@ -934,9 +945,13 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "An earlier identity, to replay it.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
         },
       },
       required: ["videoAssetId"],
@@ -955,6 +970,7 @@ export const CATALOG: readonly ListedTool[] = [
           type: "string",
         },
         extraction: {
+          description: "frames are suggested times; segments is optional.",
           type: "object",
           properties: {
             analysis: {
@@ -987,10 +1003,11 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["analysis", "durationSeconds", "frames"],
-          description: "frames are suggested times; segments is optional.",
+        },
+        approval: {
+          type: "object",
         },
       },
-      required: ["idempotencyKey", "created", "id", "extraction"],
     },
     annotations: {
       readOnlyHint: false,
@@ -1006,7 +1023,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+      "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost answer, or to see which requests are uncertain (the same call again replays them).",
     inputSchema: {
       type: "object",
       properties: {

@@ -4,7 +4,7 @@ import { checkChatRules, withRules } from "../client/request-rules.js";
 import { ChatRequestSchema } from "../client/schemas.js";
 import { LIMITS } from "../config/service-limits.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
+import { approvalField, approvalOut, idempotencyKeyField, textMaxGemsField } from "../mcp/fields.js";
 
 const C = ChatRequestSchema.shape;
 
@@ -25,17 +25,20 @@ export default defineTool({
       response_format: C.response_format.describe("Plain text or a JSON object."),
       maxGems: textMaxGemsField,
       idempotencyKey: idempotencyKeyField,
+      approval: approvalField,
     }),
     checkChatRules,
   ),
+  // A quote (nothing sent) carries only `approval`.
   outputSchema: z.object({
-    idempotencyKey: z.string(),
-    created: z.boolean(),
-    id: z.string(),
-    model: z.string(),
-    content: z.string(),
-    finishReason: z.string().nullable().describe("stop, length, …"),
-    usage: z.looseObject({}).nullable().describe("Token counts."),
+    idempotencyKey: z.string().optional(),
+    created: z.boolean().optional(),
+    id: z.string().optional(),
+    model: z.string().optional(),
+    content: z.string().optional(),
+    finishReason: z.string().nullable().optional().describe("stop, length, …"),
+    usage: z.looseObject({}).nullable().optional().describe("Token counts."),
+    approval: approvalOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: (args, ctx, engine) => chatCall(args, ctx, engine),

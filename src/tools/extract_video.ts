@@ -2,7 +2,13 @@ import { z } from "zod";
 import { extractCall } from "../calls/paid/extract-call.js";
 import { ExtractRequestSchema } from "../client/schemas.js";
 import { defineTool } from "../mcp/define-tool.js";
-import { idempotencyKeyField, nonBlank, textMaxGemsField } from "../mcp/fields.js";
+import {
+  approvalField,
+  approvalOut,
+  idempotencyKeyField,
+  nonBlank,
+  textMaxGemsField,
+} from "../mcp/fields.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 
 const X = ExtractRequestSchema.shape;
@@ -34,14 +40,18 @@ export default defineTool({
     model: X.model.optional().describe("Default GENERATION_EXTRACTION_MODEL."),
     maxGems: textMaxGemsField,
     idempotencyKey: idempotencyKeyField,
+    approval: approvalField,
   }),
+  // A quote (nothing sent) carries only `approval`.
   outputSchema: z.object({
-    idempotencyKey: z.string(),
-    created: z.boolean(),
-    id: z.string(),
+    idempotencyKey: z.string().optional(),
+    created: z.boolean().optional(),
+    id: z.string().optional(),
     extraction: z
       .looseObject({ analysis: analysisValue, durationSeconds: z.number(), frames: z.array(z.unknown()) })
+      .optional()
       .describe("frames are suggested times; segments is optional."),
+    approval: approvalOut,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   execution: TASK_EXECUTION,

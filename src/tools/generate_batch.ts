@@ -3,7 +3,7 @@ import { BATCH_TOOLS, type BatchTool, batchCall, type ItemInput } from "../calls
 import type { MediaArgs } from "../calls/paid/media-call.js";
 import { parseAll } from "../client/parse-or-throw.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
-import { idempotencyKeyField, waitField } from "../mcp/fields.js";
+import { approvalField, idempotencyKeyField, waitField } from "../mcp/fields.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
 import generateAudio from "./generate_audio.js";
 import generateImage from "./generate_image.js";
@@ -32,18 +32,16 @@ const input = z.strictObject({
     .max(MAX_BATCH_ITEMS)
     .describe("Calls to send."),
   maxGems: z.number().int().min(0).optional().describe("Most Gems in all."),
-  approval: z.string().optional().describe("A quote's approval token."),
+  approval: approvalField,
   idempotencyKey: idempotencyKeyField,
   wait: waitField,
 });
 
 // Lean (every host reads tools/list whole, within 20,000 bytes); the text says the rest.
-const output = z.looseObject({
-  idempotencyKey: z.string(),
-  // Each item also has its task, or its error: { code, message }; `gems` sums them (quoted, charged).
-  items: z.array(z.looseObject({ identity: z.string() })),
-  next: z.string(),
-});
+// Lean, within the 20,000 bytes of tools/list: every answer also has the batch's idempotencyKey,
+// its items ({identity, task} or {identity, error: {code, message}}) and gems (quoted, charged);
+// a quote (nothing sent, the total above the threshold) has approval.
+const output = z.looseObject({ next: z.string() });
 
 /** Each item's arguments parsed by its tool's schema, or every error found, named under items[i]. */
 function parseItems(items: z.infer<typeof input>["items"]): ItemInput[] {
@@ -59,7 +57,7 @@ export default defineTool({
   name: "generate_batch",
   title: "Generate a batch",
   description:
-    "Runs 1-10 generate_image/video/audio calls under one approval and one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
+    "Runs generate_image/video/audio calls at once, one approval, one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
   inputSchema: input,
   outputSchema: output,
   annotations: submissionHints,

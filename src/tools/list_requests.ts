@@ -13,7 +13,7 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost or cut-off answer, or to see which requests are uncertain (calling one again with the same arguments replays it without a second charge).",
+    "Lists this API key's paid calls from the local ledger (no service call, no Gems), newest first, with task IDs and taskStatus (as last read). Use it to recover a task ID after a lost answer, or to see which requests are uncertain (the same call again replays them).",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])

@@ -9,6 +9,8 @@ import { checkMediaRules, withRules } from "../client/request-rules.js";
 import { MediaRequestSchema } from "../client/schemas.js";
 import { AUDIO_OPERATIONS, type MediaKind } from "../config/service-limits.js";
 import {
+  approvalField,
+  approvalOut,
   idempotencyKeyField,
   modelField,
   nonBlank,
@@ -34,6 +36,7 @@ const described = (kind: MediaKind, docs: MediaFieldDocs) => ({
   // Which ceiling goes when the call gives none is said once, in the server's instructions.
   maxGems: S.maxGems.describe("Most Gems to spend."),
   idempotencyKey: idempotencyKeyField,
+  approval: approvalField,
   wait: waitField,
   save: saveField,
 });
@@ -56,11 +59,13 @@ export const audioInput = (docs: MediaFieldDocs) =>
     (args) => checkMediaRules("audio", args),
   );
 
+/** A submission's answer; a quote (nothing sent) carries only `approval`. */
 export const submissionOutput = z.object({
-  idempotencyKey: z.string(),
-  created: z.boolean().describe("False for a replay (no new charge)."),
-  task: TaskBriefOut,
+  idempotencyKey: z.string().optional(),
+  created: z.boolean().optional().describe("False for a replay (no new charge)."),
+  task: TaskBriefOut.optional(),
   saved: savedOut,
+  approval: approvalOut,
 });
 
 export const submissionHints = {
@@ -73,4 +78,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.";
+  "It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.";

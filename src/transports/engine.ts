@@ -12,7 +12,7 @@ import { ServiceError } from "../client/service-errors.js";
 import type { Config } from "../config/index.js";
 import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
-import { answerKey } from "../mcp/answers.js";
+import { answerKey, approvalSecret } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
 import { scrubKeyShapes } from "../shared/scrub.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
@@ -117,6 +117,9 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
   const engines: LRUCache<string, Engine> = new LRUCache({ max: o.maxEngines ?? MAX_CACHED_ENGINES });
   // Seals the questions' requestState: from GENERATION_AUTH_SECRET, the same on every replica, when set.
   const sealing = answerKey(config.authSecret);
+  // Seals spending approvals alike on every replica (src/calls/paid/approval.ts); without the
+  // secret, approvals use one kept in the ledger's store.
+  const approvalKey = approvalSecret(config.authSecret);
 
   /** Whether the service has refused each engine's key, until it accepts it again. */
   const refusals = new WeakMap<Engine, { refused: boolean }>();
@@ -136,7 +139,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
         return standing.refused;
       },
     };
-    const engine: Engine = { config, client, ledger, keyHash, key, answerKey: sealing };
+    const engine: Engine = { config, client, ledger, keyHash, key, answerKey: sealing, approvalKey };
     refusals.set(engine, standing);
     return engine;
   };

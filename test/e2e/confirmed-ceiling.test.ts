@@ -5,8 +5,8 @@
  *   never exceed the amount in the question;
  * - a quote above the accepted amount is refused (PRICE_CHANGED): nothing dispatched or charged,
  *   and the result says so and what to do;
- * - a client that cannot ask spends no more than GENERATION_CONFIRM_ABOVE_GEMS, even with a
- *   larger maxGems of its own.
+ * - a client that cannot ask spends no more than GENERATION_CONFIRM_ABOVE_GEMS unapproved, even
+ *   with a larger maxGems of its own: it gets a quote (test/e2e/approval-cli.test.ts).
  */
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -153,7 +153,7 @@ describe("the accepted amount is the ceiling (built CLI, stdio, a host that acce
       expect(text).toMatch(/^PRICE_CHANGED: /);
       expect(text).toMatch(/32 Gems the user accepted/);
       expect(text).toMatch(/nothing was charged/);
-      expect(text).toMatch(/call again with maxGems/);
+      expect(text).toMatch(/call again without approval and with maxGems set to the most the user may spend/);
       expect(sandbox.stats.dispatches(IMAGE)).toBe(before);
     } finally {
       sandbox.faults.clear();
@@ -163,20 +163,21 @@ describe("the accepted amount is the ceiling (built CLI, stdio, a host that acce
 });
 
 describe("a host that cannot ask (built CLI, stdio)", () => {
-  it("never spends above GENERATION_CONFIRM_ABOVE_GEMS, even with a larger maxGems of its own", async () => {
+  it("never spends above GENERATION_CONFIRM_ABOVE_GEMS unapproved, even with a larger maxGems of its own", async () => {
     const { client } = await connectCli({
       args: [CLI],
       env: envOf("cannot-ask", { GENERATION_CONFIRM_ABOVE_GEMS: "10" }),
     });
     try {
-      const before = sandbox.stats.dispatches(IMAGE);
+      const before = sandbox.stats.requests(IMAGE);
       const r = await pro(client, "nobody asked", { resolution: "4K", outputCount: 4 }, { maxGems: 1_000 });
       const text = textOf(r);
-      expect(text).toMatch(/^PRICE_CHANGED: /);
-      expect(text).toMatch(/GENERATION_CONFIRM_ABOVE_GEMS \(10\)/);
-      expect(text).toMatch(/cannot ask the user/);
-      expect(text).toMatch(/nothing was charged/);
-      expect(sandbox.stats.dispatches(IMAGE)).toBe(before);
+      // A quote (approval.test.ts follows it through): nothing sent.
+      expect(text).toMatch(
+        /^QUOTE: nothing was sent and no Gems were spent: this client cannot ask the user/,
+      );
+      expect(text).toMatch(/above the confirmation threshold of 10 Gems/);
+      expect(sandbox.stats.requests(IMAGE)).toBe(before);
       // Under the threshold it goes through, and says which ceiling it was sent with.
       const cheap = await client.callTool({
         name: "generate_image",
@@ -184,7 +185,7 @@ describe("a host that cannot ask (built CLI, stdio)", () => {
       });
       expect(cheap.isError).toBeFalsy();
       expect(textOf(cheap)).toMatch(/Sent with maxGems 10, your confirmation threshold/);
-      expect(sandbox.stats.dispatches(IMAGE)).toBe(before + 1);
+      expect(sandbox.stats.requests(IMAGE)).toBe(before + 1);
     } finally {
       await client.close();
     }

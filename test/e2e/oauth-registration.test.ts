@@ -4,7 +4,7 @@
  * request says which client address it comes from): oversized and unsafe registrations refused
  * with an RFC 7591 error naming the field and the limit; a flood from one address stopped at its
  * rate (the left of X-Forwarded-For, which a client writes, not believed), and a flood from many
- * stopped at the replica's, with the token store's size measured before and after; a flood of
+ * stopped at the deployment's, with the token store's size measured before and after; a flood of
  * authorization requests (each stores an interaction for the sign-in page) stopped the same way,
  * and so are sign-in forms posted over and over (each has the service check a key); a
  * registration no sign-in uses kept a day, one a sign-in used kept as long as its grants; Client
@@ -129,8 +129,9 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
     process.stdout.write(
       `registration flood from one address: ${one.accepted} of 300 stored in ${one.seconds.toFixed(1)} s; Client rows ${before.rows} → ${after.rows}, bytes ${before.bytes} → ${after.bytes}\n`,
     );
+    // A fixed minute's 20, or up to 40 when the flood spans a window's edge.
     expect(one.accepted).toBeGreaterThanOrEqual(20);
-    expect(one.accepted).toBeLessThanOrEqual(20 + Math.ceil(one.seconds / 3));
+    expect(one.accepted).toBeLessThanOrEqual(40);
     const refused = one.all.find((r) => r.status === 429);
     expect(refused?.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
     expect(String(refused?.body.error_description)).toContain("at most 20 a minute from one address");
@@ -142,7 +143,6 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
     // Another address is counted apart; an IPv6 client by its /64.
     expect((await register(issuer, { redirect_uris: [REDIRECT] }, "203.0.113.3")).status).toBe(201);
     const six = await flood(25, (i) => `2001:db8:1:2::${i + 1}`);
-    expect(six.accepted).toBeLessThanOrEqual(20 + Math.ceil(six.seconds / 3));
     expect(six.accepted).toBeLessThan(25);
   });
 
@@ -168,7 +168,7 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
       `authorization flood from one address: ${shown} of 150 shown the sign-in page in ${seconds.toFixed(1)} s; Interaction rows ${before.rows} → ${after.rows}\n`,
     );
     expect(shown).toBeGreaterThanOrEqual(60);
-    expect(shown).toBeLessThanOrEqual(60 + Math.ceil(seconds));
+    expect(shown).toBeLessThanOrEqual(120);
     const refused = all.find((r) => r.status === 429);
     expect(refused?.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
     const body = (await refused?.json()) as { error_description?: string } | undefined;
@@ -298,18 +298,18 @@ describe.runIf(hasChromium())("registration through the built CLI", () => {
     );
   });
 
-  it("a flood from many addresses stops at the replica's rate: the store stays bounded", async () => {
+  it("a flood from many addresses stops at the deployment's rate: the store stays bounded", async () => {
     const before = await clients();
     const many = await flood(300, (i) => `198.18.${i >> 8}.${i & 255}`);
     const after = await clients();
     process.stdout.write(
       `registration flood from 300 addresses: ${many.accepted} of 300 stored in ${many.seconds.toFixed(1)} s; Client rows ${before.rows} → ${after.rows}, bytes ${before.bytes} → ${after.bytes}\n`,
     );
-    // The replica's bucket holds 120 and refills 2 a second; earlier tests of this file used part of it.
-    expect(many.accepted).toBeLessThanOrEqual(120);
+    // 120 a minute on the deployment (240 across a window's edge); earlier tests used part of it.
+    expect(many.accepted).toBeLessThanOrEqual(240);
     expect(
       many.all.some(
-        (r) => r.status === 429 && String(r.body.error_description).includes("a minute on this server"),
+        (r) => r.status === 429 && String(r.body.error_description).includes("a minute on this deployment"),
       ),
     ).toBe(true);
     expect(after.rows - before.rows).toBe(many.accepted);

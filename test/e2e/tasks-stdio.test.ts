@@ -11,13 +11,8 @@ import { CLI, initializeRequest, isolatedEnv } from "../helpers/cli.js";
 import { envelope, TASKS_EXTENSION, textOf } from "../helpers/tasks-wire.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
-type Message = {
-  id?: number;
-  method?: string;
-  params?: Record<string, any>;
-  result?: Record<string, any>;
-  error?: { code: number };
-};
+type Wire = Record<string, any>;
+type Message = { id?: number; method?: string; params?: Wire; result?: Wire; error?: { code: number } };
 
 /** The CLI on stdio with `--sandbox`, and one request at a time answered by ID. */
 function stdio() {

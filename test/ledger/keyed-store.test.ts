@@ -1,7 +1,7 @@
 /**
  * The keyed values beside the ledger (src/ledger/keyed-store.ts, keyed-redis.ts) on all three back ends,
  * against real servers, with two stores open on one back end as two replicas would have them:
- * put-if-absent and compare-and-set decided once however many race, expiry, and no meeting with
+ * put-if-absent, compare-and-set and counters decided once however many race, expiry, and no meeting with
  * the ledger's own records.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -71,6 +71,30 @@ describe.each(STORE_KINDS)("keyed values on %s", (kind) => {
     await a.sweep(Date.now());
     expect(await a.get("again")).toBeUndefined();
     expect(await a.get("short")).toBe("again");
+  });
+
+  it("count: racing adds from two stores all land in one window; an expired window starts again; swept", async () => {
+    const adds = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).count("hits", 1, 60_000)),
+    );
+    expect(adds.map((c) => c.points).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
+    // One window (Redis reports the time left, read at slightly different moments).
+    const ends = adds.map((c) => c.expiresAt);
+    expect(Math.max(...ends) - Math.min(...ends)).toBeLessThan(1_000);
+    expect(Math.min(...ends)).toBeGreaterThan(Date.now() + 55_000);
+    expect((await a.count("hits", 5, 60_000)).points).toBe(45);
+    const short = await a.count("brief", 3, 40);
+    expect(short.points).toBe(3);
+    await new Promise((r) => setTimeout(r, 80));
+    const again = await b.count("brief", 2, 60_000);
+    expect(again.points).toBe(2);
+    expect(again.expiresAt).toBeGreaterThan(short.expiresAt + 50_000);
+    await a.count("gone", 1, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    await a.sweep(Date.now());
+    expect((await a.count("gone", 1, 60_000)).points).toBe(1);
   });
 
   it("lives beside the ledger's records without touching them", async () => {

@@ -146,16 +146,36 @@ describe("generate_batch's one approval", () => {
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(3);
   });
 
-  it("where the host cannot ask, the threshold is the whole batch's ceiling: no item is charged above its share", async () => {
+  it("where the host cannot ask, the total above the threshold is quoted; the token sends the batch once under it", async () => {
     await open({ config: { confirmAboveGems: 20 } });
-    const r = await h.call("generate_batch", { items: [pro("a"), pro("b"), pro("c")], wait: 20 });
-    // Every item refused: the answer is an error, and still carries every item's identity.
-    const s = r.structuredContent as Batch;
-    expect(s.items.map((i) => i.maxGems)).toEqual([7, 7, 6]);
-    expect(s.items.every((i) => i.error?.code === "PRICE_CHANGED")).toBe(true);
-    expect(r.isError).toBe(true);
-    expect(s.gems.charged).toBe(0);
-    expect(textOf(r)).toMatch(/Sent with maxGems 20, your confirmation threshold/);
+    const args = { items: [pro("a"), pro("b"), pro("c")], wait: 20 };
+    const quote = await h.call("generate_batch", args);
+    expect(quote.isError ?? false).toBe(false);
+    expect(textOf(quote)).toMatch(/^QUOTE: nothing was sent/);
+    const { approval, next } = quote.structuredContent as {
+      approval: { token: string; gems: number };
+      next: string;
+    };
+    expect(approval.gems).toBe(48);
+    expect(next).toMatch(/call generate_batch again with exactly the same arguments plus approval/);
+    expect(h.sandbox.stats.requests(IMAGE)).toBe(0);
+    const r = await h.call("generate_batch", { ...args, approval: approval.token });
+    const s = structured<Batch>(r);
+    expect(s.items.map((i) => i.maxGems)).toEqual([16, 16, 16]);
+    expect(s.gems).toMatchObject({ ceiling: 48, charged: 48 });
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(3);
+    // Used once: the same token again sends nothing new.
+    const again = await h.call("generate_batch", { ...args, approval: approval.token });
+    expect(textOf(again)).toMatch(/approval/);
+    expect(h.sandbox.stats.dispatches(IMAGE)).toBe(3);
+  });
+
+  it("a total under the threshold goes without a question, the threshold its ceiling", async () => {
+    await open({ config: { confirmAboveGems: 20 } });
+    const r = await h.call("generate_batch", { items: [image("a"), image("b")], wait: 20 });
+    const s = structured<Batch>(r);
+    expect(s.items.map((i) => i.maxGems)).toEqual([10, 10]);
+    expect(s.gems).toMatchObject({ ceiling: 20, charged: 4 });
   });
 
   it("holds every item to the operator's cap, and refuses an item whose estimate is above it", async () => {

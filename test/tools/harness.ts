@@ -26,10 +26,9 @@ import { tempDir } from "../helpers/temp.js";
 
 export const BASE_URL = "http://sandbox.invalid";
 
-export type Elicit = (message: string) => {
-  action: "accept" | "decline" | "cancel";
-  content?: Record<string, unknown>;
-};
+type Elicited = { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> };
+/** Answers a question to the user, at once or later (or never: a host that does not draw the form). */
+export type Elicit = (message: string) => Elicited | Promise<Elicited>;
 
 export interface HarnessOptions {
   config?: Partial<EngineConfig>;
@@ -53,6 +52,8 @@ export interface Harness {
   /** A temporary directory, the only allowed one unless config.files says otherwise. */
   dir: string;
   elicited: string[];
+  /** Every JSON body the service received (POSTs), with its path, in order. */
+  bodies: { path: string; body: Record<string, unknown> }[];
   call(
     name: string,
     args: Record<string, unknown>,
@@ -103,7 +104,18 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   await mkdir(path.join(dir, "files"));
   const sandbox = createSandbox({ timeScale: o.timeScale ?? 20, publicBaseUrl: BASE_URL });
   const apiKey = o.apiKey ?? SANDBOX_API_KEY;
-  const client = new ServiceClient({ baseUrl: BASE_URL, apiKey, fetch: sandbox.handler as typeof fetch });
+  const bodies: Harness["bodies"] = [];
+  const recording = (input: string | URL | Request, init?: RequestInit) => {
+    if (typeof init?.body === "string" && init.method === "POST") {
+      try {
+        bodies.push({ path: new URL(String(input)).pathname, body: JSON.parse(init.body) });
+      } catch {
+        // Not JSON: not a submission.
+      }
+    }
+    return sandbox.handler(input, init);
+  };
+  const client = new ServiceClient({ baseUrl: BASE_URL, apiKey, fetch: recording as typeof fetch });
   const ledger = await openLedger({
     storeUri: `sqlite://${path.join(dir, "ledger.sqlite")}`,
     // Replays come fast (5 ms base), but the cap leaves REFERENCES_PROCESSING replays (whose base
@@ -173,6 +185,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
     mcp,
     dir,
     elicited,
+    bodies,
     async call(name, args, opts) {
       const result = (await drive(mcp.callTool({ name, arguments: args }, opts))) as CallToolResult;
       expect(JSON.stringify(result)).not.toContain(apiKey);

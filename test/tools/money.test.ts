@@ -70,7 +70,7 @@ describe("a retained ANALYSIS_FAILED", () => {
 });
 
 describe("the spending threshold when the host cannot ask", () => {
-  it("is sent as maxGems, even over the call's own maxGems: a higher quote is refused, and the result says what to do", async () => {
+  it("is sent as maxGems where there is no estimate, a higher quote refused with the way up; a larger maxGems of the call's own is quoted", async () => {
     await open({ config: { confirmAboveGems: 1 } });
     const r = await h.call("generate_video", video);
     expect(r.isError).toBe(true);
@@ -80,13 +80,13 @@ describe("the spending threshold when the host cannot ask", () => {
     );
     expect(textOf(r)).toMatch(/nothing was charged/);
     expect(textOf(r)).toMatch(
-      /Next: this client cannot ask the user, so no call spends above GENERATION_CONFIRM_ABOVE_GEMS/,
+      /Next: to spend more than GENERATION_CONFIRM_ABOVE_GEMS, call again without approval and with maxGems set to the most the user may spend/,
     );
     expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
-    // A maxGems of the call's own is no agreement of the user's: the threshold still binds.
+    // A maxGems of the call's own is no agreement of the user's: it is quoted, nothing sent.
     const own = await h.call("generate_video", { ...video, maxGems: 100_000 });
-    expect(textOf(own)).toMatch(/^PRICE_CHANGED: .*above maxGems 1\b/);
-    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(0);
+    expect(textOf(own)).toMatch(/^QUOTE: nothing was sent/);
+    expect(h.sandbox.stats.requests(VIDEO)).toBe(1);
   });
 
   it("a client that cannot ask: a call under the threshold goes through with the threshold as its ceiling", async () => {

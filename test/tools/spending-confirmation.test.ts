@@ -112,7 +112,7 @@ describe("spending confirmation", () => {
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(1);
   });
 
-  it("a lower GENERATION_MAX_GEMS stays the ceiling after a yes, and the question says so", async () => {
+  it("an estimate above GENERATION_MAX_GEMS is refused before any question: the cap is no default", async () => {
     await open({
       config: { confirmAboveGems: 10, maxGems: 20 },
       elicit: () => ({ action: "accept", content: { confirm: true } }),
@@ -123,13 +123,9 @@ describe("spending confirmation", () => {
       parameters: { resolution: "2K", outputCount: 2 },
       wait: 0,
     });
-    expect(h.elicited[0]).toMatch(
-      /about 32 Gems .* GENERATION_MAX_GEMS lowers the ceiling to 20 Gems\. If you go ahead, 20 Gems is sent/,
-    );
-    expect(textOf(r)).toMatch(/^PRICE_CHANGED: .*above maxGems 20/);
-    expect(textOf(r)).toMatch(
-      /above the 32 Gems the user accepted \(sent as maxGems 20, GENERATION_MAX_GEMS\); nothing was charged/,
-    );
+    expect(textOf(r)).toMatch(/^INVALID_ARGUMENT: .*above the operator's cap of 20 Gems per request/);
+    expect(h.elicited).toEqual([]);
+    expect(h.sandbox.stats.requests(IMAGE)).toBe(0);
   });
 
   it("submits once the user accepts, and does not ask when maxGems keeps it under the threshold", async () => {

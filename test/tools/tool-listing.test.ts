@@ -111,7 +111,7 @@ describe("tools/list", () => {
     const args = { model: "sandbox-image-fast", prompt: "a heron", wait: 0 };
     const made = structured<{ task: Json }>(await h.call("generate_image", args));
     expect(valid("generate_image", made)).toBe(true);
-    expect(valid("generate_image", { ...made, created: undefined })).toBe(false);
+    expect(valid("generate_image", { ...made, created: "yes" })).toBe(false);
     const polled = structured<{ task: Json }>(await h.call("poll_task", { taskId: made.task.id }));
     expect(valid("poll_task", polled)).toBe(true);
     const { outputs: _o, ...noOutputs } = polled.task;

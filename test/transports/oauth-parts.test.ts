@@ -3,6 +3,9 @@
  * to their account, rotation, tampering), the CSRF token, the CIMD address guard, and the
  * settings that refuse to start without TLS or a secret, never echoing a value.
  */
+
+import { once } from "node:events";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/config/parse.js";
 import { addressAllowed, cimdGuard } from "../../src/transports/oauth/cimd-guard.js";
@@ -83,6 +86,60 @@ describe("the CIMD address guard", () => {
     );
     expect(await why("https://[::1]/c.json")).toMatch(/private, loopback or reserved/);
     expect(await why("https://[::ffff:7f00:1]/c.json")).toMatch(/private, loopback or reserved/);
+  });
+
+  it("refuses every spelling of an internal address, with no connection made", async () => {
+    // Listeners on loopback (both families) at one port: any connection attempt would be counted.
+    let connections = 0;
+    const count = (socket: Socket) => {
+      connections++;
+      socket.destroy();
+    };
+    const v4 = createServer(count).listen(0, "127.0.0.1");
+    await once(v4, "listening");
+    const port = (v4.address() as AddressInfo).port;
+    const v6 = createServer(count).listen(port, "::1");
+    await once(v6, "listening");
+    const servers = [v4, v6];
+    const hosts = [
+      "[::7f00:1]",
+      "[::127.0.0.1]",
+      "[::ffff:127.0.0.1]",
+      "[::ffff:7f00:1]",
+      "[0:0:0:0:0:ffff:7f00:1]",
+      "[64:ff9b::7f00:1]",
+      "[64:ff9b::127.0.0.1]",
+      "[64:ff9b:1::7f00:1]",
+      "[2002:7f00:1::1]",
+      "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+      "[0:0:0:0:0:0:0:1]",
+      "[::1]",
+      "[::]",
+      "[fe80::1]",
+      "[fd00::1]",
+      "2130706433",
+      "0x7f000001",
+      "0x7f.1",
+      "127.1",
+      "0177.0.0.1",
+      "017700000001",
+      "127.000.000.001",
+      "167772161",
+      "0xa9fea9fe",
+      "169.254.169.254",
+      "0.0.0.0",
+      "0",
+    ];
+    for (const host of hosts) {
+      const id = `https://${host}:${port}/c.json`;
+      await expect(cimdGuard(id, false), id).rejects.toMatchObject({ error: "invalid_client" });
+    }
+    for (const a of ["::7f00:1", "64:ff9b::a00:1", "2002:a00:1::1", "2001:db8::1", "::ffff:0:7f00:1"])
+      expect(addressAllowed(a, true), a).toBe(false);
+    for (const a of ["2130706433", "0x7f000001", "127.1"]) expect(addressAllowed(a, false), a).toBe(false);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(connections).toBe(0);
+    for (const s of servers) s.close();
   });
 });
 

@@ -53,7 +53,8 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
     });
     if (q.pending) return await q.result();
     // The batch's ceiling, divided: the shares' sum never exceeds it, none exceeds the cap.
-    const total = ceiling.source === "none" || ceiling.source === "configured" ? undefined : ceiling.maxGems;
+    // No ceiling at all (no maxGems, cap or threshold): each item goes without one.
+    const total = ceiling.maxGems;
     const shares = divideCeiling(items, { total, cap, limit: LIMITS.mediaMaxGems });
     const estimated = known.length === items.length ? known.reduce((a, b) => a + b, 0) : undefined;
     const work: BatchWork = {
@@ -82,7 +83,7 @@ export async function batchCall(args: BatchArgs, ctx: ToolContext, engine: Engin
     // 4. Send every item under its derived identity, 5. wait once for all and present; 6. deliver.
     return deliver(ctx, batch, await steps.present(batch, { ctx, budget, waitSeconds }));
   } catch (err) {
-    return refused(engine, err, ceiling);
+    return withNext(refused(engine, err, ceiling));
   } finally {
     budget.release();
   }
@@ -101,4 +102,12 @@ function factorsOf(items: CheckedItem[]): string[] {
 function batchBytes(args: BatchArgs): string {
   const items = args.items.map((it) => ({ tool: it.tool, arguments: "args" in it ? it.args : {} }));
   return canonicalJson({ items, ...(args.maxGems === undefined ? {} : { maxGems: args.maxGems }) });
+}
+
+/** A quote carries its next step in structuredContent too, as every batch answer does. */
+function withNext(result: ToolOutcome): ToolOutcome {
+  const structured = (result as { structuredContent?: Record<string, unknown> }).structuredContent;
+  const approval = structured?.approval as { next?: unknown } | undefined;
+  if (structured === undefined || typeof approval?.next !== "string") return result;
+  return { ...result, structuredContent: { ...structured, next: approval.next } } as ToolOutcome;
 }

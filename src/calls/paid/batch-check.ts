@@ -51,8 +51,8 @@ export async function checkItems(engine: Engine, inputs: ItemInput[]): Promise<C
         errors.push(...(await unknownModel(engine, input.tool, input.model, at)), ...input.errors);
         return undefined;
       }
-      const { wait, idempotencyKey, save, maxGems, ...request } = input.args;
-      const own = { wait, idempotencyKey, save };
+      const { wait, idempotencyKey, save, approval, maxGems, ...request } = input.args;
+      const own = { wait, idempotencyKey, save, approval };
       for (const [field, value] of Object.entries(own)) {
         if (value !== undefined) errors.push(new ArgumentError(`${at}.${field}`, BATCH_SETS[field] ?? ""));
       }
@@ -103,6 +103,8 @@ const BATCH_SETS: Record<string, string> = {
   idempotencyKey:
     "each item's identity is derived from the batch's: set idempotencyKey on generate_batch itself",
   save: "a batch saves nothing itself: call save_outputs with each finished task's ID",
+  approval:
+    "a batch has one approval, for its total: pass the batch's quote token as approval on generate_batch itself",
 };
 
 /** Every error of every item, in one refusal: nothing was sent, nothing recorded. */

@@ -19,13 +19,16 @@ import { checkArguments, claimAndSend, deliver, refused, spendingNotes } from ".
 import { type Ceiling, confirmSpending } from "./spending.js";
 
 /** The chat tool's arguments: the service's request (streamed by us), and the identity to use. */
-export type ChatArgs = Omit<ChatRequest, "stream"> & { idempotencyKey?: string | undefined };
+export type ChatArgs = Omit<ChatRequest, "stream"> & {
+  idempotencyKey?: string | undefined;
+  approval?: string | undefined;
+};
 
 /** Progress about the text received comes at most this often. */
 const PROGRESS_EVERY_MS = 250;
 
 export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
-  const { idempotencyKey, maxGems, ...request } = args;
+  const { idempotencyKey, maxGems, approval, ...request } = args;
   const budget = defaultBudget();
   let ceiling: Ceiling | undefined;
   try {
@@ -42,6 +45,8 @@ export async function chatCall(args: ChatArgs, ctx: ToolContext, engine: Engine)
       model: checked.body.model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
+      args: { ...args },
+      approval,
     });
     if (q.pending) return await q.result();
     // 3. Build the body once under the confirmed ceiling; claim the identity with its bytes, then

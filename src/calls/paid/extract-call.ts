@@ -24,10 +24,11 @@ export interface ExtractArgs {
   model?: string | undefined;
   maxGems?: number | undefined;
   idempotencyKey?: string | undefined;
+  approval?: string | undefined;
 }
 
 export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: Engine): Promise<ToolOutcome> {
-  const { idempotencyKey, maxGems, ...rest } = args;
+  const { idempotencyKey, maxGems, approval, ...rest } = args;
   const budget = defaultBudget();
   const model = rest.model ?? engine.config.extractionModel;
   let ceiling: Ceiling | undefined;
@@ -50,6 +51,8 @@ export async function extractCall(args: ExtractArgs, ctx: ToolContext, engine: E
       model,
       given: maxGems,
       limit: LIMITS.textMaxGems,
+      args: { ...args },
+      approval,
     });
     if (q.pending) return await q.result();
     // 3. Build the body once under the confirmed ceiling.

@@ -32,6 +32,8 @@ export interface MediaArgs extends MediaBodyInput {
   idempotencyKey?: string | undefined;
   wait?: number | undefined;
   save?: boolean | undefined;
+  /** A quote's approval token for exactly these arguments (approval.ts). */
+  approval?: string | undefined;
 }
 
 type Run = RunResult<{ httpStatus: number; submission: Submission }>;
@@ -43,7 +45,7 @@ export async function submitMedia(
   ctx: ToolContext,
   engine: Engine,
 ): Promise<ToolOutcome> {
-  const { wait, idempotencyKey, save, maxGems, ...request } = args;
+  const { wait, idempotencyKey, save, maxGems, approval, ...request } = args;
   const waitSeconds = wait ?? engine.config.defaultWaitSeconds;
   const budget = callBudget(wait, engine.config.defaultWaitSeconds);
   let ceiling: Ceiling | undefined;
@@ -64,6 +66,8 @@ export async function submitMedia(
       given: maxGems,
       limit: LIMITS.mediaMaxGems,
       estimate: () => estimateGems(engine, checked.body.model, request.parameters ?? {}),
+      args: { ...args },
+      approval,
     });
     if (q.pending) return await q.result();
     // A save that cannot work is refused before the charge, never after it.

@@ -29,6 +29,7 @@ import { stepByKey } from "../../mcp/next-steps.js";
 import { describeError, errorResult, keyRefused } from "../../mcp/results.js";
 import type { Steps } from "../mcp-task/mcp-task-background.js";
 import { chargedText } from "./charged.js";
+import { QuoteNeeded, quoteResult } from "./quote.js";
 import { type Ceiling, ceilingNote, priceRefusal } from "./spending.js";
 import { JOINED, REPLAYED } from "./task-view.js";
 
@@ -126,7 +127,8 @@ export function deliver<R extends ToolOutcome>(ctx: ToolContext, run: RunResult<
 }
 
 /**
- * A refusal of a paid call as its result, built once: PRICE_CHANGED under a ceiling of ours (the
+ * A refusal of a paid call as its result, built once (or, for a price that needs the user's
+ * approval and could not be asked about, the quote): PRICE_CHANGED under a ceiling of ours (the
  * amount the user accepted, or the confirmation threshold) says what it was, that nothing was
  * charged, and how to go above it; `next` replaces the generic next step where the call knows better.
  */
@@ -136,11 +138,13 @@ export function refused(
   ceiling: Ceiling | undefined,
   next?: (code: string) => string | undefined,
 ): ToolOutcome {
+  // Not a refusal: the price needs the user's approval, and the answer is the quote (quote.ts).
+  if (err instanceof QuoteNeeded) return quoteResult(err.facts);
   const { code } = describeError(err);
   const price = ceiling !== undefined && code === "PRICE_CHANGED" ? priceRefusal(engine, ceiling) : undefined;
   const instead = price?.next ?? next?.(code) ?? stepByKey(engine.key.origin)(code);
   return errorResult(err, {
-    notes: price ? [price.note] : [],
+    notes: price?.note ? [price.note] : [],
     ...(instead === undefined ? {} : { next: instead }),
   });
 }

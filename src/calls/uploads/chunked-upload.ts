@@ -4,10 +4,11 @@
  * opens the viewer's upload form. The view then opens an upload through the app-only tool
  * viewer_upload (the declared size within the service's limit, the rights confirmed for a voice)
  * and sends the file in chunks, each checked (the first one's bytes must be media of the right
- * kind; every chunk in order and of its length) and written to the bounded store
- * (src/calls/uploads/upload-store.ts). Only once the
- * last chunk is in do the bytes go to the service, streamed from disk, once: an upload is never
- * sent twice (the service does not make uploads idempotent). Asking again about a finished upload
+ * kind; every chunk in order and of its length) and written to the ledger's shared store, bounded
+ * per key and per deployment (src/calls/uploads/upload-store.ts), so each chunk may reach any
+ * replica. Only once the last chunk is in does the replica that took it send the bytes to the
+ * service, staged on its disk and streamed from there, once: an upload is never sent twice (the
+ * service does not make uploads idempotent). Asking again about a finished upload, on any replica,
  * answers with what happened to it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
@@ -19,8 +20,12 @@ import { okResult } from "../../mcp/results.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
 import { byteSize } from "../../shared/wording.js";
 import { sniff } from "../files/files.js";
-import { checkVoiceDuration, decodeBase64, notMedia, notVoice, readDuration } from "./media-rules.js";
-import { type Upload, UploadStore } from "./upload-store.js";
+import { checkVoiceDuration, decodeBase64Into, notMedia, notVoice, readDuration } from "./media-rules.js";
+import { type KeptError, keepError, revive, withStagedFile } from "./upload-staging.js";
+import { UPLOAD_CHUNK_BYTES, type Upload, UploadStore } from "./upload-store.js";
+
+/** Where each chunk is decoded to check it: one chunk's bytes (and the 2 a padded last one may promise). */
+const scratch = Buffer.alloc(UPLOAD_CHUNK_BYTES + 3);
 
 export type UploadKind = "asset" | "voice";
 
@@ -41,19 +46,32 @@ export type ChunkAnswer =
   | { upload: string; state: "finished"; asset: Asset }
   | { upload: string; state: "finished"; voice: Voice };
 
-type Sent = { ok: { asset: Asset } | { voice: Voice } } | { error: unknown };
+/** What became of an upload sent to the service, as its record keeps it. */
+type Sent = { ok: { asset: Asset } | { voice: Voice } } | { error: KeptError };
 
 const MAX_BYTES: Record<UploadKind, number> = {
   asset: LIMITS.asset.maxBytes,
   voice: LIMITS.voice.maxBytes,
 };
 
-let shared: UploadStore<UploadKind> | undefined;
-/** The process's one store: its bounds hold across every engine (every key) it serves. */
-export const uploadStore = (): UploadStore<UploadKind> => {
-  shared ??= new UploadStore<UploadKind>();
-  return shared;
-};
+const stores = new WeakMap<object, UploadStore<UploadKind>>();
+/**
+ * The uploads of the engine's ledger, in its shared store: every key and every replica on that
+ * store count against the same bounds (src/calls/uploads/upload-slots.ts).
+ */
+export async function uploadStore(engine: Engine): Promise<UploadStore<UploadKind>> {
+  let store = stores.get(engine.ledger);
+  if (store === undefined) {
+    store = new UploadStore<UploadKind>(await engine.ledger.keyed());
+    stores.set(engine.ledger, store);
+  }
+  return store;
+}
+
+/** The uploads this process is sending now, with their outcome to come (another replica polls the record). */
+const sending = new Map<string, Promise<{ sent: Sent; error?: unknown }>>();
+/** How often a replica that is not sending an upload reads its record for the outcome. */
+const POLL_MS = 100;
 
 /** Opens an upload after the checks that need no byte: what it is for, how big, the rights. */
 async function begin(
@@ -97,28 +115,36 @@ async function checkBytes(
   throw new ArgumentError("data", `${u.name ?? "the file"} ${why} (judged by its bytes)`);
 }
 
-/** Sends the stored file to the service, once; the outcome is kept, never thrown at no one. */
-async function send(engine: Engine, store: UploadStore<UploadKind>, u: Upload<UploadKind>): Promise<Sent> {
+/** Sends the staged file to the service, once; the outcome is kept in the record, never thrown at no one. */
+async function send(
+  engine: Engine,
+  store: UploadStore<UploadKind>,
+  u: Upload<UploadKind>,
+): Promise<{ sent: Sent; error?: unknown }> {
+  let out: { sent: Sent; error?: unknown };
   try {
-    if (u.purpose === "voice") {
-      const duration = await readDuration(u.file);
-      checkVoiceDuration(duration);
-      const voice = await engine.client.uploadVoice({
-        path: u.file,
-        filename: u.name ?? "recording",
-        duration,
-        rightsConfirmed: true,
-      });
-      return { ok: { voice } };
-    }
-    // Not tied to the call's signal: a host that gives up on the call must not cut the upload
-    // halfway (its outcome would be unknown); the view asks again and gets the outcome.
-    return { ok: { asset: await engine.client.uploadAsset({ path: u.file }, { filename: u.name }) } };
+    const ok = await withStagedFile(store, u, async (file): Promise<Extract<Sent, { ok: unknown }>["ok"]> => {
+      if (u.purpose === "voice") {
+        const duration = await readDuration(file);
+        checkVoiceDuration(duration);
+        const voice = await engine.client.uploadVoice({
+          path: file,
+          filename: u.name ?? "recording",
+          duration,
+          rightsConfirmed: true,
+        });
+        return { voice };
+      }
+      // Not tied to the call's signal: a host that gives up on the call must not cut the upload
+      // halfway (its outcome would be unknown); the view asks again and gets the outcome.
+      return { asset: await engine.client.uploadAsset({ path: file }, { filename: u.name }) };
+    });
+    out = { sent: { ok } };
   } catch (error) {
-    return { error };
-  } finally {
-    await store.finish(u);
+    out = { sent: { error: keepError(error) }, error };
   }
+  await store.finish(u, out.sent).catch(() => {});
+  return out;
 }
 
 const progress = (u: Upload<UploadKind>, state: "receiving" | "sending"): ChunkAnswer => ({
@@ -128,45 +154,79 @@ const progress = (u: Upload<UploadKind>, state: "receiving" | "sending"): ChunkA
   size: u.size,
 });
 
-/** Where `u` stands; once it is being sent, its outcome if it comes within `withinMs`. */
-async function answer(u: Upload<UploadKind>, withinMs: number): Promise<ChunkAnswer> {
-  if (u.sent === undefined) return progress(u, "receiving");
+const finished = (u: Upload<UploadKind>, sent: Sent, error?: unknown): ChunkAnswer => {
+  if ("error" in sent) throw error ?? revive(sent.error);
+  return { upload: u.id, state: "finished", ...sent.ok };
+};
+
+/** Waits up to `ms` for `p`; undefined when it has not settled by then. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), withinMs);
+    timer = setTimeout(() => resolve(undefined), ms);
   });
-  const sent = (await Promise.race([u.sent, late])) as Sent | undefined;
-  clearTimeout(timer);
-  if (sent === undefined) return progress(u, "sending");
-  if ("error" in sent) throw sent.error;
-  return { upload: u.id, state: "finished", ...sent.ok };
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Where `u` stands; once it is being sent, its outcome if it comes within `withinMs`. */
+async function answer(
+  store: UploadStore<UploadKind>,
+  u: Upload<UploadKind>,
+  withinMs: number,
+): Promise<ChunkAnswer> {
+  if (u.state === "receiving") return progress(u, "receiving");
+  if (u.state === "finished") return finished(u, u.outcome as Sent);
+  const here = sending.get(u.id);
+  if (here !== undefined) {
+    const out = await within(here, withinMs);
+    return out === undefined ? progress(u, "sending") : finished(u, out.sent, out.error);
+  }
+  // Sent by another replica (or by this process before it restarted): its record tells.
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, until - Date.now()))));
+    const now = await store.get(u.owner, u.id);
+    if (now.state === "finished") return finished(now, now.outcome as Sent);
+  }
+  return progress(u, "sending");
 }
 
 /**
  * One call from the view: without an upload ID it opens one (no bytes yet); with one, it brings
- * chunk `seq`. The same chunk again (its answer was lost on the way) is answered as it stands and
- * not stored twice; the last chunk again answers with the upload's outcome.
+ * chunk `seq`. A chunk already accepted (its answer was lost on the way, or its first copy is still
+ * being written) is answered as it stands and not stored twice; the last chunk again answers with
+ * the upload's outcome. Any replica on the same store may take any call.
  */
 export async function receiveChunk(
   engine: Engine,
   args: ChunkArgs,
   o: { store?: UploadStore<UploadKind>; answerWithinMs?: number } = {},
 ): Promise<ChunkAnswer> {
-  const store = o.store ?? uploadStore();
+  const store = o.store ?? (await uploadStore(engine));
   if (args.upload === undefined) return progress(await begin(engine, store, args), "receiving");
-  const u = store.get(engine.keyHash, args.upload);
   if (args.seq === undefined || args.data === undefined)
     throw new ArgumentError(
       args.seq === undefined ? "seq" : "data",
       "a chunk gives its number (seq) and its bytes (data, base64)",
     );
-  const bytes = decodeBase64("data", args.data);
-  const within = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
-  if (args.seq === u.next - 1 && !u.busy) return answer(u, within);
-  if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes);
-  await store.append(u, args.seq, bytes);
-  if (u.state !== "receiving" && u.sent === undefined) u.sent = send(engine, store, u);
-  return answer(u, within);
+  const u = await store.get(engine.keyHash, args.upload);
+  // Decoded into one buffer this process reuses (synchronously: no other call writes it meanwhile);
+  // only the first chunk's head is copied out, for its media type.
+  const length = decodeBase64Into("data", args.data, scratch);
+  const withinMs = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
+  if (args.seq === 0 && u.next === 0)
+    await checkBytes(store, u, Buffer.from(scratch.subarray(0, Math.min(length, 4100))));
+  const stored = await store.append(u, args.seq, args.data, length);
+  if (stored === "stored" && u.state === "sending") {
+    // This call's compare-and-set moved the upload to "sending": it alone sends it.
+    const job = send(engine, store, u).finally(() => sending.delete(u.id));
+    sending.set(u.id, job);
+  }
+  return answer(store, u, withinMs);
 }
 
 /** What the view shows while the user chooses, and what the model is told. */

@@ -1,52 +1,31 @@
 /**
- * Where the media viewer's uploads wait for their last chunk (docs/viewer.md#uploads): a private
- * temporary directory (0700, files 0600) of this process, bounded per user (the key's hash) and in
- * all, emptied as uploads finish or go idle, removed when the process exits. Every bound (the
- * declared size, how many uploads and bytes a user and the server hold, each chunk's number and
- * length) is checked before a byte is written; an upload is found only under the key that opened
- * it, and an upload of another key reads exactly like one that never existed.
+ * Where the media viewer's uploads wait for their last chunk (docs/viewer.md#uploads): the ledger's
+ * shared store (src/ledger/keyed-store.ts: the SQLite file, PostgreSQL rows or Redis keys, each
+ * value with an expiry), so a chunk may reach any replica on that store. An upload is one record
+ * under `upl:<key hash>:<id>` and one value per chunk beside it: found only under the key that
+ * opened it (another key's ID reads exactly like one never made), and advanced only by
+ * compare-and-set of that record, so two copies of one chunk (the host resent it while the first
+ * was still being written, here or on another replica) store it once and both read where it stands.
+ * Every bound (the declared size, how many uploads and bytes a user and the deployment hold: the
+ * slots of upload-slots.ts, each chunk's number and length) is checked before a byte is written.
+ * Only accepted bytes renew an upload's idle time: a call that is refused or that asks where it
+ * stands changes nothing.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { type FileHandle, open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { ArgumentError, LocalRefusal } from "../../shared/local-refusals.js";
-import { byteSize } from "../../shared/wording.js";
-import { collectGarbage } from "./collect-garbage.js";
+import type { KeyedStore } from "../../ledger/keyed-store.js";
+import { ArgumentError } from "../../shared/local-refusals.js";
+import { DEFAULT_UPLOAD_LIMITS, type Slot, type UploadLimits, UploadSlots } from "./upload-slots.js";
+
+export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-slots.js";
 
 /** Every chunk but the last holds exactly this many bytes (base64: 699,052 characters). */
 export const UPLOAD_CHUNK_BYTES = 512 * 1024;
-/** After this many bytes received, a full collection frees the chunks' strings (collect-garbage.ts). */
-const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
-
-export interface UploadLimits {
-  /** Uploads one user may have open (receiving or being sent) at once. */
-  perUserUploads: number;
-  /** Bytes one user's open uploads may declare in all. */
-  perUserBytes: number;
-  /** Uploads open on this server at once, all users together. */
-  totalUploads: number;
-  /** Bytes all open uploads may declare together: the most this store ever holds on disk. */
-  totalBytes: number;
-  /** An upload with no chunk for this long is dropped with its bytes. */
-  idleMs: number;
-  /** How long a finished upload's outcome is kept for the view to ask again. */
-  keepMs: number;
-}
-
-const MiB = 1024 * 1024;
-export const DEFAULT_UPLOAD_LIMITS: UploadLimits = {
-  perUserUploads: 3,
-  perUserBytes: 128 * MiB,
-  totalUploads: 32,
-  totalBytes: 1024 * MiB,
-  idleMs: 5 * 60_000,
-  keepMs: 10 * 60_000,
-};
+/** How long an upload may stay in "sending" before its record lapses (the service's upload bound and more). */
+const SENDING_TTL_MS = 60 * 60_000;
 
 export type UploadState = "receiving" | "sending" | "finished";
 
+/** An upload as its record holds it; `raw` is that record's text, the compare-and-set's witness. */
 export interface Upload<T = unknown> {
   readonly id: string;
   readonly owner: string;
@@ -54,17 +33,15 @@ export interface Upload<T = unknown> {
   readonly name: string | undefined;
   /** What the upload is for (asset or voice): the caller's, kept with it. */
   readonly purpose: T;
-  /** The file the chunks go to, inside the store's private directory. */
-  readonly file: string;
   received: number;
   /** The next chunk's number. */
   next: number;
   state: UploadState;
-  lastAt: number;
-  /** The outcome of sending, once it started (src/calls/uploads/chunked-upload.ts sets it). */
-  sent?: Promise<unknown>;
-  handle?: FileHandle | undefined;
-  busy: boolean;
+  /** When it last accepted bytes (or was opened). */
+  at: number;
+  /** Once finished: what became of it (src/calls/uploads/chunked-upload.ts writes it). */
+  outcome?: unknown;
+  raw: string;
 }
 
 /** How many chunks a file of `size` bytes takes. */
@@ -74,192 +51,194 @@ export const chunkCount = (size: number): number => Math.max(1, Math.ceil(size /
 export const chunkLength = (size: number, seq: number): number =>
   Math.min(UPLOAD_CHUNK_BYTES, size - seq * UPLOAD_CHUNK_BYTES);
 
-const full = (what: string, limit: string): LocalRefusal =>
-  new LocalRefusal(
-    "UPLOADS_BUSY",
-    `${what} (the limit is ${limit}); nothing was stored or sent`,
-    "Finish or abandon the uploads in progress (an idle one is dropped after 5 minutes), then choose the file again.",
+const recordKey = (owner: string, id: string) => `upl:${owner}:${id}`;
+const chunkKey = (owner: string, id: string, seq: number) => `upl:${owner}:${id}:${seq}`;
+type Fields = Omit<Upload<unknown>, "raw" | "id" | "owner">;
+
+const unknownUpload = (id: string) =>
+  new ArgumentError(
+    "upload",
+    `${id.slice(0, 40)} is not an upload in progress here (it finished long ago, accepted no chunk for 5 minutes, or was never started); choose the file again`,
   );
 
+/** What `append` made of a chunk: stored now, or already there (answered as the upload stands). */
+export type Appended = "stored" | "repeat";
+
+/**
+ * Chunks and the progress of an upload still receiving are written without a sync of their own
+ * (keyed-store.ts, `deferred`): a machine that crashes mid-upload loses at most the upload, which
+ * the user then chooses again; nothing of it had reached the service.
+ */
+const LAZY = { deferred: true };
+/** How often an open sweeps values past their expiry (the SQL stores keep them until swept). */
+const SWEEP_EVERY_MS = 60_000;
+
 export class UploadStore<T = unknown> {
-  private readonly uploads = new Map<string, Upload<T>>();
-  private dir: string | undefined;
-  private sinceCollected = 0;
-  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private readonly slots: UploadSlots;
+  private sweptAt = 0;
 
   constructor(
+    private readonly kv: KeyedStore,
     private readonly limits: UploadLimits = DEFAULT_UPLOAD_LIMITS,
     private readonly now: () => number = Date.now,
-    private readonly parent: string = tmpdir(),
-  ) {}
-
-  /** Opens an upload of `size` bytes for `owner` after every bound; writes nothing yet. */
-  async open(owner: string, size: number, name: string | undefined, purpose: T): Promise<Upload<T>> {
-    this.sweep();
-    const active = [...this.uploads.values()].filter((u) => u.state !== "finished");
-    const mine = active.filter((u) => u.owner === owner);
-    const held = (us: Upload<T>[]) => us.reduce((n, u) => n + u.size, 0);
-    const L = this.limits;
-    if (mine.length >= L.perUserUploads)
-      throw full(`You have ${mine.length} uploads in progress`, `${L.perUserUploads} at once`);
-    if (held(mine) + size > L.perUserBytes)
-      throw full(
-        `Your uploads in progress would hold ${byteSize(held(mine) + size)}`,
-        byteSize(L.perUserBytes),
-      );
-    if (active.length >= L.totalUploads || held(active) + size > L.totalBytes)
-      throw full(
-        "This server is holding as many uploads as it allows at once",
-        `${byteSize(L.totalBytes)} in all`,
-      );
-    const id = `upl_${randomBytes(16).toString("base64url")}`;
-    const file = path.join(this.directory(), id);
-    const upload: Upload<T> = {
-      id,
-      owner,
-      size,
-      name,
-      purpose,
-      file,
-      received: 0,
-      next: 0,
-      state: "receiving",
-      lastAt: this.now(),
-      busy: false,
-      // "wx": a fresh file only; 0600: this process's user alone reads it.
-      handle: await open(file, "wx", 0o600),
-    };
-    this.uploads.set(id, upload);
-    this.sweeper ??= setInterval(() => this.sweep(), 30_000).unref();
-    return upload;
+  ) {
+    this.slots = new UploadSlots(kv, limits, now);
   }
 
-  /** The owner's upload by ID; another key's, a finished-and-forgotten or a made-up one alike are unknown. */
-  get(owner: string, id: string): Upload<T> {
-    this.sweep();
-    const u = this.uploads.get(id);
-    if (u === undefined || u.owner !== owner) {
-      throw new ArgumentError(
-        "upload",
-        `${id.slice(0, 40)} is not an upload in progress here (it finished long ago, went idle for 5 minutes, or was never started); choose the file again`,
-      );
+  /** Opens an upload of `size` bytes for `owner` once its slot is claimed; writes no byte yet. */
+  async open(owner: string, size: number, name: string | undefined, purpose: T): Promise<Upload<T>> {
+    const id = `upl_${randomBytes(16).toString("base64url")}`;
+    if (this.now() - this.sweptAt > SWEEP_EVERY_MS) {
+      this.sweptAt = this.now();
+      void this.kv.sweep(this.sweptAt).catch(() => {});
     }
-    u.lastAt = this.now();
+    const alive = async (sid: string, slot: Slot) => {
+      const u = await this.read(slot.o, sid);
+      // A slot claimed a moment ago may not have its record yet (another open's put to come).
+      if (u === undefined && this.now() - slot.t < this.limits.idleMs)
+        return { live: true, idleAt: slot.t + this.limits.idleMs };
+      if (u === undefined || u.state === "finished") return { live: false };
+      return u.state === "sending" ? { live: true } : { live: true, idleAt: u.at + this.limits.idleMs };
+    };
+    await this.slots.reserve(id, owner, size, alive, (sid, slot) => this.forget(slot.o, sid, slot.s));
+    const fields: Fields = { size, name, purpose, received: 0, next: 0, state: "receiving", at: this.now() };
+    const raw = JSON.stringify(fields);
+    try {
+      await this.kv.put(recordKey(owner, id), raw, this.limits.idleMs);
+    } catch (err) {
+      await this.slots.release(id).catch(() => {});
+      throw err;
+    }
+    return { id, owner, ...fields, purpose, raw };
+  }
+
+  /** The owner's upload by ID; another key's, a forgotten or a made-up one alike are unknown. */
+  async get(owner: string, id: string): Promise<Upload<T>> {
+    const u = await this.read(owner, id);
+    if (u === undefined) throw unknownUpload(id);
     return u;
   }
 
+  private async read(owner: string, id: string): Promise<Upload<T> | undefined> {
+    const raw = await this.kv.get(recordKey(owner, id));
+    if (raw === undefined) return undefined;
+    const fields = JSON.parse(raw) as Fields & { purpose: T };
+    return { id, owner, ...fields, raw };
+  }
+
   /**
-   * Stores chunk `seq` after checking its place and length: chunks come one at a time, in order
-   * from 0, each UPLOAD_CHUNK_BYTES long but the last (the rest). Anything else abandons the
-   * upload (its bytes deleted) and is refused; nothing of it ever reaches the service.
+   * Stores chunk `seq` (its base64 text and decoded length) after checking its place and length:
+   * chunks come in order from 0, each UPLOAD_CHUNK_BYTES long but the last (the rest). A chunk
+   * already accepted (its answer was lost, or its first copy is being written right now) is a
+   * "repeat": stored once, answered as the upload stands. Anything else abandons the upload (its
+   * bytes deleted) and is refused; nothing of it ever reaches the service. `u` is updated.
    */
-  async append(u: Upload<T>, seq: number, bytes: Uint8Array): Promise<void> {
+  async append(u: Upload<T>, seq: number, data: string, length: number): Promise<Appended> {
     const count = chunkCount(u.size);
-    const refuse = async (field: string, why: string): Promise<never> => {
-      await this.drop(u);
-      throw new ArgumentError(
-        field,
-        `${why}; the upload was abandoned and nothing was sent: choose the file again`,
-      );
+    const refuse = async (field: string, why: string, drop = true): Promise<never> => {
+      if (drop) await this.drop(u);
+      const after = drop ? "; the upload was abandoned and nothing was sent: choose the file again" : "";
+      throw new ArgumentError(field, `${why}${after}`);
     };
-    if (u.state !== "receiving" || u.busy)
+    if (seq >= count)
       return refuse(
         "seq",
-        `chunk ${seq} arrived while ${u.busy ? "another chunk was being stored" : "the upload was complete"}`,
+        `chunk ${seq} is past the last one (${count - 1}) of a ${u.size}-byte file`,
+        u.state === "receiving",
       );
-    if (seq >= count)
-      return refuse("seq", `chunk ${seq} is past the last one (${count - 1}) of a ${u.size}-byte file`);
+    if (seq < u.next) return "repeat";
+    if (u.state !== "receiving")
+      return refuse("seq", `chunk ${seq} arrived after the upload was complete`, false);
     if (seq !== u.next)
       return refuse(
         "seq",
         `chunk ${seq} arrived where chunk ${u.next} comes next; chunks go in order from 0`,
       );
     const want = chunkLength(u.size, seq);
-    if (bytes.byteLength !== want) {
+    if (length !== want) {
       return refuse(
         "data",
-        `chunk ${seq} holds ${bytes.byteLength} bytes where ${want} belong (${UPLOAD_CHUNK_BYTES}-byte chunks, the last one the rest of ${u.size} bytes)`,
+        `chunk ${seq} holds ${length} bytes where ${want} belong (${UPLOAD_CHUNK_BYTES}-byte chunks, the last one the rest of ${u.size} bytes)`,
       );
     }
-    u.busy = true;
-    try {
-      await u.handle?.write(bytes, 0, bytes.byteLength, u.received);
-    } catch (err) {
-      await this.drop(u);
-      throw err;
-    } finally {
-      u.busy = false;
+    // Both copies of a resent chunk may write it (the same bytes); only one moves the record on.
+    await this.kv.put(chunkKey(u.owner, u.id, seq), data, this.limits.idleMs + SENDING_TTL_MS, LAZY);
+    const done = u.received + length === u.size;
+    const fields: Fields = {
+      size: u.size,
+      name: u.name,
+      purpose: u.purpose,
+      received: u.received + length,
+      next: seq + 1,
+      state: done ? "sending" : "receiving",
+      at: this.now(),
+    };
+    const raw = JSON.stringify(fields);
+    const ttl = done ? SENDING_TTL_MS : this.limits.idleMs;
+    // The move to "sending" is synced: it is what keeps a second replica from sending it again.
+    if (await this.kv.swap(recordKey(u.owner, u.id), u.raw, raw, ttl, done ? {} : LAZY)) {
+      Object.assign(u, fields, { raw });
+      return "stored";
     }
-    u.received += bytes.byteLength;
-    u.next++;
-    this.sinceCollected += bytes.byteLength;
-    if (this.sinceCollected >= COLLECT_EVERY_BYTES) {
-      this.sinceCollected = 0;
-      collectGarbage();
-    }
-    u.lastAt = this.now();
-    if (u.received === u.size) {
-      await u.handle?.close();
-      u.handle = undefined;
-      u.state = "sending";
-    }
+    // Another copy got there first (or the upload went): read where it stands.
+    Object.assign(u, await this.get(u.owner, u.id));
+    if (u.next > seq) return "repeat";
+    throw unknownUpload(u.id);
   }
 
-  /** The bytes are sent (or refused): deleted now, the outcome kept for a while. */
-  async finish(u: Upload<T>): Promise<void> {
-    u.state = "finished";
-    u.lastAt = this.now();
-    // A file that cannot be removed now goes with the directory when the process exits.
-    await rm(u.file, { force: true }).catch(() => {});
+  /** Chunk `seq`'s bytes decoded into `into`, for sending: their count. A chunk gone (expired, dropped) is an error. */
+  async chunk(u: Upload<T>, seq: number, into: Buffer): Promise<number> {
+    const data = await this.kv.get(chunkKey(u.owner, u.id, seq));
+    if (data === undefined) throw new Error(`chunk ${seq} of upload ${u.id} is no longer in the store`);
+    return into.write(data, "base64");
   }
 
-  /** Forgets an upload and deletes its bytes. */
+  /** The upload is sent (or refused): its chunks deleted, its slot freed, `outcome` kept a while. */
+  async finish(u: Upload<T>, outcome: unknown): Promise<void> {
+    const fields: Fields = {
+      size: u.size,
+      name: u.name,
+      purpose: u.purpose,
+      received: u.received,
+      next: u.next,
+      state: "finished",
+      at: this.now(),
+      outcome,
+    };
+    const raw = JSON.stringify(fields);
+    await this.kv.put(recordKey(u.owner, u.id), raw, this.limits.keepMs);
+    Object.assign(u, fields, { raw });
+    await this.slots.release(u.id);
+    // The answer need not wait for the chunks to go; they expire on their own if this fails.
+    void this.deleteChunks(u.owner, u.id, u.size).catch(() => {});
+  }
+
+  /** Forgets an upload, deletes its bytes and frees its slot. */
   async drop(u: Upload<T>): Promise<void> {
-    this.uploads.delete(u.id);
-    const handle = u.handle;
-    u.handle = undefined;
-    await handle?.close().catch(() => {});
-    await rm(u.file, { force: true }).catch(() => {});
+    await this.forget(u.owner, u.id, u.size);
+    await this.slots.release(u.id);
   }
 
-  /** Drops uploads idle past their limit and outcomes kept past theirs. Never one being sent. */
-  sweep(): void {
-    const at = this.now();
-    for (const u of this.uploads.values()) {
-      const idle = at - u.lastAt;
-      if (
-        (u.state === "receiving" && idle > this.limits.idleMs) ||
-        (u.state === "finished" && idle > this.limits.keepMs)
-      )
-        void this.drop(u);
-    }
-    if (this.uploads.size === 0 && this.sweeper !== undefined) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
+  private async forget(owner: string, id: string, size: number): Promise<void> {
+    await this.kv.delete(recordKey(owner, id));
+    await this.deleteChunks(owner, id, size);
   }
 
-  /** What the store holds now, for tests and the benchmark. */
-  usage(owner?: string): { uploads: number; bytes: number } {
-    const open = [...this.uploads.values()].filter(
-      (u) => u.state !== "finished" && (owner === undefined || u.owner === owner),
-    );
-    return { uploads: open.length, bytes: open.reduce((n, u) => n + u.received, 0) };
+  private async deleteChunks(owner: string, id: string, size: number): Promise<void> {
+    for (let seq = 0; seq < chunkCount(size); seq++) await this.kv.delete(chunkKey(owner, id, seq), LAZY);
   }
 
-  /** The private directory, made on first use and removed when the process exits. */
-  private directory(): string {
-    if (this.dir === undefined) {
-      this.dir = mkdtempSync(path.join(this.parent, "generation-mcp-uploads-"));
-      if (made.size === 0)
-        process.once("exit", () => {
-          for (const d of made) rmSync(d, { recursive: true, force: true });
-        });
-      made.add(this.dir);
+  /** What the deployment holds now (uploads not finished, bytes received), for tests and benchmarks. */
+  async usage(owner?: string): Promise<{ uploads: number; bytes: number }> {
+    let uploads = 0;
+    let bytes = 0;
+    for (const [id, slot] of await this.slots.list()) {
+      if (owner !== undefined && slot.o !== owner) continue;
+      const u = await this.read(slot.o, id);
+      if (u === undefined || u.state === "finished") continue;
+      uploads++;
+      bytes += u.received;
     }
-    return this.dir;
+    return { uploads, bytes };
   }
 }
-
-/** Every private directory this process made: removed, whatever is left in them, when it exits. */
-const made = new Set<string>();

@@ -164,15 +164,19 @@ export class SqliteStore implements LedgerStore {
     return rows.length === 1;
   }
 
-  /** Keyed values (OAuth grants, clients): their writes refuse a deleted file as claims do. */
+  /** Keyed values: writes refuse a deleted file as claims do; deferred ones commit at NORMAL, as replace's. */
   keyed(): KeyedStore {
+    const write = (deferred: boolean) => (sql: string, params: unknown[]) =>
+      this.queue.run(async () => {
+        await this.#checkFile();
+        if (!deferred) return this.#q(sql, ...params);
+        await this.#q("PRAGMA synchronous=NORMAL");
+        return this.#q(sql, ...params).finally(() => this.#q("PRAGMA synchronous=FULL"));
+      });
     return sqliteKeyed({
-      read: (sql, params) => this.query(sql, ...params),
-      write: (sql, params) =>
-        this.queue.run(async () => {
-          await this.#checkFile();
-          return this.#q(sql, ...params);
-        }),
+      read: (sql, p) => this.query(sql, ...p),
+      write: write(false),
+      deferred: write(true),
     });
   }
 

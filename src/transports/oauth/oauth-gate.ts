@@ -22,12 +22,14 @@ import type Provider from "oidc-provider";
 import type { KeyedStore } from "../../ledger/open-ledger.js";
 import type { Engine } from "../../mcp/context.js";
 import type { KeyCheck } from "../engine.js";
+import { CimdFetches } from "./cimd-guard.js";
 import type { Accounts } from "./oauth-accounts.js";
 import { StoreAdapter } from "./oauth-adapter.js";
 import type { OAuthLog } from "./oauth-log.js";
 import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
+import { routeAndCount } from "./oauth-routes.js";
 import type { Sealing } from "./oauth-sealing.js";
-import { oauthLimits } from "./rate-limit.js";
+import { admitSignIn, clientAddress, oauthLimits, sourceOf } from "./rate-limit.js";
 import { serveSignIn } from "./sign-in.js";
 
 /** The engines a checked token or a signed-in key resolves to (engine.ts's Engines). */
@@ -76,6 +78,9 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   const resource = `${issuer}/mcp`;
   const { sealing, accounts, log } = o;
   const loopbackHttp = issuer.startsWith("http:");
+  // Counted in the ledger's store, so every replica on it shares each limit (rate-limit.ts).
+  const limits = oauthLimits(o.kv, o.trustedProxies, log);
+  const source = (req: IncomingMessage) => sourceOf(clientAddress(req, o.trustedProxies));
   const provider = await createProvider({
     issuer,
     resource,
@@ -84,9 +89,10 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     accounts,
     lifetimes: o.lifetimes,
     log,
-    allowLoopbackClients: loopbackHttp,
+    fetches: new CimdFetches(loopbackHttp, limits),
+    sourceOf: source,
   });
-  const admitted = oauthLimits(o.trustedProxies, log);
+  routeAndCount(provider, limits);
   // A registration a sign-in used lives as long as the grants over it (see keepAlive).
   const registered = new StoreAdapter("Client", o.kv);
   const callback = provider.callback();
@@ -125,6 +131,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
     hashKey: o.hashKey,
     checkKey: o.checkKey,
     log,
+    sourceOf: source,
     async granted(clientId: string, keyHash: string) {
       log.signedIn(clientId, keyHash);
       await registered.touch(clientId, o.lifetimes.grantIdle);
@@ -145,13 +152,17 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
       // The URLs oidc-provider writes come from these, set from the public URL, never the client.
       req.headers["x-forwarded-proto"] = forwarded.proto;
       req.headers["x-forwarded-host"] = forwarded.host;
-      if (!admitted(req, res, path)) return true;
       if (path.startsWith(SIGN_IN_PATH)) {
-        serveSignIn(req, res, path.slice(SIGN_IN_PATH.length), signIn).catch(() => {
-          if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
-        });
+        admitSignIn(limits, req, res)
+          .then(async (admitted) => {
+            if (admitted) await serveSignIn(req, res, path.slice(SIGN_IN_PATH.length), signIn);
+          })
+          .catch(() => {
+            if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("Sign-in failed");
+          });
         return true;
       }
+      // Everything else under /oauth/ is the provider's: counted and refused as it routes it (oauth-routes.ts).
       if (asMetadata) req.url = `/.well-known/openid-configuration${(req.url ?? "").slice(path.length)}`;
       void callback(req, res);
       return true;

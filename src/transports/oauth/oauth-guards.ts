@@ -10,10 +10,13 @@
  * - its events become the operator's log lines (oauth-log.ts): registrations, revocations by
  *   reuse or by the client, and Client ID Metadata Documents that could not be used.
  */
+import type { IncomingMessage } from "node:http";
 import type Provider from "oidc-provider";
 import type { KoaContextWithOIDC } from "oidc-provider";
+import type { CimdFetches } from "./cimd-guard.js";
 import { secretMatches } from "./oauth-adapter.js";
 import type { OAuthLog } from "./oauth-log.js";
+import { classify } from "./oauth-routes.js";
 import { errorPage, pageHeaders } from "./sign-in-page.js";
 
 /** For JSON answers and anything else that is not one of our pages: nothing may run or frame it. */
@@ -35,7 +38,12 @@ const NOT_ISSUED = [
   "jwks_uri",
 ];
 
-export function guardProvider(provider: Provider, log: OAuthLog): void {
+export function guardProvider(
+  provider: Provider,
+  log: OAuthLog,
+  fetches: CimdFetches,
+  sourceOf: (req: IncomingMessage) => string,
+): void {
   // Secrets are stored as hashes; this is the comparison oidc-provider's client auth calls.
   provider.Client.prototype.compareClientSecret = function compare(actual: string) {
     return secretMatches(this.clientSecret, actual);
@@ -43,7 +51,9 @@ export function guardProvider(provider: Provider, log: OAuthLog): void {
   provider.use(async (ctx, next) => {
     ctx.set(API_HEADERS);
     const mode = ctx.query.response_mode;
-    if (ctx.path === "/oauth/authorize" && mode !== undefined && mode !== "query") {
+    const route = classify(ctx.method, ctx.path);
+    const authorize = route.served && route.path === "/oauth/authorize";
+    if (authorize && mode !== undefined && mode !== "query") {
       ctx.status = 400;
       ctx.set(pageHeaders());
       ctx.body = errorPage(
@@ -61,8 +71,8 @@ export function guardProvider(provider: Provider, log: OAuthLog): void {
       body.response_modes_supported = ["query"];
     }
   });
-  provider.on("registration_create.success", (_ctx, client) => {
-    log.registered(client.clientId, client.clientName, client.redirectUris ?? []);
+  provider.on("registration_create.success", (ctx, client) => {
+    log.registered(client.clientId, client.clientName, client.redirectUris ?? [], sourceOf(ctx.req));
   });
   provider.on("grant.revoked", (ctx: KoaContextWithOIDC) => {
     const route = ctx.oidc.route;
@@ -76,12 +86,12 @@ export function guardProvider(provider: Provider, log: OAuthLog): void {
           : "a refresh token was used again after its grace (reuse detection ends the whole family)";
     log.revoked(`the sign-in of client ${client}`, reason);
   });
-  provider.on("authorization.error", (ctx, error) => cimdFailure(ctx, error, log));
-  provider.on("grant.error", (ctx, error) => cimdFailure(ctx, error, log));
+  provider.on("authorization.error", (ctx, error) => cimdFailure(ctx, error, log, fetches));
+  provider.on("grant.error", (ctx, error) => cimdFailure(ctx, error, log, fetches));
 }
 
 /** A client_id that is a URL whose document could not be fetched or used: the host and why. */
-function cimdFailure(ctx: KoaContextWithOIDC, error: Error, log: OAuthLog): void {
+function cimdFailure(ctx: KoaContextWithOIDC, error: Error, log: OAuthLog, fetches: CimdFetches): void {
   const clientId = ctx.oidc?.params?.client_id;
   if (typeof clientId !== "string" || !clientId.startsWith("https://")) return;
   const e = error as Error & { error?: string; error_description?: string; error_detail?: string };
@@ -90,6 +100,9 @@ function cimdFailure(ctx: KoaContextWithOIDC, error: Error, log: OAuthLog): void
     /metadata document/.test(about) ||
     e.error === "invalid_client_metadata" ||
     e.error === "invalid_redirect_uri";
-  if (!documentProblem || ctx.oidc.client !== undefined) return;
+  if (!documentProblem || ctx.oidc.client !== undefined || e.error === "too_many_requests") return;
+  // Not fetched again for a while: a document that fails costs one fetch, not one per request.
+  if (/fetch failed|metadata document/.test(about) || e.error === "invalid_client_metadata")
+    fetches.failed(clientId);
   log.cimdFailed(clientId, [e.error_description, e.error_detail].filter(Boolean).join(": "));
 }

@@ -12,7 +12,7 @@
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import Provider, { type Configuration, errors, type JWK, type KoaContextWithOIDC } from "oidc-provider";
 import type { KeyedStore } from "../../ledger/open-ledger.js";
-import { cimdFetch, cimdGuard } from "./cimd-guard.js";
+import type { CimdFetches } from "./cimd-guard.js";
 import { applyClientPolicy } from "./client-policy.js";
 import type { Accounts } from "./oauth-accounts.js";
 import { type AdapterOptions, StoreAdapter } from "./oauth-adapter.js";
@@ -44,8 +44,10 @@ export interface ProviderOptions {
   accounts: Accounts;
   lifetimes: Lifetimes;
   log: OAuthLog;
-  /** Loopback testing: CIMD documents may live on loopback (never on other private addresses). */
-  allowLoopbackClients: boolean;
+  /** CIMD fetches: their guard, limits and failures (cimd-guard.ts). */
+  fetches: CimdFetches;
+  /** The client's address, as the rate limits count it (rate-limit.ts), for the log. */
+  sourceOf(req: import("node:http").IncomingMessage): string;
 }
 
 /** Where each endpoint is served; the ones turned off (logout, userinfo, PAR) answer nothing. */
@@ -117,13 +119,13 @@ export async function createProvider(o: ProviderOptions): Promise<Provider> {
     // Browser-based public clients may call the token endpoints from their redirect's origin.
     clientBasedCORS: (_ctx, origin, client) =>
       origin !== "null" && client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) === true,
-    fetch: cimdFetch(o.allowLoopbackClients),
+    fetch: o.fetches.fetch(),
   };
   const provider = new Provider(o.issuer, configuration);
   // Requests reach it through oauth-gate.ts, which sets X-Forwarded-Proto/Host from the public URL
   // (never from the client), so the URLs it writes are the ones users reach.
   provider.proxy = true;
-  guardProvider(provider, o.log);
+  guardProvider(provider, o.log, o.fetches, o.sourceOf);
   return provider;
 }
 
@@ -188,7 +190,7 @@ function features(o: ProviderOptions): Configuration["features"] {
     clientIdMetadataDocument: {
       enabled: true,
       ack: "draft-02",
-      allowFetch: (_ctx, clientId) => cimdGuard(clientId, o.allowLoopbackClients),
+      allowFetch: (ctx, clientId) => o.fetches.allowFetch(ctx, clientId),
       cacheDuration: { min: 60, max: 3_600 },
     },
     resourceIndicators: {

@@ -36,6 +36,8 @@ export interface SignInDeps {
   granted(clientId: string, keyHash: string): Promise<void>;
   /** With --sandbox: the sandbox's key, offered by a button (never written into the page). */
   sandboxKey?: string;
+  /** The client's address as the rate limits count it (rate-limit.ts), for the log. */
+  sourceOf(req: IncomingMessage): string;
 }
 
 /**
@@ -133,7 +135,7 @@ export async function serveSignIn(
   if (!LIMITS.apiKeyPattern.test(apiKey)) return show(400, refusal("FORMAT"));
   const check = await d.checkKey(apiKey).catch(() => ({ ok: false, code: "UNREACHABLE" }) as const);
   if (!check.ok) {
-    d.log.keyRefused(clientId, check.code);
+    d.log.keyRefused(clientId, check.code, d.sourceOf(req));
     return show(check.code === "INVALID_API_KEY" ? 401 : 403, refusal(check.code));
   }
 

@@ -8,6 +8,7 @@
 import { pollDelayMs } from "../../client/poll.js";
 import { h } from "./dom.js";
 import { Host, type HostContext, type ToolResult } from "./protocol.js";
+import { type Quoted, showQuote } from "./quote-view.js";
 import { renderStatus, renderTask, type Shown } from "./render.js";
 import { type Asset, type CallResult, type Task, TERMINAL, textOf } from "./types.js";
 import { showUpload, type UploadRequest } from "./upload.js";
@@ -17,6 +18,8 @@ declare const GENERATION_MCP_VERSION: string;
 
 const root = document.getElementById("app") as HTMLElement;
 let prompt: string | undefined;
+/** The arguments of the call whose result the view shows: a quote's Approve re-issues them. */
+let toolArgs: Record<string, unknown> | undefined;
 let shown: Shown | undefined;
 let generation = 0;
 let ticker: ReturnType<typeof setInterval> | undefined;
@@ -31,6 +34,7 @@ function applyTheme(context: HostContext): void {
 
 const host = new Host({
   toolInput(params) {
+    toolArgs = params.arguments;
     const p = params.arguments?.prompt;
     prompt = typeof p === "string" ? p : undefined;
   },
@@ -115,6 +119,8 @@ function show(result: ToolResult): void {
     const voice = sc.voice as { id: string; name: string } | undefined;
     if (r.isError) showError(textOf(r) || "The tool call failed.");
     else if (sc.upload) showUpload(root, host, sc.upload as UploadRequest);
+    else if (sc.approval)
+      showQuote(root, host, sc.approval as Quoted, toolArgs, (a) => show(a as ToolResult));
     else if (sc.asset) showAsset(sc.asset as Asset);
     else if (voice)
       root.replaceChildren(h("p", { class: "status" }, `Voice ${voice.id} (${voice.name}), private`));

@@ -104,6 +104,23 @@ describe("the view's chunks", () => {
     expect(h.sandbox.stats.requests(ASSETS)).toBe(1);
   });
 
+  it("answers a chunk resent while its first copy is still being written as it stands, and the upload goes on", async () => {
+    await open();
+    const wav = renderAudio("twice", 100);
+    const upload = await opened(wav, { kind: "asset", name: "twice.wav" });
+    const args = { upload, seq: 0, data: chunk(wav, 0) };
+    // Both copies in flight at once, as a host that timed out on the first and resent it.
+    const [first, second] = await Promise.all([h.call("viewer_upload", args), h.call("viewer_upload", args)]);
+    expect(first.isError, textOf(first)).toBeFalsy();
+    expect(second.isError, textOf(second)).toBeFalsy();
+    expect(structured<Answer>(second).state).toBe("receiving");
+    let last: CallToolResult | undefined;
+    for (let seq = 1; seq * UPLOAD_CHUNK_BYTES < wav.byteLength; seq++)
+      last = await h.call("viewer_upload", { upload, seq, data: chunk(wav, seq) });
+    expect(structured<Answer>(last as CallToolResult).asset?.kind).toBe("audio");
+    expect(h.sandbox.stats.requests(ASSETS)).toBe(1);
+  });
+
   it("become a private voice once the rights are confirmed, the duration read from the recording", async () => {
     await open();
     const wav = renderAudio("a voice", 20);
@@ -199,7 +216,7 @@ describe("the view's chunks", () => {
     await open();
     h.sandbox.faults.inject(ASSETS, { kind: "hang" });
     const png = renderImage("slow", "1:1");
-    const store = new UploadStore<UploadKind>();
+    const store = new UploadStore<UploadKind>(await h.ledger.keyed());
     const opened = await receiveChunk(h.engine, { kind: "asset", size: png.byteLength }, { store });
     const args = { upload: opened.upload, seq: 0, data: png.toString("base64") };
     expect(await receiveChunk(h.engine, args, { store, answerWithinMs: 50 })).toMatchObject({
