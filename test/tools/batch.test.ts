@@ -190,6 +190,53 @@ describe("generate_batch's one approval", () => {
   });
 });
 
+describe("generate_batch's money invariant against the sandbox", () => {
+  it("charges no more than the batch's maxGems in all, nor any item more than the operator's cap (random mixes)", async () => {
+    await open({ config: { maxGems: 20 } });
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const kinds = [
+      () => image(`fast ${next()}`, { outputCount: 1 + Math.floor(next() * 4) }),
+      () => ({
+        tool: "generate_image",
+        arguments: {
+          model: "sandbox-image-pro",
+          prompt: `pro ${next()}`,
+          parameters: { resolution: next() < 0.5 ? "1K" : "2K" },
+        },
+      }),
+      () => ({
+        tool: "generate_video",
+        arguments: {
+          model: "sandbox-video-lite",
+          prompt: `video ${next()}`,
+          parameters: { mode: "text-to-video", duration: 5, ratio: "16:9" },
+        },
+      }),
+    ];
+    for (let round = 0; round < 6; round++) {
+      const items = Array.from(
+        { length: 1 + Math.floor(next() * 5) },
+        () => kinds[Math.floor(next() * 3)]?.() ?? image("x"),
+      );
+      const maxGems = 5 + Math.floor(next() * 60);
+      const r = await h.call("generate_batch", { items, maxGems, wait: 30 });
+      const s = r.structuredContent as Batch;
+      const where = JSON.stringify({ round, maxGems, items: s.items });
+      const shares = s.items.reduce((n, i) => n + (i.maxGems ?? 0), 0);
+      expect(shares, where).toBeLessThanOrEqual(maxGems);
+      for (const item of s.items) {
+        expect(item.maxGems ?? 0, where).toBeLessThanOrEqual(20);
+        expect(item.task?.quotedGems ?? 0, where).toBeLessThanOrEqual(item.maxGems ?? 0);
+      }
+      expect(s.gems.charged, where).toBeLessThanOrEqual(maxGems);
+    }
+  });
+});
+
 describe("generate_batch's whole answer", () => {
   it("of a success: every item's identity, task, outputs and Gems, and the next step", async () => {
     await open();
