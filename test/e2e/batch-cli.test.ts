@@ -4,22 +4,29 @@
  * - A batch answers every item's identity and task; the same batch again (its idempotencyKey)
  *   dispatches nothing new and answers the same tasks.
  * - A partly failed batch is no error, says what was charged and which items to retry.
- * - Where the client declares MCP Tasks, the batch is one task whose result is the whole answer.
+ * - Where the client declares MCP Tasks, the batch is one task whose result is the whole answer;
+ *   stopped while waiting, the next process on the same ledger replays it and dispatches nothing.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, connectCli, isolatedEnv } from "../helpers/cli.js";
+import { runSandboxServer, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
+import { CLI, connectCli, isolatedEnv, startHttpCli } from "../helpers/cli.js";
 import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandbox.js";
-import { envelope, textOf as wireText } from "../helpers/tasks-wire.js";
+import { callTool, envelope, pollTask, rpc, textOf as wireText } from "../helpers/tasks-wire.js";
 
 const IMAGE = "POST /api/generate/image";
+const VIDEO = "POST /api/generate/video";
 
 type Result = Awaited<ReturnType<Client["callTool"]>>;
 type Batch = {
   idempotencyKey: string;
-  items: { identity: string; task?: { id: string; status: string; chargedGems: number }; error?: object }[];
+  items: {
+    identity: string;
+    created?: boolean;
+    task?: { id: string; status: string; chargedGems: number };
+    error?: object;
+  }[];
   gems: { charged: number };
   next: string;
 };
@@ -155,4 +162,54 @@ describe("generate_batch as one MCP task (2026-07-28, stdio)", () => {
       })
       .toEqual([true, true, true]);
   }, 60_000);
+});
+
+describe("generate_batch's task across a restart on the same ledger (HTTP)", () => {
+  const iso = isolatedEnv();
+  let service: Awaited<ReturnType<typeof runSandboxServer>> | undefined;
+  afterAll(async () => {
+    await service?.close();
+    iso.cleanup();
+  });
+
+  it("stopped while waiting: the next process replays the batch and every item; nothing dispatched again", async () => {
+    // Clips of 5 s at timeScale 2: still running when the first process stops.
+    service = await runSandboxServer({ host: "127.0.0.1", port: 0, timeScale: 2 });
+    const env = { ...iso.env, GENERATION_BASE_URL: service.url, GENERATION_API_KEY: SANDBOX_API_KEY };
+    const clip = (prompt: string) => ({
+      tool: "generate_video",
+      arguments: { model: "sandbox-video-lite", prompt, parameters: { mode: "text-to-video", duration: 5 } },
+    });
+    const first = await startHttpCli([], env);
+    const created = await callTool(
+      first.url,
+      "generate_batch",
+      { items: [clip("a lighthouse"), clip("a harbour")] },
+      { tasks: true },
+    );
+    const { taskId } = created.result;
+    const status = async () =>
+      (await rpc(first.url, "tasks/get", { taskId }, { tasks: true })).result.statusMessage ?? "";
+    for (const end = Date.now() + 10_000; !/Sent 2 of 2 items/.test(await status()); ) {
+      if (Date.now() > end) throw new Error("the batch's items were not sent in time");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const dispatched = service.sandbox.stats.dispatches(VIDEO);
+    await first.stop();
+
+    const second = await startHttpCli([], env);
+    try {
+      const { final } = await pollTask(second.url, taskId, { timeoutMs: 45_000 });
+      expect(final.result.status).toBe("completed");
+      const result = final.result.result;
+      expect(result.isError ?? false, wireText(result)).toBe(false);
+      const s = result.structuredContent as Batch;
+      expect(s.items.map((i) => i.task?.status)).toEqual(["succeeded", "succeeded"]);
+      // Replayed under the same identities: the service's tasks, not new ones.
+      expect(s.items.map((i) => i.created)).toEqual([false, false]);
+      expect(service.sandbox.stats.dispatches(VIDEO)).toBe(dispatched);
+    } finally {
+      await second.stop();
+    }
+  }, 90_000);
 });
