@@ -9,9 +9,9 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import type { Client } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runSandboxServer, SANDBOX_API_KEY, type Sandbox } from "../../src/sandbox/sandbox.js";
-import { CLI, connectCli, isolatedEnv, startHttpCli } from "../helpers/cli.js";
+import { CLI, connectCli, initializeRequest, isolatedEnv, startHttpCli } from "../helpers/cli.js";
 import { type LoopbackSandbox, loopbackSandbox } from "../helpers/loopback-sandbox.js";
 import { callTool, envelope, pollTask, rpc, textOf as wireText } from "../helpers/tasks-wire.js";
 
@@ -95,46 +95,60 @@ describe("generate_batch through the built CLI (stdio)", () => {
 // biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
 type Message = { id?: number; result?: Record<string, any>; error?: { code: number } };
 
-describe("generate_batch as one MCP task (2026-07-28, stdio)", () => {
-  let child: ChildProcessWithoutNullStreams | undefined;
-  const iso = isolatedEnv();
-  afterAll(async () => {
-    if (child !== undefined) {
-      const exited = new Promise((r) => child?.once("exit", r));
-      child.stdin.end();
-      await exited;
-    }
-    iso.cleanup();
+/** The CLI on stdio with `--sandbox`, spoken to line by line: one request at a time answered by ID. */
+function stdio(env: Record<string, string>) {
+  const proc: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, "--sandbox"], {
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
   });
-
-  it("hands back one task for the batch; tasks/get ends with the whole answer", async () => {
-    const proc = spawn(process.execPath, [CLI, "--sandbox"], {
-      env: iso.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    child = proc;
-    const waiting = new Map<number, (m: Message) => void>();
-    let partial = "";
-    proc.stdout.on("data", (chunk: Buffer) => {
-      const lines = (partial + chunk.toString()).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        const m = JSON.parse(line) as Message;
-        if (m.id !== undefined) waiting.get(m.id)?.(m);
-      }
-    });
-    let id = 1;
-    const request = (method: string, params: Record<string, unknown>, meta: Record<string, unknown>) => {
+  const waiting = new Map<number, (m: Message) => void>();
+  let partial = "";
+  proc.stdout.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const m = JSON.parse(line) as Message;
+      if (m.id !== undefined) waiting.get(m.id)?.(m);
+    }
+  });
+  let id = 1;
+  const write = (m: object) => proc.stdin.write(`${JSON.stringify(m)}\n`);
+  return {
+    write,
+    request(method: string, params: Record<string, unknown>, meta?: Record<string, unknown>) {
       const n = id++;
       const answer = new Promise<Message>((resolve) => waiting.set(n, resolve));
-      proc.stdin.write(
-        `${JSON.stringify({ jsonrpc: "2.0", id: n, method, params: { ...params, _meta: meta } })}\n`,
-      );
+      write({
+        jsonrpc: "2.0",
+        id: n,
+        method,
+        params: meta === undefined ? params : { ...params, _meta: meta },
+      });
       return answer;
-    };
+    },
+    async close() {
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.stdin.end();
+      await exited;
+    },
+  };
+}
+
+describe("generate_batch as one MCP task (stdio)", () => {
+  const iso = isolatedEnv();
+  let open: ReturnType<typeof stdio> | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  afterAll(() => iso.cleanup());
+
+  it("on 2026-07-28: one task for the batch; tasks/get ends with the whole answer, every record delivered", async () => {
+    const s = stdio(iso.env);
+    open = s;
     const tasks = envelope({ tasks: true });
-    await request("server/discover", {}, envelope());
-    const created = await request(
+    await s.request("server/discover", {}, envelope());
+    const created = await s.request(
       "tools/call",
       { name: "generate_batch", arguments: { items: [image("a heron"), image("a crane")] } },
       tasks,
@@ -143,24 +157,44 @@ describe("generate_batch as one MCP task (2026-07-28, stdio)", () => {
     const taskId = created.result?.taskId as string;
     let got: Message;
     for (;;) {
-      got = await request("tasks/get", { taskId }, tasks);
+      got = await s.request("tasks/get", { taskId }, tasks);
       if (got.result?.status !== "working") break;
       await new Promise((r) => setTimeout(r, got.result?.pollIntervalMs));
     }
     expect(got.result?.status).toBe("completed");
     const result = got.result?.result;
     expect(result.isError ?? false, wireText(result)).toBe(false);
-    const s = result.structuredContent as Batch;
-    expect(s.items.map((i) => i.identity)).toEqual([0, 1].map((i) => `${s.idempotencyKey}.${i}`));
-    expect(s.items.every((i) => i.task?.status === "succeeded")).toBe(true);
+    const b = result.structuredContent as Batch;
+    expect(b.items.map((i) => i.identity)).toEqual([0, 1].map((i) => `${b.idempotencyKey}.${i}`));
+    expect(b.items.every((i) => i.task?.status === "succeeded")).toBe(true);
     // Its result read, the batch's record and every item's are delivered: nothing left open.
     await expect
       .poll(async () => {
-        const listed = await request("tools/call", { name: "list_requests", arguments: {} }, envelope());
+        const listed = await s.request("tools/call", { name: "list_requests", arguments: {} }, envelope());
         const requests = listed.result?.structuredContent.requests as { delivered: boolean }[];
         return requests.map((r) => r.delivered);
       })
       .toEqual([true, true, true]);
+  }, 60_000);
+
+  it("on 2025-11-25, asked for with params.task: a task, then the batch's answer by tasks/result", async () => {
+    const s = stdio(iso.env);
+    open = s;
+    await s.request("initialize", initializeRequest().params);
+    s.write({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const created = await s.request("tools/call", {
+      name: "generate_batch",
+      arguments: { items: [image("a stork"), image("an ibis")] },
+      task: {},
+    });
+    expect(created.result?.task).toMatchObject({ status: "working" });
+    const taskId = created.result?.task.taskId as string;
+    const result = (await s.request("tasks/result", { taskId })).result ?? {};
+    const b = result.structuredContent as Batch;
+    expect(
+      b.items.every((i) => i.task?.status === "succeeded"),
+      JSON.stringify(result).slice(0, 500),
+    ).toBe(true);
   }, 60_000);
 });
 
