@@ -142,7 +142,9 @@ describe("generate_batch's one approval", () => {
     const s = structured<Batch>(r);
     expect(s.items.map((i) => i.maxGems)).toEqual([16, 16, 16]);
     expect(s.gems).toMatchObject({ ceiling: 48, charged: 48 });
-    expect(textOf(r)).toMatch(/Sent with maxGems 48, the most the user accepted/);
+    expect(textOf(r)).toMatch(
+      /The whole batch was held to 48 Gems \(divided into each item's maxGems\), the most the user accepted/,
+    );
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(3);
   });
 

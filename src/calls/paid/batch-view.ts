@@ -104,7 +104,13 @@ export function presentBatch(engine: Engine, outcomes: ItemOutcome[], f: BatchFa
   const allFailed = outcomes.every((o) => !("run" in o) || failed(o.task));
   const money = gemsOf(outcomes, f);
   const next = nextOf(outcomes, f);
-  const notes = [ceilingNote(engine, f.ceiling)].filter((n): n is string => n !== undefined);
+  // A single call's note, said of the whole: the batch's ceiling went out divided, not as one maxGems.
+  const whole = (n: string) =>
+    n.replace(
+      /^Sent with maxGems (\d+)/,
+      "The whole batch was held to $1 Gems (divided into each item's maxGems)",
+    );
+  const notes = [ceilingNote(engine, f.ceiling)].filter((n): n is string => n !== undefined).map(whole);
   const lines = [
     `${allFailed ? "BATCH_FAILED: every item failed. " : ""}Batch of ${outcomes.length} items, identity (idempotencyKey) ${f.identity}${f.reused ? " (replayed: every item continues under its own identity, not charged twice)" : ""}: ${sent.length} accepted by the service, ${outcomes.length - sent.length} refused.`,
     `Gems: ${f.estimated === undefined ? "" : `estimated about ${gems(f.estimated)}; `}${f.total === undefined ? "no total ceiling" : `ceiling ${gems(f.total)} for the whole, divided into each item's maxGems`}; quoted ${money.quoted}, charged so far ${money.charged} (the sum over the items' tasks).`,
