@@ -4,7 +4,7 @@
  * failed batch that says what was charged, and the whole answer of a success and a refusal.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { fakeTimeEach } from "../helpers/fake-time.js";
+import { drive, fakeTimeEach } from "../helpers/fake-time.js";
 import { formatAnswer } from "./answer-format.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
 
@@ -102,6 +102,41 @@ describe("generate_batch", () => {
     const c = await h.call("generate_batch", { ...args, items: [image("three")] });
     expect(textOf(c)).toMatch(/^IDEMPOTENCY_CONFLICT/);
     expect(h.sandbox.stats.dispatches(IMAGE)).toBe(2);
+  });
+
+  it("a batch cancelled mid-send stays undelivered: identical arguments replay it, every item too, nothing dispatched again", async () => {
+    await open({ timeScale: 1 });
+    const clip = (prompt: string) => ({
+      tool: "generate_video",
+      arguments: {
+        model: "sandbox-video-lite",
+        prompt,
+        parameters: { mode: "text-to-video", duration: 5, ratio: "16:9" },
+      },
+    });
+    const args = { items: [clip("waves"), clip("dunes")] };
+    // The service records each item's work, then never answers: the call is still sending when cut.
+    h.sandbox.faults.inject(VIDEO, { kind: "hang" }, 2);
+    const abort = new AbortController();
+    const first = h
+      .call("generate_batch", { ...args, wait: 30 }, { signal: abort.signal })
+      .catch((e: unknown) => e);
+    // Real time bounds the wait (the harness's clock is fake, and moves while the call runs).
+    const end = process.hrtime.bigint() + 10_000_000_000n;
+    while (h.sandbox.stats.dispatches(VIDEO) < 2) {
+      if (process.hrtime.bigint() > end) throw new Error("the items were not dispatched in time");
+      await new Promise((r) => setImmediate(r));
+    }
+    abort.abort();
+    expect(await first).toBeInstanceOf(Error);
+    await drive(new Promise((r) => setTimeout(r, 100)));
+    const records = await h.ledger.list(h.engine.keyHash);
+    expect(records.every((r) => !r.delivered)).toBe(true);
+    const batch = records.find((r) => r.tool === "generate_batch");
+    const again = structured<Batch>(await h.call("generate_batch", { ...args, wait: 0 }));
+    expect(again.idempotencyKey).toBe(batch?.idempotencyKey);
+    expect(again.items.map((i) => i.created)).toEqual([false, false]);
+    expect(h.sandbox.stats.dispatches(VIDEO)).toBe(2);
   });
 
   it("a partly failed batch says what was charged and which items to retry; isError only when all failed", async () => {
