@@ -57,3 +57,18 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, roo
   if (result.success) return result.data;
   throw allArgumentErrors(argumentErrors(result.error, root));
 }
+
+/**
+ * Parses, or gives every failing field's ArgumentError at once (`root` prefixes their names:
+ * "items[3].arguments"), for a call that reports all its errors in one answer (generate_batch).
+ */
+export function parseAll<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  root: string,
+): { data: z.output<S> } | { errors: ArgumentError[] } {
+  const result = schema.safeParse(value);
+  if (result.success) return { data: result.data };
+  const errors = argumentErrors(result.error, root);
+  return { errors: errors.length > 0 ? errors : [new ArgumentError(root, "is invalid")] };
+}

@@ -7,12 +7,7 @@
  */
 import { z } from "zod";
 import { TASK_ID_MAX } from "../client/endpoints.js";
-import {
-  IdempotencyKeySchema,
-  MediaRequestSchema,
-  TaskSchema,
-  TextMaxGemsSchema,
-} from "../client/schemas.js";
+import { IdempotencyKeySchema, MediaRequestSchema, TextMaxGemsSchema } from "../client/schemas.js";
 import { MAX_WAIT_SECONDS } from "../config/bounds.js";
 import { DEFAULT_WAIT_CAP_SECONDS } from "../config/time-limits.js";
 
@@ -25,13 +20,11 @@ export const waitField = z
   .min(0)
   .max(MAX_WAIT_SECONDS)
   .optional()
-  .describe(`Seconds to wait, at most ${DEFAULT_WAIT_CAP_SECONDS}; default 45.`);
-export const saveField = z.boolean().optional().describe("Also save finished outputs.");
-export const idempotencyKeyField = IdempotencyKeySchema.optional().describe(
-  "Replays that request, no second charge.",
-);
+  .describe(`Seconds to wait, at most ${DEFAULT_WAIT_CAP_SECONDS}.`);
+export const saveField = z.boolean().optional().describe("Save finished outputs too.");
+export const idempotencyKeyField = IdempotencyKeySchema.optional().describe("An identity, to replay it.");
 // Its length is bounded where it is read (src/calls/paid/approval.ts): tools/list's bytes are scarce.
-export const approvalField = z.string().optional().describe("The user-approved quote's token.");
+export const approvalField = z.string().optional().describe("An approved quote's token.");
 /** Text and extraction share this ceiling (0 to 1,000,000, docs/service.md#limits). */
 export const textMaxGemsField = TextMaxGemsSchema.optional().describe("Most Gems to reserve.");
 
@@ -54,12 +47,14 @@ export const taskIdField = z
 // ---------- shared output fields ----------
 
 /**
- * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition),
- * described once in prose rather than field by field: it appears in poll_task's output schema.
+ * The service's task (docs/service.md#responses; the client's TaskSchema, its one definition), as
+ * poll_task advertises it: the fields a caller acts on typed, the rest described once in prose
+ * (every tools/list stays within 20,000 bytes with generate_batch listed too; the result itself
+ * carries every field, in its text and structuredContent).
  */
-export const TaskOut = TaskSchema.describe(
-  "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
-);
+export const TaskOut = z
+  .looseObject({ id: z.string(), status: z.string(), outputs: z.array(z.looseObject({})) })
+  .describe("status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.");
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
  * only where a caller acts on it, so its fields are described once (in poll_task's schema). Not

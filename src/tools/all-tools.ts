@@ -11,6 +11,7 @@ export const TOOL_LOADERS: Readonly<Record<string, Loader>> = {
   generate_image: () => import("./generate_image.js") as Promise<{ default: ToolDefinition }>,
   generate_video: () => import("./generate_video.js") as Promise<{ default: ToolDefinition }>,
   generate_audio: () => import("./generate_audio.js") as Promise<{ default: ToolDefinition }>,
+  generate_batch: () => import("./generate_batch.js") as Promise<{ default: ToolDefinition }>,
   poll_task: () => import("./poll_task.js") as Promise<{ default: ToolDefinition }>,
   save_outputs: () => import("./save_outputs.js") as Promise<{ default: ToolDefinition }>,
   upload_asset: () => import("./upload_asset.js") as Promise<{ default: ToolDefinition }>,

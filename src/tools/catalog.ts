@@ -60,7 +60,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_image",
     title: "Generate an image",
     description:
-      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates images from a prompt, optionally from uploaded assets (references, an image to edit). It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -97,22 +97,22 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "Replays that request, no second charge.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "The user-approved quote's token.",
+          description: "An approved quote's token.",
           type: "string",
         },
         wait: {
-          description: "Seconds to wait, at most 47; default 45.",
+          description: "Seconds to wait, at most 47.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs.",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -175,7 +175,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_video",
     title: "Generate a video",
     description:
-      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates a video from a prompt, or from an uploaded first frame; it takes minutes. It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -212,22 +212,22 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000000,
         },
         idempotencyKey: {
-          description: "Replays that request, no second charge.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "The user-approved quote's token.",
+          description: "An approved quote's token.",
           type: "string",
         },
         wait: {
-          description: "Seconds to wait, at most 47; default 45.",
+          description: "Seconds to wait, at most 47.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs.",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -290,7 +290,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "generate_audio",
     title: "Generate speech or music",
     description:
-      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.",
+      "Generates speech (model service-voice) or music. It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.",
     inputSchema: {
       type: "object",
       properties: {
@@ -333,22 +333,22 @@ export const CATALOG: readonly ListedTool[] = [
           description: "speech: a voice from list_voices; voice_clone: one from upload_voice.",
         },
         idempotencyKey: {
-          description: "Replays that request, no second charge.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "The user-approved quote's token.",
+          description: "An approved quote's token.",
           type: "string",
         },
         wait: {
-          description: "Seconds to wait, at most 47; default 45.",
+          description: "Seconds to wait, at most 47.",
           type: "number",
           minimum: 0,
           maximum: 600,
         },
         save: {
-          description: "Also save finished outputs.",
+          description: "Save finished outputs too.",
           type: "boolean",
         },
       },
@@ -408,6 +408,79 @@ export const CATALOG: readonly ListedTool[] = [
     },
   },
   {
+    name: "generate_batch",
+    title: "Generate a batch",
+    description:
+      "Runs generate_image/video/audio calls at once, one approval, one total maxGems. It spends Gems; returns its idempotencyKey and each item's task; then poll_task.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        items: {
+          minItems: 1,
+          maxItems: 10,
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              tool: {
+                type: "string",
+                enum: ["generate_image", "generate_video", "generate_audio"],
+                description: "Tool to call.",
+              },
+              arguments: {
+                type: "object",
+                description: "Its arguments.",
+              },
+            },
+            required: ["tool", "arguments"],
+            additionalProperties: false,
+          },
+          description: "Calls to send.",
+        },
+        maxGems: {
+          description: "Most Gems in all.",
+          type: "integer",
+          minimum: 0,
+        },
+        approval: {
+          description: "An approved quote's token.",
+          type: "string",
+        },
+        idempotencyKey: {
+          description: "An identity, to replay it.",
+          type: "string",
+          pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
+        },
+        wait: {
+          description: "Seconds to wait, at most 47.",
+          type: "number",
+          minimum: 0,
+          maximum: 600,
+        },
+      },
+      required: ["items"],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        next: {
+          type: "string",
+        },
+      },
+      required: ["next"],
+    },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    execution: {
+      taskSupport: "optional",
+    },
+  },
+  {
     name: "poll_task",
     title: "Check a generation task",
     description:
@@ -443,78 +516,15 @@ export const CATALOG: readonly ListedTool[] = [
             status: {
               type: "string",
             },
-            quotedGems: {
-              type: "number",
-            },
-            chargedGems: {
-              type: "number",
-            },
-            releasedGems: {
-              type: "number",
-            },
-            error: {
-              anyOf: [
-                {
-                  type: "object",
-                  properties: {
-                    code: {
-                      type: "string",
-                    },
-                    message: {
-                      type: "string",
-                    },
-                  },
-                  required: ["code", "message"],
-                },
-                {
-                  type: "null",
-                },
-              ],
-            },
             outputs: {
               type: "array",
               items: {
                 type: "object",
-                properties: {
-                  index: {
-                    type: "integer",
-                  },
-                  status: {
-                    type: "string",
-                  },
-                  asset: {
-                    anyOf: [
-                      {
-                        type: "object",
-                        properties: {
-                          id: {
-                            type: "string",
-                          },
-                          kind: {
-                            type: "string",
-                          },
-                          mimeType: {
-                            type: "string",
-                          },
-                          url: {
-                            type: "string",
-                          },
-                        },
-                        required: ["id", "kind", "mimeType", "url"],
-                      },
-                      {
-                        type: "null",
-                      },
-                    ],
-                  },
-                },
-                required: ["index", "status", "asset"],
               },
             },
           },
-          required: ["id", "status", "quotedGems", "chargedGems", "releasedGems", "error", "outputs"],
-          description:
-            "status: queued, processing, succeeded, partial, failed or cancelled; output URLs expire.",
+          required: ["id", "status", "outputs"],
+          description: "status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.",
         },
         terminal: {
           type: "boolean",
@@ -594,7 +604,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_asset",
     title: "Upload a media file",
     description:
-      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free; not idempotent.",
+      "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -873,12 +883,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "Replays that request, no second charge.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "The user-approved quote's token.",
+          description: "An approved quote's token.",
           type: "string",
         },
       },
@@ -973,12 +983,12 @@ export const CATALOG: readonly ListedTool[] = [
           maximum: 1000000,
         },
         idempotencyKey: {
-          description: "Replays that request, no second charge.",
+          description: "An identity, to replay it.",
           type: "string",
           pattern: "^[a-zA-Z0-9_.:-]{1,128}$",
         },
         approval: {
-          description: "The user-approved quote's token.",
+          description: "An approved quote's token.",
           type: "string",
         },
       },

@@ -81,4 +81,4 @@ export const submissionHints = {
 
 /** What every media submission's description says of spending and following up; the rest is in the server's instructions. */
 export const SPENDS_AND_NEXT =
-  "It spends Gems; returns the task and its identity (idempotencyKey) within `wait` s; then poll_task.";
+  "It spends Gems; returns the task and its identity (idempotencyKey); then poll_task.";

@@ -54,7 +54,7 @@ export default defineTool({
   name: "upload_asset",
   title: "Upload a media file",
   description:
-    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free; not idempotent.",
+    "Uploads an image, video or audio file (up to 30 MiB, typed by its bytes) from `path` or base64 `data`; with neither, the user picks it in the media viewer. Returns its asset ID. Free.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The file to upload."),
     data: z

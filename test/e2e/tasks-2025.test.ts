@@ -19,7 +19,7 @@ import { type Session2025, session2025 } from "../helpers/tasks-wire-2025.js";
 const IMAGE = "POST /api/generate/image";
 const VIDEO = "POST /api/generate/video";
 const OTHER_KEY = `lgk_${"f".repeat(64)}`;
-const TASKED = ["generate_image", "generate_video", "generate_audio", "extract_video"];
+const TASKED = ["generate_image", "generate_video", "generate_audio", "generate_batch", "extract_video"];
 const RELATED = "io.modelcontextprotocol/related-task";
 const image = (prompt: string) => ({ model: "sandbox-image-fast", prompt });
 const video = (prompt: string) => ({
@@ -56,7 +56,7 @@ async function settle(session: Session2025, taskId: string): Promise<Record<stri
 }
 
 describe("MCP Tasks in the 2025-11-25 form, through the built CLI over HTTP", () => {
-  it("advertises capabilities.tasks and execution.taskSupport on the four paid tools that hand tasks back", async () => {
+  it("advertises capabilities.tasks and execution.taskSupport on the five paid tools that hand tasks back", async () => {
     expect(s.init.protocolVersion).toBe("2025-11-25");
     expect(s.init.capabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
     const tools = (await s.request("tools/list")).result.tools as { name: string; execution?: unknown }[];
@@ -67,7 +67,7 @@ describe("MCP Tasks in the 2025-11-25 form, through the built CLI over HTTP", ()
       capabilities: { extensions: { [APPS_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } },
     });
     const listed = (await apps.request("tools/list")).result;
-    expect(listed.tools.filter((t: { execution?: unknown }) => t.execution).length).toBe(4);
+    expect(listed.tools.filter((t: { execution?: unknown }) => t.execution).length).toBe(TASKED.length);
     expect(Buffer.byteLength(JSON.stringify(listed))).toBeLessThanOrEqual(20_000);
     // The 2026-07-28 wire carries neither.
     const discover = await rpc(cli.url, "server/discover", {});

@@ -7,6 +7,7 @@ export const CONTRACT_TOOLS = [
   "generate_image",
   "generate_video",
   "generate_audio",
+  "generate_batch",
   "poll_task",
   "upload_asset",
   "list_voices",
@@ -25,4 +26,11 @@ export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
 ]);
 
 /** Tools that spend Gems, each with an identity (idempotencyKey). */
-export const SPENDING_TOOLS = ["generate_image", "generate_video", "generate_audio", "chat", "extract_video"];
+export const SPENDING_TOOLS = [
+  "generate_image",
+  "generate_video",
+  "generate_audio",
+  "generate_batch",
+  "chat",
+  "extract_video",
+];

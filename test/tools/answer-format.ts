@@ -34,7 +34,9 @@ export function formatAnswer(result: CallToolResult): string {
     VOLATILE.reduce(
       (t, [re, kind]) =>
         t.replace(re, (whole: string, prefix?: unknown) =>
-          typeof prefix === "string" && kind === "sig" ? `${prefix}${name(kind, whole)}` : name(kind, whole),
+          // A signature or expiry is named by its kind alone: two URLs signed in the same
+          // millisecond share one, in another run they may not.
+          typeof prefix === "string" && kind === "sig" ? `${prefix}<sig>` : name(kind, whole),
         ),
       text,
     );

@@ -86,6 +86,20 @@ const CASES: Record<string, [() => Promise<CallToolResult>, () => Promise<CallTo
         parameters: { voiceProfileId: "v1", speed: 3 },
       }),
   ],
+  generate_batch: [
+    () =>
+      h.call("generate_batch", {
+        items: [
+          { tool: "generate_image", arguments: { model: "sandbox-image-fast", prompt: "a red kite" } },
+          { tool: "generate_image", arguments: { model: "sandbox-image-fast", prompt: "a blue kite" } },
+        ],
+        wait: 20,
+      }),
+    () =>
+      h.call("generate_batch", {
+        items: [{ tool: "generate_video", arguments: { model: "nope", prompt: "waves" } }],
+      }),
+  ],
   poll_task: [
     async () => h.call("poll_task", { taskId: await imageTask() }),
     () => h.call("poll_task", { taskId: "task_doesnotexist0000" }),

@@ -19,6 +19,10 @@ const TABLE: Readonly<
   generate_image: media,
   generate_video: media,
   generate_audio: media,
+  generate_batch: async (engine, work) => {
+    const { batchSteps } = await import("./batch-steps.js");
+    return batchSteps(engine, work as never) as Steps<unknown>;
+  },
   extract_video: async (engine, work) => {
     const { extractSteps } = await import("./extract-call.js");
     return extractSteps(engine, work as never) as Steps<unknown>;
