@@ -193,3 +193,20 @@ export function buildExtractBody(body: ExtractRequest): { body: ExtractRequest; 
   const { maxGems, ...fields } = body;
   return buildUnder(prepareExtractBody(fields), maxGems);
 }
+
+/**
+ * The identity comes from the ledger, which holds only identities of the interface's pattern (a
+ * caller's key was checked once, at the tool's edge): asserted here, not checked again.
+ */
+export function checkIdentity(key: string): string {
+  // node:assert only when it fails: loading it is half a millisecond of every start (see requests.ts).
+  if (key === "") process.getBuiltinModule("node:assert").strict.fail("an identity from the ledger");
+  return key;
+}
+
+export function checkBytes(bytes: string): string {
+  if (typeof bytes !== "string" || bytes === "") {
+    throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
+  }
+  return bytes;
+}

@@ -12,6 +12,7 @@ import { AssetKinds } from "./asset-kinds.js";
 import { endpointOf, PATHS, taskPath } from "./endpoints.js";
 import { DEFAULT_TIMEOUT_MS, type FetchLike, ServiceHttp } from "./http-request.js";
 import { LastParse } from "./last-parse.js";
+import { checkBytes, checkIdentity } from "./requests.js";
 import type {
   Asset,
   ExtractionResponse,
@@ -285,23 +286,6 @@ export class ServiceClient {
   private uploadTimeout(): number {
     return (this.timeoutMs ?? DEFAULT_TIMEOUT_MS) * UPLOAD_TIMEOUT_FACTOR;
   }
-}
-
-/**
- * The identity comes from the ledger, which holds only identities of the interface's pattern (a
- * caller's key was checked once, at the tool's edge): asserted here, not checked again.
- */
-function checkIdentity(key: string): string {
-  // node:assert only when it fails: loading it is half a millisecond of every start (see requests.ts).
-  if (key === "") process.getBuiltinModule("node:assert").strict.fail("an identity from the ledger");
-  return key;
-}
-
-function checkBytes(bytes: string): string {
-  if (typeof bytes !== "string" || bytes === "") {
-    throw new ArgumentError("bytes", "must be the JSON body built by requests.ts");
-  }
-  return bytes;
 }
 
 export type { AssetSource, VoiceSource };

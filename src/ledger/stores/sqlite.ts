@@ -1,15 +1,12 @@
 /**
- * The default ledger store: SQLite through the narrow store port (not keyv: a claim needs its own
- * `BEGIN IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
- * (sqlite-connection.ts). The file keeps the layout @keyv/sqlite gave it (one `ledger(key, value)`
- * table, values as `{"value": …}` JSON), so ledgers written by earlier versions open unchanged.
- * WAL with synchronous=FULL is set and then checked, claims run in one `BEGIN IMMEDIATE`
- * transaction so two processes on one file cannot both claim an identity, and before each claim
- * the path must still name the file this store opened: records written into a deleted file would
- * be gone at the next start.
- *
- * One connection serves the whole process, so a statement issued while a transaction is open
- * would join it: every statement goes through one queue.
+ * The default ledger store: SQLite through the narrow store port (a claim needs its own `BEGIN
+ * IMMEDIATE` transaction, which no keyv adapter offers), on Node's built-in `node:sqlite`
+ * (sqlite-connection.ts), in the layout @keyv/sqlite gave the file (one `ledger(key, value)` table
+ * of `{"value": …}` JSON), so earlier ledgers open unchanged. WAL with synchronous=FULL is set then
+ * checked; two processes on one file never both claim an identity; before each claim the path must
+ * still name the file this store opened (records written into a deleted file would be lost). One
+ * connection serves the process, so every statement goes through one queue (a statement issued
+ * inside an open transaction would join it).
  */
 import { type KeyedStore, sqliteKeyed } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
@@ -40,7 +37,8 @@ import {
 import { FRESH_CLAIM, pageQuery, REPLACE_ON_VERSION, sweepQueries, TABLE } from "./sqlite-queries.js";
 
 const serialize = (data: unknown): string => JSON.stringify(data);
-const deserialize = <T>(data: string): T => JSON.parse(data) as T;
+/** A row's value: the record (or keyed value) inside the `{"value": …}` layout. */
+const valueOf = (data: string): unknown => (JSON.parse(data) as { value?: unknown }).value;
 const full = (key: string): string => `${NAMESPACE}:${key}`;
 const toStderr = (line: string): void => void process.stderr.write(`generation-mcp: ${line}\n`);
 
@@ -117,9 +115,7 @@ export class SqliteStore implements LedgerStore {
   async #get(key: string): Promise<unknown> {
     const rows = await this.#q(`SELECT value FROM ${TABLE} WHERE key = ?`, full(key));
     const value = rows[0]?.value;
-    return typeof value === "string"
-      ? (deserialize<{ value: unknown }>(value).value ?? undefined)
-      : undefined;
+    return typeof value === "string" ? (valueOf(value) ?? undefined) : undefined;
   }
 
   async #put(key: string, value: unknown): Promise<void> {
@@ -273,9 +269,7 @@ export class SqliteStore implements LedgerStore {
     const lo = `${NAMESPACE}:${prefix}`;
     const hi = `${lo.slice(0, -1)};`;
     const rows = await this.query(`SELECT key, value FROM ${TABLE} WHERE key >= ? AND key < ?`, lo, hi);
-    return rows.map((row) =>
-      parseRecord(deserialize<{ value: unknown }>(String(row.value)).value, String(row.key)),
-    );
+    return rows.map((row) => parseRecord(valueOf(String(row.value)), String(row.key)));
   }
 
   list(keyHash: string): Promise<StoredRecord[]> {
@@ -286,9 +280,7 @@ export class SqliteStore implements LedgerStore {
   async listPage(q: ListQuery): Promise<StoredRecord[]> {
     const { sql, params } = pageQuery(TABLE, q);
     const rows = await this.query(sql, ...params);
-    return rows.map((row) =>
-      parseRecord(deserialize<{ value: unknown }>(String(row.value)).value, String(row.key)),
-    );
+    return rows.map((row) => parseRecord(valueOf(String(row.value)), String(row.key)));
   }
 
   listAll(): Promise<StoredRecord[]> {
