@@ -54,7 +54,7 @@ export const taskIdField = z
  */
 export const TaskOut = z
   .looseObject({ id: z.string(), status: z.string(), outputs: z.array(z.looseObject({})) })
-  .describe("status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.");
+  .describe("Output URLs expire.");
 /**
  * The task in a submission's or a save's result: the same Task as poll_task's `task`, typed here
  * only where a caller acts on it, so its fields are described once (in poll_task's schema). Not

@@ -5,7 +5,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_task",
     title: "Viewer: read a task",
-    description: "Media viewer only: one read of a task. Free.",
+    description: "Media viewer only.",
     inputSchema: {
       type: "object",
     },
@@ -24,7 +24,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_read_output",
     title: "Viewer: read an output",
-    description: "Media viewer only: up to 512 KiB of an output from offset, base64. Free.",
+    description: "Media viewer only.",
     inputSchema: {
       type: "object",
     },
@@ -43,8 +43,7 @@ export const VIEWER_TOOLS: readonly ListedTool[] = [
   {
     name: "viewer_upload",
     title: "Viewer: upload",
-    description:
-      "Media viewer only: opens an upload, then takes the user's file in base64 chunks, in order. Free.",
+    description: "Media viewer only.",
     inputSchema: {
       type: "object",
     },

@@ -31,7 +31,7 @@ const taskId = z.string().min(1).max(256);
 const readTask = defineTool({
   name: "viewer_read_task",
   title: "Viewer: read a task",
-  description: "Media viewer only: one read of a task. Free.",
+  description: "Media viewer only.",
   inputSchema: z.strictObject({ taskId }),
   outputSchema: z.object({
     // The task as poll_task returns it (its shape is poll_task's), and whether it is terminal. App-only
@@ -88,7 +88,7 @@ async function outputBytes(engine: Engine, id: string, index: number, signal: Ab
 const readOutput = defineTool({
   name: "viewer_read_output",
   title: "Viewer: read an output",
-  description: `Media viewer only: up to ${byteSize(CHUNK_MAX_BYTES)} of an output from offset, base64. Free.`,
+  description: "Media viewer only.",
   inputSchema: z.strictObject({
     taskId,
     index: z.number().int().min(0).max(1000),

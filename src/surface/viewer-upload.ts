@@ -19,8 +19,7 @@ const MAX_BYTES = Math.max(LIMITS.asset.maxBytes, LIMITS.voice.maxBytes);
 export const viewerUpload = defineTool({
   name: "viewer_upload",
   title: "Viewer: upload",
-  description:
-    "Media viewer only: opens an upload, then takes the user's file in base64 chunks, in order. Free.",
+  description: "Media viewer only.",
   inputSchema: z.strictObject({
     upload: z.string().max(64).optional(),
     kind: z.enum(["asset", "voice"]).optional(),

@@ -6,7 +6,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_models",
     title: "List generation models",
     description:
-      "Lists this key's models: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
+      "Lists this key's models: availability, baseGems (a hint, not a quote) and the capabilities `parameters` take. Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -77,7 +77,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Per the model's capabilities: ratio, resolution, outputCount (1-4), negativePrompt (1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
+            "Per the model: ratio, resolution, outputCount (1-4), negativePrompt, magicPrompt, sourceImage (asset ID), background (auto|transparent|opaque), variant.",
           type: "object",
         },
         referenceAssetIds: {
@@ -192,7 +192,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "mode (required: text-to-video, or image-to-video with sourceImage); per the model's capabilities: sourceImage, endFrame (image asset IDs), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+            "mode (required: text-to-video, or image-to-video with sourceImage); per the model: endFrame (image asset ID), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
           type: "object",
         },
         referenceAssetIds: {
@@ -308,7 +308,7 @@ export const CATALOG: readonly ListedTool[] = [
         },
         parameters: {
           description:
-            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 chars), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+            "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple|advanced), instrumental (on|off), coverAudio (asset ID); advanced: style, title, negativeTags, vocalGender (auto|m|f), duration (off|30|60|120|180|240).",
           type: "object",
         },
         referenceAssetIds: {
@@ -524,7 +524,7 @@ export const CATALOG: readonly ListedTool[] = [
             },
           },
           required: ["id", "status", "outputs"],
-          description: "status: queued, processing, succeeded, partial, failed or cancelled; URLs expire.",
+          description: "Output URLs expire.",
         },
         terminal: {
           type: "boolean",
@@ -748,7 +748,7 @@ export const CATALOG: readonly ListedTool[] = [
     name: "upload_voice",
     title: "Upload a reference voice",
     description:
-      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
+      "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15-300 s) as a private voice for voice_clone; without path the user picks it in the viewer. Needs the speaker's permission (asked, or rightsConfirmed). Free.",
     inputSchema: {
       type: "object",
       properties: {
@@ -1065,13 +1065,12 @@ export const CATALOG: readonly ListedTool[] = [
     name: "list_requests",
     title: "List this key's requests",
     description:
-      "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
+      "This key's paid calls (the local ledger; free), newest first, with task IDs: recovers a lost task ID; an uncertain request replays, uncharged, when called again with the same arguments.",
     inputSchema: {
       type: "object",
       properties: {
         state: {
-          description:
-            "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
+          description: "open: outcome unknown, undelivered or unfinished; accepted: taken by the service.",
           type: "string",
           enum: ["open", "prepared", "sent", "uncertain", "accepted", "closed", "succeeded"],
         },

@@ -11,7 +11,7 @@ export default defineTool({
   description: `Generates speech (model service-voice) or music. ${SPENDS_AND_NEXT}`,
   inputSchema: audioInput({
     parameters:
-      "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple, advanced), instrumental (on, off), coverAudio (asset ID); advanced only: style (1,000 chars), title (80), negativeTags (200), vocalGender (auto, m, f), duration (off, 30, 60, 120, 180, 240).",
+      "Speech, voice_clone: voiceProfileId (required), speed 0.5-2, volume -6-6 dB, temperature 0-1. Music: musicMode (simple|advanced), instrumental (on|off), coverAudio (asset ID); advanced: style, title, negativeTags, vocalGender (auto|m|f), duration (off|30|60|120|180|240).",
     prompt: "The text to speak (up to 2,000 characters), or the music to make (simple mode: up to 5,000).",
   }),
   outputSchema: submissionOutput,

@@ -11,7 +11,7 @@ export default defineTool({
   description: `Generates images from a prompt, optionally from uploaded assets (references, an image to edit). ${SPENDS_AND_NEXT}`,
   inputSchema: visualInput("image", {
     parameters:
-      "Per the model's capabilities: ratio, resolution, outputCount (1-4), negativePrompt (1,000 characters), magicPrompt, sourceImage (asset ID), background (auto, transparent, opaque), variant.",
+      "Per the model: ratio, resolution, outputCount (1-4), negativePrompt, magicPrompt, sourceImage (asset ID), background (auto|transparent|opaque), variant.",
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,

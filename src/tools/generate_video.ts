@@ -11,7 +11,7 @@ export default defineTool({
   description: `Generates a video from a prompt, or from an uploaded first frame; it takes minutes. ${SPENDS_AND_NEXT}`,
   inputSchema: visualInput("video", {
     parameters:
-      "mode (required: text-to-video, or image-to-video with sourceImage); per the model's capabilities: sourceImage, endFrame (image asset IDs), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
+      "mode (required: text-to-video, or image-to-video with sourceImage); per the model: endFrame (image asset ID), duration (s), ratio, resolution, audio, referenceVideo(s), referenceAudios (asset IDs).",
   }),
   outputSchema: submissionOutput,
   annotations: submissionHints,

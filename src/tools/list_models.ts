@@ -11,7 +11,7 @@ export default defineTool({
   name: "list_models",
   title: "List generation models",
   description:
-    "Lists this key's models: availability, baseGems (a hint, not a quote), and capabilities (ratios, resolutions, durations, reference limits) for `parameters`. Free.",
+    "Lists this key's models: availability, baseGems (a hint, not a quote) and the capabilities `parameters` take. Free.",
   inputSchema: z.strictObject({
     kind: z.enum(MODEL_KINDS).optional().describe("Only models of this kind."),
   }),

@@ -14,14 +14,12 @@ export default defineTool({
   name: "list_requests",
   title: "List this key's requests",
   description:
-    "This key's paid calls from the local ledger (free), newest first, with task IDs and last-read taskStatus: recovers a lost task ID and shows uncertain requests (calling one again with the same arguments replays it without a second charge).",
+    "This key's paid calls (the local ledger; free), newest first, with task IDs: recovers a lost task ID; an uncertain request replays, uncharged, when called again with the same arguments.",
   inputSchema: z.strictObject({
     state: z
       .enum(["open", ...SHOWN_STATES, "succeeded"])
       .optional()
-      .describe(
-        "accepted: taken by the service (= succeeded); open: outcome unknown, undelivered, or task unfinished.",
-      ),
+      .describe("open: outcome unknown, undelivered or unfinished; accepted: taken by the service."),
     limit: z
       .number()
       .int()

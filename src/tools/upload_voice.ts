@@ -18,7 +18,7 @@ export default defineTool({
   name: "upload_voice",
   title: "Upload a reference voice",
   description:
-    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15 to 300 s) as a private voice for voice_clone; without path, the user picks it in the media viewer. Needs the speaker's permission (the user is asked, or rightsConfirmed). Free; not idempotent.",
+    "Uploads a recording (MP3, WAV, OGG, M4A, AAC, FLAC or WebM; up to 50 MiB; 15-300 s) as a private voice for voice_clone; without path the user picks it in the viewer. Needs the speaker's permission (asked, or rightsConfirmed). Free.",
   inputSchema: z.strictObject({
     path: z.string().min(1).max(4096).optional().describe("The audio file to upload."),
     duration: z.number().min(min).max(max).optional().describe("Seconds, if the audio's own are unreadable."),
