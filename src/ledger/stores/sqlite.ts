@@ -38,7 +38,7 @@ import { FRESH_CLAIM, pageQuery, REPLACE_ON_VERSION, sweepQueries, TABLE } from 
 
 const serialize = (data: unknown): string => JSON.stringify(data);
 /** A row's value: the record (or keyed value) inside the `{"value": …}` layout. */
-const valueOf = (data: string): unknown => (JSON.parse(data) as { value?: unknown }).value;
+const rowValue = (data: string): unknown => (JSON.parse(data) as { value?: unknown }).value;
 const full = (key: string): string => `${NAMESPACE}:${key}`;
 const toStderr = (line: string): void => void process.stderr.write(`generation-mcp: ${line}\n`);
 
@@ -115,7 +115,7 @@ export class SqliteStore implements LedgerStore {
   async #get(key: string): Promise<unknown> {
     const rows = await this.#q(`SELECT value FROM ${TABLE} WHERE key = ?`, full(key));
     const value = rows[0]?.value;
-    return typeof value === "string" ? (valueOf(value) ?? undefined) : undefined;
+    return typeof value === "string" ? (rowValue(value) ?? undefined) : undefined;
   }
 
   async #put(key: string, value: unknown): Promise<void> {
@@ -269,7 +269,7 @@ export class SqliteStore implements LedgerStore {
     const lo = `${NAMESPACE}:${prefix}`;
     const hi = `${lo.slice(0, -1)};`;
     const rows = await this.query(`SELECT key, value FROM ${TABLE} WHERE key >= ? AND key < ?`, lo, hi);
-    return rows.map((row) => parseRecord(valueOf(String(row.value)), String(row.key)));
+    return rows.map((row) => parseRecord(rowValue(String(row.value)), String(row.key)));
   }
 
   list(keyHash: string): Promise<StoredRecord[]> {
@@ -280,7 +280,7 @@ export class SqliteStore implements LedgerStore {
   async listPage(q: ListQuery): Promise<StoredRecord[]> {
     const { sql, params } = pageQuery(TABLE, q);
     const rows = await this.query(sql, ...params);
-    return rows.map((row) => parseRecord(valueOf(String(row.value)), String(row.key)));
+    return rows.map((row) => parseRecord(rowValue(String(row.value)), String(row.key)));
   }
 
   listAll(): Promise<StoredRecord[]> {
