@@ -120,7 +120,7 @@ export const SETTINGS: readonly Setting[] = [
     placeholder: "URL",
     read: readPublicUrl,
     help: "the https URL users reach (http only on loopback): with --auth oauth the issuer and resource; in either mode its host is accepted in Host headers",
-    doc: "the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): with `oauth` its origin is the OAuth issuer and `<origin>/mcp` the protected resource; in either mode its host is accepted in the `Host` header (a front with a public name, docs/deploying.md); where set, the media viewer also names the sandbox origin claude.ai serves it from (`_meta.ui.domain`, from `<origin>/mcp`)",
+    doc: "the URL users reach, `https://host[:port]` (or its `/mcp` endpoint; plain `http` only on loopback, for testing): with `oauth` its origin is the OAuth issuer and `<origin>/mcp` the protected resource; in either mode its host is accepted in the `Host` header (a front with a public name, docs/deploying.md); where set, the media viewer names to Claude's hosts the sandbox origin they serve it from (`_meta.ui.domain`, from `<origin>/mcp`)",
     defaultDoc: "required with `oauth`",
   }),
   define({

@@ -79,7 +79,14 @@ export function registerViewer(server: McpServer, o: ViewerOptions): void {
   // from blob: URLs of bytes read through the host, or not at all.
   const csp = { resourceDomains: [...o.mediaOrigins] };
   const domain = claudeDomain(o.publicUrl);
-  const ui = { csp, ...(domain === undefined ? {} : { domain }) };
+  // The domain is Claude's own scheme: named to Claude's hosts only, when they read the view. Another
+  // host that honours `ui.domain` (the MCP Inspector does) would serve the view from an origin that
+  // is not its own, and show nothing.
+  const ui = { csp };
+  const uiFor = () => {
+    const client = server.server.getClientVersion()?.name ?? "";
+    return domain !== undefined && /^claude/i.test(client) ? { ...ui, domain } : ui;
+  };
   registerAppResource(
     server,
     "Media viewer",
@@ -93,7 +100,9 @@ export function registerViewer(server: McpServer, o: ViewerOptions): void {
     async (uri) => {
       const { viewerHtml } = await import("../viewer/html.js");
       return {
-        contents: [{ uri: uri.href, mimeType: RESOURCE_MIME_TYPE, text: await viewerHtml(), _meta: { ui } }],
+        contents: [
+          { uri: uri.href, mimeType: RESOURCE_MIME_TYPE, text: await viewerHtml(), _meta: { ui: uiFor() } },
+        ],
       };
     },
   );

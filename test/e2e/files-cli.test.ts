@@ -83,6 +83,14 @@ describe("upload_asset under a racing swap (built CLI)", () => {
         else if (text.startsWith("INVALID_ARGUMENT: path: ")) answers.refused++;
         else answers.other.push(text);
       }
+      // The swap over, the directory is back: the same call uploads (on a loaded machine every
+      // raced call may have met the link, so this is what shows uploads still go through).
+      await swapper.stop();
+      const after = (await client.callTool({
+        name: "upload_asset",
+        arguments: { path: path.join(iso.dir, "d", "pic.png") },
+      })) as CallToolResult;
+      if (!after.isError) answers.uploaded++;
     } finally {
       await swapper.stop();
       await client.close();

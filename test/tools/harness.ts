@@ -42,6 +42,8 @@ export interface HarnessOptions {
   modern?: boolean;
   /** Declare that the client renders MCP Apps views (the media viewer). */
   apps?: boolean;
+  /** The client's name in clientInfo (default tools-test); Claude's hosts say claude-ai. */
+  clientName?: string;
 }
 
 export interface Harness {
@@ -149,7 +151,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   if (o.apps)
     capabilities.extensions = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
   const mcp = new Client(
-    { name: "tools-test", version: "1.0.0" },
+    { name: o.clientName ?? "tools-test", version: "1.0.0" },
     { capabilities, ...(o.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
   );
   const elicited: string[] = [];

@@ -190,7 +190,7 @@ describe("GENERATION_MEDIA_ORIGINS", () => {
 });
 
 describe("the viewer where claude.ai looks for it (_meta.ui.domain)", () => {
-  it("names the sandbox origin Claude derives from the server's URL, and none without a public URL", async () => {
+  it("names to Claude's hosts the sandbox origin Claude derives from the server's URL; to others, or without a public URL, none", async () => {
     const { claudeDomain } = await import("../../src/surface/viewer.js");
     // The example of Claude's connector docs: sha256("https://example.com/mcp"), its first 32 hex digits.
     expect(claudeDomain("https://example.com")).toMatch(
@@ -199,16 +199,25 @@ describe("the viewer where claude.ai looks for it (_meta.ui.domain)", () => {
     expect(claudeDomain("https://example.com/mcp")).toBe(claudeDomain("https://example.com"));
     expect(claudeDomain(undefined)).toBeUndefined();
     const { harness } = await import("../tools/harness.js");
-    const h = await harness({ config: { publicUrl: "https://example.com" } });
+    const h = await harness({ config: { publicUrl: "https://example.com" }, clientName: "claude-ai" });
     try {
       const c = (await h.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
-      const entry = (await h.mcp.listResources()).resources.find((r) => r.uri === VIEWER);
-      for (const meta of [c._meta, entry?._meta]) {
-        const ui = meta?.ui as { domain?: string } | undefined;
-        expect(ui?.domain).toBe(claudeDomain("https://example.com"));
-      }
+      expect((c._meta?.ui as { domain?: string } | undefined)?.domain).toBe(
+        claudeDomain("https://example.com"),
+      );
     } finally {
       await h.close();
+    }
+    // Another host that honours ui.domain (the MCP Inspector) would serve the view from Claude's origin.
+    const inspector = await harness({
+      config: { publicUrl: "https://example.com" },
+      clientName: "inspector-client",
+    });
+    try {
+      const c = (await inspector.mcp.readResource({ uri: VIEWER })).contents[0] as Content;
+      expect(c._meta?.ui).not.toHaveProperty("domain");
+    } finally {
+      await inspector.close();
     }
     const bare = await harness();
     try {
