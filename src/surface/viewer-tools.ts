@@ -13,7 +13,7 @@ import { nextOut } from "../mcp/fields.js";
 import { AFTER } from "../mcp/next-steps.js";
 import { okResult } from "../mcp/results.js";
 import { LocalRefusal } from "../shared/local-refusals.js";
-import { byteSize, statusPredicate } from "../shared/wording.js";
+import { statusPredicate } from "../shared/wording.js";
 import { viewerUpload } from "./viewer-upload.js";
 
 /**

@@ -6,25 +6,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeTimeEach } from "../helpers/fake-time.js";
 import { formatAnswer } from "./answer-format.js";
+import { type Batch, imageItem } from "./batch-fixtures.js";
 import { type Harness, type HarnessOptions, harness } from "./harness.js";
-
-const _IMAGE = "POST /api/generate/image";
-const _VIDEO = "POST /api/generate/video";
-
-type Item = {
-  index: number;
-  identity: string;
-  maxGems?: number;
-  created?: boolean;
-  task?: { id: string; status: string; chargedGems: number; quotedGems: number };
-  error?: { code: string; message: string };
-};
-type Batch = {
-  idempotencyKey: string;
-  items: Item[];
-  gems: { estimated?: number; ceiling?: number; quoted: number; charged: number };
-  next: string;
-};
 
 let h: Harness;
 const open = async (o?: HarnessOptions) => {
@@ -34,10 +17,7 @@ const open = async (o?: HarnessOptions) => {
 fakeTimeEach();
 afterEach(() => h?.close());
 
-const image = (prompt: string, parameters: Record<string, unknown> = {}) => ({
-  tool: "generate_image",
-  arguments: { model: "sandbox-image-fast", prompt, parameters },
-});
+const image = imageItem;
 
 describe("generate_batch's money invariant against the sandbox", () => {
   it("charges no more than the batch's maxGems in all, nor any item more than the operator's cap (random mixes)", async () => {

@@ -5,25 +5,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { drive, fakeTimeEach } from "../helpers/fake-time.js";
+import { type Batch, imageItem } from "./batch-fixtures.js";
 import { type Harness, type HarnessOptions, harness, structured, textOf } from "./harness.js";
 
 const IMAGE = "POST /api/generate/image";
 const VIDEO = "POST /api/generate/video";
-
-type Item = {
-  index: number;
-  identity: string;
-  maxGems?: number;
-  created?: boolean;
-  task?: { id: string; status: string; chargedGems: number; quotedGems: number };
-  error?: { code: string; message: string };
-};
-type Batch = {
-  idempotencyKey: string;
-  items: Item[];
-  gems: { estimated?: number; ceiling?: number; quoted: number; charged: number };
-  next: string;
-};
 
 let h: Harness;
 const open = async (o?: HarnessOptions) => {
@@ -33,10 +19,7 @@ const open = async (o?: HarnessOptions) => {
 fakeTimeEach();
 afterEach(() => h?.close());
 
-const image = (prompt: string, parameters: Record<string, unknown> = {}) => ({
-  tool: "generate_image",
-  arguments: { model: "sandbox-image-fast", prompt, parameters },
-});
+const image = imageItem;
 
 describe("generate_batch", () => {
   it("answers every item's task, outputs and Gems, under one ceiling divided among them", async () => {
