@@ -220,11 +220,21 @@ describe.each(STORE_KINDS)("two replicas on one %s store", (kind) => {
   beforeAll(async () => {
     if (!(await available(kind))) return;
     fixture = await freshStore(kind);
-    const ports = [await freePort(), await freePort()];
-    const issuer = `http://127.0.0.1:${ports[0]}`;
     const env = { ...iso.env, GENERATION_STORE: fixture.uri };
-    // One at a time: the first makes the signing key the second then reads.
-    for (const port of ports) replicas.push(await replica(env, issuer, port));
+    // The first serves on the issuer's own port: a free port may be taken by another test before it
+    // binds, so another is tried. The second, any port (a Host of the issuer's name is accepted on
+    // any). One at a time: the first makes the signing key the second then reads.
+    let issuer = "";
+    for (let attempt = 0; replicas.length === 0; attempt++) {
+      const port = await freePort();
+      issuer = `http://127.0.0.1:${port}`;
+      const first = await replica(env, issuer, port).catch((err: unknown) => {
+        if (attempt >= 2 || !/already in use/.test(String(err))) throw err;
+        return undefined;
+      });
+      if (first !== undefined) replicas.push(first);
+    }
+    replicas.push(await replica(env, issuer, 0));
   }, 60_000);
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.stop()));
