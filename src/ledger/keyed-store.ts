@@ -184,7 +184,9 @@ class SqlKeyed implements KeyedStore {
     const now = this.now();
     const t = d.table;
     // One statement: a live counter is raised in place, an absent or expired one starts afresh.
-    const rows = await this.w(
+    // Written without a sync of its own (on SQLite): a count lost in a crash of the machine only
+    // lets a window start afresh, and every limited request no longer waits for a disk flush.
+    const rows = await this.lazyW(
       `INSERT INTO ${t}(key, value) VALUES (${d.p(1)}, ${d.json(d.p(2))})
        ON CONFLICT (key) DO UPDATE SET value = CASE WHEN ${d.exp(`${t}.value`)} > ${d.p(3)}
          THEN ${d.add(`${t}.value`, d.p(4))} ELSE excluded.value END
