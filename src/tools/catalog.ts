@@ -479,6 +479,12 @@ export const CATALOG: readonly ListedTool[] = [
     execution: {
       taskSupport: "optional",
     },
+    _meta: {
+      ui: {
+        resourceUri: "ui://generation/viewer",
+      },
+      "ui/resourceUri": "ui://generation/viewer",
+    },
   },
   {
     name: "poll_task",

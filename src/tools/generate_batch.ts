@@ -5,6 +5,7 @@ import { parseAll } from "../client/parse-or-throw.js";
 import { defineTool, type ToolDefinition } from "../mcp/define-tool.js";
 import { approvalField, idempotencyKeyField, waitField } from "../mcp/fields.js";
 import { TASK_EXECUTION } from "../mcp/mcp-task-wire-2025.js";
+import { VIEWER_LINK } from "../mcp/viewer-link.js";
 import generateAudio from "./generate_audio.js";
 import generateImage from "./generate_image.js";
 import generateVideo from "./generate_video.js";
@@ -62,6 +63,8 @@ export default defineTool({
   outputSchema: output,
   annotations: submissionHints,
   execution: TASK_EXECUTION,
+  // The viewer shows the answer as one gallery of the items (src/viewer/app/batch-gallery.ts).
+  meta: VIEWER_LINK,
   handler: (args, ctx, engine) => {
     const { approval, ...given } = args;
     return batchCall({ ...args, items: parseItems(args.items), given }, ctx, engine);

@@ -1,11 +1,12 @@
 /**
  * The media viewer's entry: connects to the host, shows the tool result it is given (a task from
  * generate_image, generate_video, generate_audio or poll_task, an asset from upload_asset, a voice
- * from upload_voice, or the upload form where those were called with no file: upload.ts), and
- * follows a running task through the app-only tool viewer_read_task on poll_task's schedule
+ * from upload_voice, the upload form where those were called with no file: upload.ts, or a
+ * generate_batch answer as one gallery: batch-gallery.ts), and follows each running task through the app-only tool viewer_read_task on poll_task's schedule
  * (about 2, 4, 8, then 15 s, with jitter) until it is terminal. The model calls nothing for it.
  */
 import { pollDelayMs } from "../../client/poll.js";
+import { type BatchShown, batchOf, renderBatch, running, updateTask } from "./batch-gallery.js";
 import { h } from "./dom.js";
 import { Host, type HostContext, type ToolResult } from "./protocol.js";
 import { type Quoted, showQuote } from "./quote-view.js";
@@ -21,6 +22,8 @@ let prompt: string | undefined;
 /** The arguments of the call whose result the view shows: a quote's Approve re-issues them. */
 let toolArgs: Record<string, unknown> | undefined;
 let shown: Shown | undefined;
+/** A generate_batch answer on screen: one gallery of its items (batch-gallery.ts). */
+let batch: BatchShown | undefined;
 let generation = 0;
 let ticker: ReturnType<typeof setInterval> | undefined;
 
@@ -86,25 +89,39 @@ function showAsset(asset: Asset): void {
   root.append(h("div", { class: "player" }, el));
 }
 
-/** Follows a running task until it is terminal; a newer result stops an older follow. */
+/** The tasks on screen that are still running: the lone task's, or a batch's. */
+function unfinished(): Shown[] {
+  if (batch) return running(batch);
+  return shown && !TERMINAL.has(shown.task.status) ? [shown] : [];
+}
+
+function redraw(): void {
+  if (batch) renderBatch(root, host, batch);
+  else if (shown) renderTask(root, host, shown);
+}
+
+/** Follows the running tasks until they are terminal; a newer result stops an older follow. */
 async function follow(mine: number): Promise<void> {
-  for (let poll = 0; shown && !TERMINAL.has(shown.task.status); poll++) {
+  for (let poll = 0; unfinished().length > 0; poll++) {
     await new Promise((r) => setTimeout(r, pollDelayMs(poll, Math.random)));
-    if (mine !== generation || !shown) return;
-    try {
-      const r = (await host.request("tools/call", {
-        name: "viewer_read_task",
-        arguments: { taskId: shown.task.id },
-      })) as CallResult;
+    for (const one of unfinished()) {
       if (mine !== generation) return;
-      const task = r.structuredContent?.task as Task | undefined;
-      if (!r.isError && task) {
-        shown = { ...shown, task };
-        renderTask(root, host, shown);
+      try {
+        const r = (await host.request("tools/call", {
+          name: "viewer_read_task",
+          arguments: { taskId: one.task.id },
+        })) as CallResult;
+        if (mine !== generation) return;
+        const task = r.structuredContent?.task as Task | undefined;
+        if (r.isError || !task) continue;
+        if (batch) updateTask(batch, task);
+        else if (shown) shown = { ...shown, task };
+      } catch {
+        // A refresh the host refused or lost: try again on the schedule.
       }
-    } catch {
-      // A refresh the host refused or lost: try again on the schedule.
     }
+    if (mine !== generation) return;
+    redraw();
   }
   if (ticker !== undefined) clearInterval(ticker);
 }
@@ -115,6 +132,16 @@ function show(result: ToolResult): void {
   const r = result as CallResult;
   const sc = r.structuredContent ?? {};
   const task = sc.task as Task | undefined;
+  batch = batchOf(sc, toolArgs);
+  shown = undefined;
+  if (batch) {
+    renderBatch(root, host, batch);
+    if (unfinished().length > 0) {
+      ticker = setInterval(redraw, 1000);
+      void follow(mine);
+    }
+    return;
+  }
   // A failed generation is an error that still carries its task: shown as the task it is.
   if (!task) {
     const voice = sc.voice as { id: string; name: string } | undefined;

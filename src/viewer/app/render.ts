@@ -124,7 +124,7 @@ function outputCard(host: Host, shown: Shown, out: Output): HTMLElement {
 }
 
 /** Announces a change of status to screen readers once, not the seconds ticking by. */
-function announce(text: string): void {
+export function announce(text: string): void {
   let region = document.getElementById("announce");
   if (!region) {
     region = h("p", { id: "announce", class: "visually-hidden", role: "status" });
@@ -143,13 +143,14 @@ const SAID: Record<string, string> = {
   cancelled: "was cancelled",
 };
 
-function statusLine(shown: Shown, now: number): HTMLElement {
+/** A batch's items say their own status; the batch announces its whole (batch-gallery.ts). */
+function statusLine(shown: Shown, now: number, speak = true): HTMLElement {
   const { task } = shown;
   const done = TERMINAL.has(task.status);
   const parts = [`Task ${task.id}: ${task.status}`];
   if (!done) parts.push(`${plural(Math.round((now - shown.since) / 1000), "second")} elapsed`);
   parts.push(`${plural(task.quotedGems, "Gem")} quoted`);
-  announce(`Task ${task.id} ${SAID[task.status] ?? `is ${task.status}`}.`);
+  if (speak) announce(`Task ${task.id} ${SAID[task.status] ?? `is ${task.status}`}.`);
   return h("p", { class: `status status-${task.status}`, "data-status": task.status }, parts.join(" · "));
 }
 
@@ -176,17 +177,18 @@ function footer(shown: Shown): HTMLElement {
   );
 }
 
-/** Renders (or re-renders) the task into `root`. */
-export function renderTask(root: HTMLElement, host: Host, shown: Shown, now = Date.now()): void {
+/** The task's status line, its shortfall, its outputs and its footer, as a view shows them. */
+export function taskParts(host: Host, shown: Shown, now = Date.now(), speak = true): HTMLElement[] {
   const single = shown.task.outputs.length === 1;
   const list = h("ul", { class: single ? "outputs single" : "outputs", "aria-label": "Outputs" });
   for (const out of shown.task.outputs) list.append(outputCard(host, shown, out));
-  root.replaceChildren(
-    statusLine(shown, now),
-    ...[shortfall(shown.task)].filter((e) => e !== null),
-    list,
-    footer(shown),
-  );
+  const short = shortfall(shown.task);
+  return [statusLine(shown, now, speak), ...(short ? [short] : []), list, footer(shown)];
+}
+
+/** Renders (or re-renders) the task into `root`. */
+export function renderTask(root: HTMLElement, host: Host, shown: Shown, now = Date.now()): void {
+  root.replaceChildren(...taskParts(host, shown, now));
 }
 
 /** Only the status line, for the elapsed time ticking between refreshes. */
