@@ -100,7 +100,7 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     idleMs: limits.sessionIdleS * 1000,
     ...o.sessions,
   };
-  const shared = deploymentPools(o, limits, report);
+  const shared = deploymentPools(o, limits, log);
   const sessions = new Sessions<E>(o.createServer, report, sessionLimits, log, shared?.sessions);
   const listenTotal = o.maxSubscriptions ?? limits.listens;
   const listens = new Listens(
@@ -209,13 +209,18 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
 function deploymentPools<E extends Keyed>(
   o: HttpServerOptions<E>,
   limits: ServeLimits,
-  report: (e: unknown) => void,
+  log: LimitLog,
 ): { sessions: DeploymentShares; listens: DeploymentShares } | undefined {
   const store = o.shareStore;
   if (store === undefined) return undefined;
   const replica = randomUUID();
-  const onStoreError = (e: unknown) =>
-    report(new Error(`pool shares: the store did not answer, counting this replica alone (${String(e)})`));
+  // Once a minute at most, however many claims the store fails.
+  const onStoreError = () =>
+    log.note(
+      "pool shares",
+      "the store",
+      "each key's share of sessions and listen streams is counted on this replica alone: the store did not answer",
+    );
   return {
     sessions: new DeploymentShares(store, {
       pool: "sessions",

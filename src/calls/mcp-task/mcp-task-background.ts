@@ -54,16 +54,19 @@ function taskShares(config: EngineConfig): Shares {
  * Each key's share counted on every process on the ledger's store together (one per ledger, so
  * every engine of a process shares it): N replicas drive for one key what one would.
  */
-const everywhere = new WeakMap<object, DeploymentShares>();
+const everywhere = new WeakMap<object, Map<number, DeploymentShares>>();
 const REPLICA = randomUUID();
 
 function deploymentTasks(engine: Engine): DeploymentShares {
-  let shares = everywhere.get(engine.ledger);
+  const { ledger } = engine;
+  const perOwner = serveLimits(engine.config.serveLimits).tasksPerKey;
+  let byShare = everywhere.get(ledger);
+  if (byShare === undefined) everywhere.set(ledger, (byShare = new Map()));
+  let shares = byShare.get(perOwner);
   if (shares === undefined) {
-    const ledger = engine.ledger;
     shares = new DeploymentShares(() => ledger.keyed(), {
       pool: "tasks",
-      perOwner: serveLimits(engine.config.serveLimits).tasksPerKey,
+      perOwner,
       replica: REPLICA,
       onStoreError: () =>
         refusals.note(
@@ -72,7 +75,7 @@ function deploymentTasks(engine: Engine): DeploymentShares {
           "counting MCP tasks on this process alone: the store did not answer",
         ),
     });
-    everywhere.set(ledger, shares);
+    byShare.set(perOwner, shares);
   }
   return shares;
 }
