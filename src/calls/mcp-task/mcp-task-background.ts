@@ -60,8 +60,8 @@ const REPLICA = randomUUID();
 function deploymentTasks(engine: Engine): DeploymentShares {
   const { ledger } = engine;
   const perOwner = serveLimits(engine.config.serveLimits).tasksPerKey;
-  let byShare = everywhere.get(ledger);
-  if (byShare === undefined) everywhere.set(ledger, (byShare = new Map()));
+  const byShare = everywhere.get(ledger) ?? new Map<number, DeploymentShares>();
+  everywhere.set(ledger, byShare);
   let shares = byShare.get(perOwner);
   if (shares === undefined) {
     shares = new DeploymentShares(() => ledger.keyed(), {
