@@ -140,6 +140,8 @@ async function serveHttp(config: Config): Promise<void> {
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
       onLimit: (line) => console.error(`generation-mcp: ${line}`),
       ...(config.serveLimits === undefined ? {} : { limits: config.serveLimits }),
+      // Each key's share of sessions and listen streams counted by every replica on the store.
+      shareStore: () => ledger.keyed(),
       ...(proxies === undefined
         ? {}
         : { isProxy: (address: string) => proxies.check(address, address.includes(":") ? "ipv6" : "ipv4") }),

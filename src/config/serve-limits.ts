@@ -11,9 +11,13 @@ export interface ServeLimits {
   /** 2025-era sessions open at once, and per key. */
   sessions: number;
   sessionsPerKey: number;
+  /** Seconds a session that made a successful call stays open without progress. */
+  sessionIdleS: number;
   /** 2026-07-28 `subscriptions/listen` streams open at once, and per key. */
   listens: number;
   listensPerKey: number;
+  /** Seconds a listen stream stays open without delivering a notification. */
+  listenIdleS: number;
   /** MCP tasks this process drives at once for one key, and over all keys. */
   tasks: number;
   tasksPerKey: number;
@@ -42,8 +46,10 @@ export interface ServeLimits {
 export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   sessions: 4_000,
   sessionsPerKey: 100,
+  sessionIdleS: 3_600,
   listens: 1_024,
   listensPerKey: 32,
+  listenIdleS: 600,
   tasks: 2_000,
   tasksPerKey: 50,
   connections: 8_000,

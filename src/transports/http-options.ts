@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServeLimits } from "../config/serve-limits.js";
+import type { ShareStore } from "../shared/deployment-shares.js";
 import type { Keyed, ServerFactory, SessionLimits } from "./http-sessions.js";
 
 /** --auth oauth as the HTTP server uses it (oauth/oauth-gate.ts's OAuthGate). */
@@ -43,6 +44,11 @@ export interface HttpServerOptions<E extends Keyed> {
   maxSubscriptions?: number;
   /** The pools' totals and shares (GENERATION_HTTP_LIMITS; serve-limits.ts has the defaults). */
   limits?: Partial<ServeLimits>;
+  /**
+   * The ledger's keyed values (the CLI: `ledger.keyed()`): each key's share of sessions and listen
+   * streams is then counted on every replica on that store together; without it, per process.
+   */
+  shareStore?: () => Promise<ShareStore>;
   /** The operator's log of refusals by a limit, once a minute per source (default: onError). */
   onLimit?(line: string): void;
   /** Addresses whose connections count only in the total (the trusted proxies in front). */

@@ -10,6 +10,7 @@
  * `GET /healthz` tells whether the ledger is usable; a probe without `Host` (HAProxy's default
  * check, HTTP/1.0) is answered too, since that status is all it reveals.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -20,7 +21,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
-import { LimitLog, Shares, sourceOfKey } from "../shared/fair-shares.js";
+import { DeploymentShares } from "../shared/deployment-shares.js";
+import { LimitLog, Shares } from "../shared/fair-shares.js";
 import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
@@ -35,6 +37,7 @@ import {
   readJson,
   sendJson,
 } from "./http-guard.js";
+import { Listens } from "./http-listens.js";
 import type { HttpServerHandle, HttpServerOptions } from "./http-options.js";
 import { type Keyed, Sessions } from "./http-sessions.js";
 
@@ -50,9 +53,6 @@ export const SHUTDOWN_GRACE_MS = 1_500;
  * Each key has its share of them (listensPerKey).
  */
 export const MAX_SUBSCRIPTIONS = DEFAULT_SERVE_LIMITS.listens;
-/** What a refused listen is told to wait. */
-const LISTEN_RETRY_S = 30;
-
 /**
  * Routes one exchange, already given its engine, to the session table (2025 era) or to a
  * 2026-07-28 handler whose one server is built over that engine and the exchange's channel.
@@ -61,12 +61,9 @@ function router<E extends Keyed>(
   o: HttpServerOptions<E>,
   sessions: Sessions<E>,
   report: (e: unknown) => void,
-  limits: ServeLimits,
-  log: LimitLog,
+  listens: Listens,
 ) {
   const modernOptions = { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES, onerror: report } as const;
-  const total = o.maxSubscriptions ?? limits.listens;
-  const listening = new Shares(total, Math.min(limits.listensPerKey, total));
   // The body arrives parsed (see readJson): the SDK then neither clones the request nor reads it again.
   return async (request: Request, engine: E, channel: Channel, parsedBody: unknown): Promise<Response> => {
     // Only 2025-era traffic has sessions, so a session ID settles the era without classifying.
@@ -75,29 +72,14 @@ function router<E extends Keyed>(
       (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES }));
     if (legacy) return sessions.serve(request, engine, channel, parsedBody);
     const listen = parsedBody as { method?: unknown; id?: unknown } | null;
-    if (listen?.method === "subscriptions/listen") {
-      // Refused as the SDK refuses one past its cap: in-band, before the stream opens.
-      const refusal = listening.take(engine.keyHash);
-      if (refusal !== undefined) {
-        const limit = refusal.bound === "share" ? "listensPerKey" : "listens";
-        log.note(
-          limit,
-          sourceOfKey(engine.keyHash),
-          `refused a subscriptions/listen: ${limit} ${refusal.limit} reached`,
-        );
-        const whose = refusal.bound === "share" ? " for this key" : "";
-        const message = `Subscription limit reached: ${refusal.limit} listen streams${whose} (${limit}); close one or retry after ${LISTEN_RETRY_S} s`;
-        const error = {
-          code: -32603,
-          message,
-          data: { limit, max: refusal.limit, retryAfterSeconds: LISTEN_RETRY_S },
-        };
-        return Response.json({ jsonrpc: "2.0", id: listen.id ?? null, error });
-      }
-      channel.onEnd(() => listening.give(engine.keyHash));
+    const listening = listen?.method === "subscriptions/listen";
+    if (listening) {
+      const refused = await listens.claim(engine.keyHash, listen.id, channel);
+      if (refused !== undefined) return refused;
     }
     const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
-    return modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+    const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+    return listening ? listens.idleBound(response, listen?.id ?? null) : response;
   };
 }
 
@@ -112,9 +94,21 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   const report = (error: unknown) => o.onError?.(error instanceof Error ? error : new Error(String(error)));
   const limits = serveLimits(o.limits);
   const log = new LimitLog((line) => (o.onLimit ?? ((l: string) => report(new Error(l))))(line));
-  const sessionLimits = { maxSessions: limits.sessions, maxPerKey: limits.sessionsPerKey, ...o.sessions };
-  const sessions = new Sessions<E>(o.createServer, report, sessionLimits, log);
-  const route = router(o, sessions, report, limits, log);
+  const sessionLimits = {
+    maxSessions: limits.sessions,
+    maxPerKey: limits.sessionsPerKey,
+    idleMs: limits.sessionIdleS * 1000,
+    ...o.sessions,
+  };
+  const shared = deploymentPools(o, limits, log);
+  const sessions = new Sessions<E>(o.createServer, report, sessionLimits, log, shared?.sessions);
+  const listenTotal = o.maxSubscriptions ?? limits.listens;
+  const listens = new Listens(
+    { total: listenTotal, perKey: limits.listensPerKey, idleMs: limits.listenIdleS * 1000 },
+    log,
+    shared?.listens,
+  );
+  const route = router(o, sessions, report, listens);
   const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
   let stopping = false;
@@ -203,7 +197,43 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
       await sessions.closeAll();
       server.closeAllConnections();
       await closed;
+      await Promise.all([shared?.sessions.close(), shared?.listens.close()]);
     },
+  };
+}
+
+/**
+ * Each key's share of sessions and listen streams counted on every replica together, in the
+ * ledger's store, when the server is given it (the CLI does); without it, per process.
+ */
+function deploymentPools<E extends Keyed>(
+  o: HttpServerOptions<E>,
+  limits: ServeLimits,
+  log: LimitLog,
+): { sessions: DeploymentShares; listens: DeploymentShares } | undefined {
+  const store = o.shareStore;
+  if (store === undefined) return undefined;
+  const replica = randomUUID();
+  // Once a minute at most, however many claims the store fails.
+  const onStoreError = () =>
+    log.note(
+      "pool shares",
+      "the store",
+      "each key's share of sessions and listen streams is counted on this replica alone: the store did not answer",
+    );
+  return {
+    sessions: new DeploymentShares(store, {
+      pool: "sessions",
+      perOwner: o.sessions?.maxPerKey ?? limits.sessionsPerKey,
+      replica,
+      onStoreError,
+    }),
+    listens: new DeploymentShares(store, {
+      pool: "listens",
+      perOwner: limits.listensPerKey,
+      replica,
+      onStoreError,
+    }),
   };
 }
 

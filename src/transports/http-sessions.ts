@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { DEFAULT_SERVE_LIMITS } from "../config/serve-limits.js";
 import { type Channel, type DeliveryChannel, SessionChannel } from "../mcp/delivery.js";
+import type { DeploymentShares } from "../shared/deployment-shares.js";
 import { type LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { MAX_BODY_BYTES } from "./http-guard.js";
 
@@ -71,16 +72,22 @@ const DEFAULT_LIMITS: SessionLimits = {
   unprovenIdleMs: UNPROVEN_IDLE_MS,
 };
 
+/** Whether a parsed body is a `tools/call` request. */
+const isToolCall = (body: unknown): boolean =>
+  Array.isArray(body)
+    ? body.some(isToolCall)
+    : typeof body === "object" && body !== null && (body as { method?: unknown }).method === "tools/call";
+
 function jsonResponse(status: number, message: string, headers: Record<string, string> = {}): Response {
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null });
   return new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
 }
 
 /** The 503 of an open refused by a bound, naming it and when to retry. */
-function refusedOpen(refusal: PoolRefusal): Response {
+function refusedOpen(refusal: PoolRefusal, where = ""): Response {
   const message =
     refusal.bound === "share"
-      ? `Too many open sessions for this key (limit ${refusal.limit} per key, sessionsPerKey); close one (DELETE) or retry after ${SESSION_RETRY_S} s`
+      ? `Too many open sessions for this key${where} (limit ${refusal.limit} per key, sessionsPerKey); close one (DELETE) or retry after ${SESSION_RETRY_S} s`
       : `Too many open sessions on this server (limit ${refusal.limit}, sessions); retry after ${SESSION_RETRY_S} s`;
   return jsonResponse(503, message, { "retry-after": String(SESSION_RETRY_S) });
 }
@@ -92,18 +99,22 @@ export class Sessions<E extends Keyed> {
   readonly #create: ServerFactory<E>;
   readonly #report: (error: unknown) => void;
   readonly #log: LimitLog | undefined;
+  readonly #deployment: DeploymentShares | undefined;
 
+  /** `deployment`: each key's share counted on every replica together (the ledger's store). */
   constructor(
     create: ServerFactory<E>,
     report: (error: unknown) => void,
     limits: Partial<SessionLimits> = {},
     log?: LimitLog,
+    deployment?: DeploymentShares,
   ) {
     this.#create = create;
     this.#report = report;
     this.#limits = { ...DEFAULT_LIMITS, ...limits };
     this.#shares = new Shares(this.#limits.maxSessions, this.#limits.maxPerKey);
     this.#log = log;
+    this.#deployment = deployment;
   }
 
   /** Sessions open. */
@@ -132,15 +143,21 @@ export class Sessions<E extends Keyed> {
     // for that key to learn.
     if (session === undefined || session.keyHash !== engine.keyHash)
       return jsonResponse(404, "Session not found; initialize a new one");
-    session.lastSeen = Date.now();
     session.delivery.carry(channel, parsedBody);
-    return session.transport.handleRequest(request, options);
+    const response = await session.transport.handleRequest(request, options);
+    // Progress, not presence, keeps a session: a request answered without an HTTP error renews its
+    // idle time, except a tool call, which renews it only once it succeeded (prove): a refused call
+    // (a limit, a price, an unknown model) leaves it to idle out.
+    if (response.ok && !isToolCall(parsedBody)) session.lastSeen = Date.now();
+    return response;
   }
 
-  /** A tool call on this session succeeded: its key is one the service accepts. */
+  /** A tool call on this session succeeded: its key is one the service accepts, and it made progress. */
   prove(id: string | null): void {
     const session = id === null ? undefined : this.#byId.get(id);
-    if (session !== undefined) session.proven = true;
+    if (session === undefined) return;
+    session.proven = true;
+    session.lastSeen = Date.now();
   }
 
   /** Closes sessions idle past their limit. */
@@ -177,7 +194,22 @@ export class Sessions<E extends Keyed> {
       this.#log?.note(limit, sourceOfKey(keyHash), `refused a session: ${limit} ${refusal.limit} reached`);
       return refusedOpen(refusal);
     }
-    const release = once(() => this.#shares.give(keyHash));
+    const here = once(() => this.#shares.give(keyHash));
+    // The process's slot is held while every replica's count of this key is asked.
+    const elsewhere = await this.#deployment?.claim(keyHash).catch(() => undefined);
+    if (elsewhere !== undefined) {
+      here();
+      this.#log?.note(
+        "sessionsPerKey",
+        sourceOfKey(keyHash),
+        `refused a session: sessionsPerKey ${elsewhere.limit} reached on all replicas together`,
+      );
+      return refusedOpen(elsewhere, " on all replicas together");
+    }
+    const release = once(() => {
+      here();
+      void this.#deployment?.release(keyHash);
+    });
     let session: Session | undefined;
     try {
       const delivery = new SessionChannel();

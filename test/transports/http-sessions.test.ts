@@ -3,7 +3,7 @@
  * server of its own behind the one-tool probe (http-probe.ts).
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startHttpServer } from "../../src/transports/http-server.js";
 import { engineOf, hash, INIT, KEY_A, KEY_B, whoami, whoamiServer } from "./http-probe.js";
 
@@ -114,6 +114,39 @@ describe("HTTP session caps", () => {
       h.sweepSessions(Date.now() + 61 * 60 * 1000);
       expect(h.sessionCount()).toBe(0);
       await proven.client.close().catch(() => {});
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("HTTP session idle time", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("is renewed by a call that succeeds, never by one that is refused", async () => {
+    // Only the clock is faked: sockets and their timers stay real.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const t0 = Date.now();
+    const h = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      engineFor: engineOf,
+      createServer: whoamiServer,
+    });
+    try {
+      const busy = await connect2(h.url, KEY_A);
+      const refused = await connect2(h.url, KEY_B);
+      await whoami(busy.client);
+      await whoami(refused.client);
+      vi.setSystemTime(t0 + 50 * 60_000);
+      await whoami(busy.client);
+      // Calls that did not succeed (an unknown tool; one that reports no success): not progress.
+      await refused.client.callTool({ name: "no_such_tool", arguments: {} }).catch(() => {});
+      await refused.client.callTool({ name: "channel", arguments: {} }).catch(() => {});
+      h.sweepSessions(t0 + 61 * 60_000);
+      expect(h.sessionCount()).toBe(1);
+      expect(await whoami(busy.client)).toBe(hash(KEY_A));
+      await Promise.all([busy.client.close(), refused.client.close()].map((p) => p.catch(() => {})));
     } finally {
       await h.close();
     }

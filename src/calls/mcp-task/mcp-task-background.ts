@@ -11,6 +11,8 @@
  * takes the work over (mcp-task-resume.ts): an uncertain send replays under the same identity, a known
  * service task is read again.
  */
+
+import { randomUUID } from "node:crypto";
 import type { EngineConfig } from "../../config/config-types.js";
 import { serveLimits } from "../../config/serve-limits.js";
 import { TASK_LEASE_MS, TASK_POLL, TASK_TTL_MS } from "../../config/time-limits.js";
@@ -21,6 +23,7 @@ import type { Engine, ToolContext } from "../../mcp/context.js";
 import type { ToolOutcome } from "../../mcp/define-tool.js";
 import type { CreateTaskResult } from "../../mcp/mcp-task-wire.js";
 import { created2025, task2025 } from "../../mcp/mcp-task-wire-2025.js";
+import { DeploymentShares } from "../../shared/deployment-shares.js";
 import { LimitLog, once, type PoolRefusal, Shares, sourceOfKey } from "../../shared/fair-shares.js";
 import { LocalRefusal } from "../../shared/local-refusals.js";
 import { adopting, Job, jobs, OWNER } from "./mcp-task-job.js";
@@ -47,10 +50,40 @@ function taskShares(config: EngineConfig): Shares {
   return pool;
 }
 
+/**
+ * Each key's share counted on every process on the ledger's store together (one per ledger, so
+ * every engine of a process shares it): N replicas drive for one key what one would.
+ */
+const everywhere = new WeakMap<object, Map<number, DeploymentShares>>();
+const REPLICA = randomUUID();
+
+function deploymentTasks(engine: Engine): DeploymentShares {
+  const { ledger } = engine;
+  const perOwner = serveLimits(engine.config.serveLimits).tasksPerKey;
+  const byShare = everywhere.get(ledger) ?? new Map<number, DeploymentShares>();
+  everywhere.set(ledger, byShare);
+  let shares = byShare.get(perOwner);
+  if (shares === undefined) {
+    shares = new DeploymentShares(() => ledger.keyed(), {
+      pool: "tasks",
+      perOwner,
+      replica: REPLICA,
+      onStoreError: () =>
+        refusals.note(
+          "tasksPerKey",
+          "the store",
+          "counting MCP tasks on this process alone: the store did not answer",
+        ),
+    });
+    byShare.set(perOwner, shares);
+  }
+  return shares;
+}
+
 /** The refusal of a task past a bound: nothing was sent or recorded. */
-function tooManyTasks(refusal: PoolRefusal): LocalRefusal {
+function tooManyTasks(refusal: PoolRefusal, where = ""): LocalRefusal {
   const limit = refusal.bound === "share" ? "tasksPerKey" : "tasks";
-  const whose = refusal.bound === "share" ? "for this key" : "on this server";
+  const whose = refusal.bound === "share" ? `for this key${where}` : "on this server";
   return new LocalRefusal(
     "TOO_MANY_TASKS",
     `Too many MCP tasks in flight ${whose} (limit ${refusal.limit}, ${limit}); nothing was sent.`,
@@ -84,7 +117,22 @@ export async function handBack<T>(
     );
     throw tooManyTasks(refusal);
   }
-  const release = once(() => pool.give(engine.keyHash));
+  const here = once(() => pool.give(engine.keyHash));
+  const shared = deploymentTasks(engine);
+  const elsewhere = await shared.claim(engine.keyHash).catch(() => undefined);
+  if (elsewhere !== undefined) {
+    here();
+    refusals.note(
+      "tasksPerKey",
+      sourceOfKey(engine.keyHash),
+      `refused an MCP task: tasksPerKey ${elsewhere.limit} reached on all replicas together`,
+    );
+    throw tooManyTasks(elsewhere, " on all replicas together");
+  }
+  const release = once(() => {
+    here();
+    void shared.release(engine.keyHash);
+  });
   try {
     return await handOver(engine, steps, release, form, notifyStatus);
   } catch (err) {

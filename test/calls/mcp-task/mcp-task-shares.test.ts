@@ -65,4 +65,24 @@ describe("MCP tasks in flight per key", () => {
     };
     await finished(engine, again.taskId);
   });
+
+  it("counts the key's tasks on other replicas: two held elsewhere leave one here", async () => {
+    const engine = limited();
+    // Another replica on this store drives two of this key's tasks (its entry, as it writes it).
+    const kv = await engine.ledger.keyed();
+    const elsewhere = JSON.stringify({ "other-replica": { n: 2, exp: Date.now() + 60_000 } });
+    await kv.put(`pool:tasks:${engine.keyHash}`, elsewhere, 60_000);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 4 }, (_, i) => handBack(engine, mediaSteps(engine, imageWork(`shared ${i}`)))),
+    );
+    const started = outcomes.filter((o) => o.status === "fulfilled");
+    expect(started).toHaveLength(1);
+    const refused = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as LocalRefusal] : []));
+    expect(refused.map((e) => e.code)).toEqual(["TOO_MANY_TASKS", "TOO_MANY_TASKS", "TOO_MANY_TASKS"]);
+    expect(
+      refused.some((e) => /for this key on all replicas together \(limit 3, tasksPerKey\)/.test(e.message)),
+    ).toBe(true);
+    expect(h.sandbox.stats.requests(IMAGE)).toBe(1);
+    for (const o of started) await finished(engine, (o.value as unknown as { taskId: string }).taskId);
+  });
 });
