@@ -136,19 +136,55 @@ async function readWithin(
   let reserved = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
   const first = reserved > 0 ? budget(reserved) : undefined;
   if (first !== undefined) return { refused: first };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) return undefined;
-    if (size > reserved) {
-      const more = budget(size - reserved);
-      if (more !== undefined) return { refused: more };
-      reserved = size;
-    }
-    chunks.push(chunk);
+  // Events, not `for await`: leaving an async iterator early destroys the request, and with it the
+  // socket, so the client would read a reset instead of our refusal (see refuseUnread).
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (answer: undefined | { refused: string }) => {
+      req.off("data", onData).off("end", onEnd); // its error handler stays: a late error is no crash
+      chunks.length = 0;
+      resolve(answer);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return stop(undefined);
+      if (size > reserved) {
+        const more = budget(size - reserved);
+        if (more !== undefined) return stop({ refused: more });
+        reserved = size;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks, size));
+    req.on("data", onData).once("end", onEnd).once("error", reject);
+  });
+}
+
+/** How long a refused request's unread body is read and dropped so the client sees the refusal. */
+export const LINGER_MS = 2_000;
+
+/**
+ * A refusal to a request whose body is not read whole: the answer goes out first; the rest of the
+ * body is read and dropped (never held) for at most LINGER_MS, then the connection is closed. A
+ * server that closes at once with bytes unread makes the kernel reset the connection, and the
+ * client reports the reset instead of the refusal (the lingering close HTTP servers practise).
+ */
+export function refuseUnread(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  error: string,
+  headers: Record<string, string> = {},
+): void {
+  if (req.complete) {
+    sendJson(res, status, error, { connection: "close", ...headers });
+    return;
   }
-  return Buffer.concat(chunks, size);
+  sendJson(res, status, error, headers);
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  timer.unref();
+  req.once("close", () => clearTimeout(timer)).resume();
 }
 
 /** Reads and parses a JSON body once, within MAX_BODY_BYTES, MAX_JSON_DEPTH and the memory budget. */

@@ -35,6 +35,7 @@ import {
   MAX_BODY_BYTES,
   MIB,
   readJson,
+  refuseUnread,
   sendJson,
 } from "./http-guard.js";
 import { Listens } from "./http-listens.js";
@@ -133,14 +134,10 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     // Refused here, in the SDK's words, with the body unread: the SDK's reader would buffer it
     // outside the body budget (32 such 47 MiB bodies peaked at 1.4 GiB).
     if (!isJsonContentType(req.headers["content-type"] ?? null))
-      return sendJson(res, 415, "Unsupported Media Type: Content-Type must be application/json", {
-        connection: "close",
-      });
+      return refuseUnread(req, res, 415, "Unsupported Media Type: Content-Type must be application/json");
     readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
       (body) =>
-        body.ok
-          ? exchange(body.value)
-          : sendJson(res, body.status, body.message, { connection: "close", ...body.headers }),
+        body.ok ? exchange(body.value) : refuseUnread(req, res, body.status, body.message, body.headers),
       (error: unknown) => {
         report(error);
         if (!res.headersSent) sendJson(res, 400, "Bad Request: the body could not be read");
