@@ -161,12 +161,17 @@ async function readWithin(
   });
 }
 
-/** How long a refused request's unread body is read and dropped so the client sees the refusal. */
-export const LINGER_MS = 2_000;
+/**
+ * How long a refused request's unread body is read and dropped so the client sees the refusal: up
+ * to LINGER_MS in all, and no longer than LINGER_IDLE_MS without a byte (nginx's lingering_time and
+ * lingering_timeout); the per-address connection cap bounds how many linger at once.
+ */
+export const LINGER_MS = 30_000;
+export const LINGER_IDLE_MS = 2_000;
 
 /**
  * A refusal to a request whose body is not read whole: the answer goes out first; the rest of the
- * body is read and dropped (never held) for at most LINGER_MS, then the connection is closed. A
+ * body is read and dropped (never held) within the linger bounds, then the connection is closed. A
  * server that closes at once with bytes unread makes the kernel reset the connection, and the
  * client reports the reset instead of the refusal (the lingering close HTTP servers practise).
  */
@@ -182,9 +187,17 @@ export function refuseUnread(
     return;
   }
   sendJson(res, status, error, headers);
-  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
-  timer.unref();
-  req.once("close", () => clearTimeout(timer)).resume();
+  // Progress is read off the socket's byte count: Node's server drops a request's `data` listeners
+  // once the answer is sent (it dumps the rest of the body itself).
+  const { socket } = req;
+  const started = Date.now();
+  let seen = socket.bytesRead;
+  const check = setInterval(() => {
+    if (socket.bytesRead === seen || Date.now() - started >= LINGER_MS) socket.destroy();
+    seen = socket.bytesRead;
+  }, LINGER_IDLE_MS);
+  check.unref();
+  req.once("close", () => clearInterval(check)).resume();
 }
 
 /** Reads and parses a JSON body once, within MAX_BODY_BYTES, MAX_JSON_DEPTH and the memory budget. */
