@@ -21,7 +21,7 @@ import { CLI, isolatedEnv } from "../test/helpers/cli.js";
 import { KINDS, type Kind, type Recorder, recordedSandbox } from "./recorded-sandbox.js";
 
 const RUNS = Number(process.env.BENCH_POLL_RUNS ?? 10);
-const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 10);
+const WARMUP = Number(process.env.BENCH_POLL_WARMUP ?? 16);
 const TARGET = 0.1;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);

@@ -14,11 +14,12 @@
  *      same POST (bench/minimal-server.mjs), and against it storing the identity in one synced
  *      commit first, median and p99 of each and their ratios; then list_models against the same
  *      server's same GET (bench/paid-call.ts).
- *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor, and how soon a
- *      finished generation is seen through tasks/get at pollIntervalMs (bench/tasks.ts).
+ *  (h), (i) MCP Tasks: tools/call to CreateTaskResult against the synchronous floor (bench/tasks.ts);
+ *      how soon a finished generation is seen through tasks/get and poll_task (bench/detection.ts).
  *  (j) a 30 MiB file through the media viewer's upload chunks against upload_asset by path: time
  *      and the server's RSS rise (bench/viewer-upload.ts).
  *  (l) a 10-item image batch (generate_batch) against 10 sequential generate_image (bench/batch.ts).
+ *  (m) approval without a dialog: a quote, then the call with its token, against a plain call (bench/approval.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -29,13 +30,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { listTools } from "../scripts/figures.js";
 import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
+import { approvalCost } from "./approval.js";
 import { batchCost } from "./batch.js";
 import { delayProxy } from "./delay-proxy.js";
+import { taskDetection } from "./detection.js";
 import { oauthCosts } from "./oauth.js";
 import { paidCalls } from "./paid-call.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
 import { mean, median, ms, percentile, print, time } from "./stats.js";
-import { taskCreation, taskDetection } from "./tasks.js";
+import { taskCreation } from "./tasks.js";
 import { viewerUploadCost } from "./viewer-upload.js";
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
@@ -51,7 +54,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijkl");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijklm");
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
@@ -294,6 +297,7 @@ async function main(): Promise<void> {
     if (PARTS.includes("i")) await taskDetection();
     if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);
     if (PARTS.includes("l")) await batchCost(serviceEnv);
+    if (PARTS.includes("m")) await approvalCost(serviceEnv);
   } finally {
     await sandbox.stop();
     iso.cleanup();

@@ -44,7 +44,10 @@ export interface WaitResult {
   task: Task;
   terminal: boolean;
   timedOut: boolean;
-  /** Reads made, and when (ms after the wait began) the task was last seen running and first seen terminal. */
+  /**
+   * Reads made, and when (ms after the wait began) the read was sent that last saw the task running,
+   * and when the answer arrived that first saw it terminal: bounds on its finish either way.
+   */
   polls: number;
   pendingMs?: number;
   terminalMs?: number;
@@ -96,10 +99,13 @@ export async function waitForTask(
       if (task && after < at) o.onWaiting?.({ task, polls, elapsedMs: after, schedule });
     }
     try {
+      // "Still running" holds from when the read was sent (the service looked at it after that):
+      // counted from the answer, a slow round trip would make the task seem to run longer than it did.
+      const sentMs = Date.now() - started;
       const read = await getTask(o.signal);
       lastMs = Date.now() - started;
       polls++;
-      if (!isTerminal(read.status)) pendingMs = lastMs;
+      if (!isTerminal(read.status)) pendingMs = sentMs;
       task = read;
       o.onProgress?.({ task, polls, elapsedMs: lastMs, schedule });
     } catch (err) {

@@ -1,8 +1,9 @@
 /**
  * What the ledger knows about how long tasks take: a record whose task a wait saw turn terminal
- * carries when it was last seen running and first seen terminal. Those, counted from the
- * record's creation (just before the submission was sent), are the samples the polling schedule
- * learns from (src/shared/poll-schedule.ts).
+ * carries when it was last seen running and first seen terminal. Those, counted from when the
+ * service's answer accepting the submission arrived (else the record's creation, just before the
+ * submission was sent: that origin adds the ledger's commit and the request's own time, which vary
+ * from run to run), are the samples the polling schedule learns from (src/shared/poll-schedule.ts).
  */
 import type { DurationSample } from "../shared/poll-schedule.js";
 import type { StoredRecord, TaskSeen, TaskStatusSeen } from "./record.js";
@@ -17,6 +18,9 @@ export function findTask(records: readonly StoredRecord[], taskId: string): Stor
   return records.find((r) => r.taskId === taskId);
 }
 
+/** Where a task's duration counts from: its submission's acceptance when known, else the record's creation. */
+export const taskOriginAt = (r: StoredRecord): number => r.acceptedAt ?? r.createdAt;
+
 export function durationSamples(
   records: readonly StoredRecord[],
   model: string,
@@ -27,8 +31,9 @@ export function durationSamples(
   for (const r of records) {
     const seen = r.seen;
     if (r.model !== model || seen === undefined || !FINISHED.has(seen.status) || isExpired(r, now)) continue;
-    const seenMs = seen.terminalAt - r.createdAt;
-    const pendingMs = seen.pendingAt === undefined ? 0 : Math.max(0, seen.pendingAt - r.createdAt);
+    const origin = taskOriginAt(r);
+    const seenMs = seen.terminalAt - origin;
+    const pendingMs = seen.pendingAt === undefined ? 0 : Math.max(0, seen.pendingAt - origin);
     if (!(seenMs > 0) || pendingMs >= seenMs) continue;
     samples.push({ pendingMs, seenMs, at: seen.terminalAt });
   }
@@ -98,9 +103,8 @@ export class TaskHistory {
     await this.writer.settled();
     const rec = findTask(await this.store.list(keyHash), taskId);
     if (rec === undefined) return undefined;
-    return rec.model === undefined
-      ? { createdAt: rec.createdAt }
-      : { createdAt: rec.createdAt, model: rec.model };
+    const createdAt = taskOriginAt(rec);
+    return rec.model === undefined ? { createdAt } : { createdAt, model: rec.model };
   }
 
   async durations(keyHash: string, model: string, limit = 48): Promise<DurationSample[]> {

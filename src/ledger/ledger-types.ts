@@ -65,7 +65,7 @@ export interface Ledger {
   noteSeen(keyHash: string, taskId: string, seen: TaskSeen): Promise<void>;
   /** Keeps the status a tool last read for this key's task (shown by list_requests). */
   noteStatus(keyHash: string, taskId: string, seen: TaskStatusSeen): Promise<void>;
-  /** The submission time and model of this key's task, if the ledger has it. */
+  /** The submission time (its acceptance, when known: durations.ts) and model of this key's task. */
   taskOrigin(keyHash: string, taskId: string): Promise<{ createdAt: number; model?: string } | undefined>;
   /** How long this key's recent successful tasks of `model` took, newest first. */
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;

@@ -204,7 +204,11 @@ export class LedgerImpl implements Ledger {
       if (responseId !== undefined) done.responseId = responseId;
       // The status the submission answered, in the same write: the call's own note of it
       // (noteStatus) then finds it held here and costs no read and no commit of its own.
-      if (taskStatus !== undefined) done.lastStatus = { status: taskStatus, at: this.#o.now() };
+      const now = this.#o.now();
+      if (taskStatus !== undefined) done.lastStatus = { status: taskStatus, at: now };
+      // The task began between this attempt's send and its answer; with an earlier attempt it may
+      // have begun sooner, and the record's creation is the origin instead (durations.ts).
+      if (n === 0 && !reused && taskId !== undefined) done.acceptedAt = now;
       // Held (so every later read of this ledger sees it) and not awaited: the result is real either
       // way, and its delivered mark, usually a moment later, is written with it in one commit.
       // Should the write never land, the record stays `sent`, and an identical call replays the

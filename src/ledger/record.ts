@@ -34,6 +34,11 @@ export interface StoredRecord {
   responseId?: string;
   /** The model the body names, where it names one. */
   model?: string;
+  /**
+   * When the service's answer accepting the request arrived, where its first attempt was that answer
+   * (an earlier attempt may have created the task sooner): the origin a duration counts from.
+   */
+  acceptedAt?: number;
   /** When a wait saw the task still running last and terminal first (epoch ms): its duration, for polling. */
   seen?: TaskSeen;
   /** The task's status when a tool last read it (any status), and when: what a listing shows. */

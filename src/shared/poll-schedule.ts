@@ -42,10 +42,20 @@ export const MIN_GAP_MS = (LIMITS.polling.scheduleSeconds[0] ?? 2) * 1000;
 export const WINDOW = 12;
 /** Older "still running" evidence is dropped after this many runs, so a faster service is noticed. */
 export const LOWER_BOUND_AGE = 48;
-/** Bounds within this fraction of each other count as one known duration. */
-const TIGHT = 0.03;
-/** The least margin past the latest "still running": a read's own round trip varies by tens of ms. */
-const MARGIN_MS = 150;
+/**
+ * Bounds within this fraction of each other count as one known duration. Narrow, so that a read
+ * aimed past the latest "still running" lands within 1% of the finish (the 3% goal for the time
+ * to see a finished task includes presenting it, docs/benchmarks.md#polling).
+ */
+const TIGHT = 0.01;
+/**
+ * The least margin past the latest "still running". Bounds are measured so that noise only widens
+ * them (a read counts as "still running" from when it was sent, both from the submission's answer:
+ * src/client/poll.ts, src/ledger/durations.ts), so it covers only the service's own variation.
+ */
+const MARGIN_MS = 30;
+/** A model with many runs whose bounds expired is probed no lower than this fraction below its finish. */
+const REPROBE = 0.12;
 /** Runs that disagree by at most this fraction still count as one duration with noise. */
 const NOISE = 0.05;
 /** Where between the bounds a probe goes (0: the latest "still running", 1: the earliest "finished"). */
@@ -132,7 +142,7 @@ export function plan(samples: readonly DurationSample[]): Plan | undefined {
     hi,
     Math.max(0, ...recent.map((s) => (s.pendingMs >= MIN_GAP_MS / 2 ? s.pendingMs : 0))),
   );
-  const floor = recent.length >= WINDOW / 2 ? Math.min(hi * (1 - 4 * TIGHT), loose || hi) : loose;
+  const floor = recent.length >= WINDOW / 2 ? Math.min(hi * (1 - REPROBE), loose || hi) : loose;
   const lo = tight.length > 0 ? Math.max(...tight.map((s) => s.pendingMs)) : floor;
   const runs = recent.length;
   if (hi - lo > TIGHT * hi) {

@@ -134,3 +134,28 @@ it("keeps the submission's status with its success: the call's note of it and th
     own.cleanup();
   }
 });
+
+it("counts a duration from the submission's acceptance, not from the record's creation before its commit", async () => {
+  const created = now;
+  await ledger.run(
+    {
+      keyHash,
+      tool: "generate_image",
+      endpoint: "/api/generate/image",
+      bytes: '{"t":"slow"}',
+      model: "img-3",
+    },
+    async () => {
+      now += 400; // the claim's commit and the POST took 400 ms
+      return { taskId: "task_slow" };
+    },
+    (x) => x,
+  );
+  expect((await ledger.taskOrigin(keyHash, "task_slow"))?.createdAt).toBe(created + 400);
+  await ledger.noteSeen(keyHash, "task_slow", {
+    pendingAt: created + 2400,
+    terminalAt: created + 3500,
+    status: "succeeded",
+  });
+  expect(await ledger.durations(keyHash, "img-3")).toEqual([{ pendingMs: 2000, seenMs: 3100 }]);
+});

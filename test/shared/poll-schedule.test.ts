@@ -89,11 +89,15 @@ describe("plan", () => {
       { pendingMs: 0, seenMs: 4000 },
       { pendingMs: 2000, seenMs: 6000 },
     ];
-    // 2.95 .. 3.0 s is within 3%: aim a margin past the latest "still running" (3%, at least 150 ms).
-    expect(plan(samples)).toEqual({ aimMs: 3100, durationMs: 3000, runs: 4 });
+    // 2.95 .. 3.0 s is not within 1% yet: probe between them, 70% of the way.
+    expect(plan(samples)?.aimMs).toBe(2985);
+    // A read at 2.99 s found it running: 2.99 .. 3.0 s is within 1%, so aim a margin past the
+    // latest "still running" (1%, at least 30 ms).
+    const tight = [{ pendingMs: 2990, seenMs: 4990 }, ...samples];
+    expect(plan(tight)).toEqual({ aimMs: 3020, durationMs: 3000, runs: 5 });
     // A run that took a little longer (noise, under 5%) moves the aim past it, not to a guess.
-    expect(plan([{ pendingMs: 3050, seenMs: 5050 }, ...samples])?.aimMs).toBe(3200);
-    // 2.9 .. 3.0 s is not yet: probe between them.
+    expect(plan([{ pendingMs: 3050, seenMs: 5050 }, ...samples])?.aimMs).toBe(3080);
+    // 2.9 .. 3.0 s: probe between them.
     expect(plan([{ pendingMs: 2900, seenMs: 4900 }, ...samples.slice(1)])?.aimMs).toBe(2970);
   });
 
@@ -160,17 +164,38 @@ describe("learned schedule", () => {
     expect(result).toMatchObject({ timedOut: true, terminal: false });
   });
 
-  it("learns a steady duration within a few runs and then sees it within 10% of it", async () => {
+  it("learns a steady duration within 14 runs and then sees it within 1% of it", async () => {
     const history: DurationSample[] = [];
     const delays: number[] = [];
-    for (let run = 0; run < 12; run++) {
+    for (let run = 0; run < 20; run++) {
       const p = plan(history);
       const { result } = await waitOut(3000, p ? learnedSchedule(p, 0) : undefined, 60);
       delays.push((result.terminalMs ?? 0) - 3000);
       history.unshift({ pendingMs: result.pendingMs ?? 0, seenMs: result.terminalMs ?? 0 });
     }
     expect(delays[0]).toBe(3000); // the fixed schedule: seen at 6 s
-    expect(delays.slice(-5), JSON.stringify(delays)).toEqual(delays.slice(-5).map((d) => Math.min(d, 300)));
+    // Probes that miss cost a 2 s wait each while learning (two here); then every run is seen
+    // within 30 ms (the margin) of its finish.
+    expect(delays.filter((d) => d >= 2000).length, JSON.stringify(delays)).toBeLessThanOrEqual(2);
+    expect(delays.slice(14), JSON.stringify(delays)).toEqual(delays.slice(14).map((d) => Math.min(d, 30)));
+  });
+
+  it("counts 'still running' from when that read was sent, 'finished' from when its answer came", async () => {
+    vi.setSystemTime(0);
+    // Every read takes 400 ms to answer; the service looks at the task as the read arrives.
+    const get = async () => {
+      const status = Date.now() >= 3000 ? "succeeded" : "processing";
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return task({ status }) as Task;
+    };
+    const p = waitForTask(get, {
+      waitSeconds: 60,
+      random: () => 0.5,
+      known: task({ status: "queued" }) as Task,
+    });
+    await vi.advanceTimersByTimeAsync(61_000);
+    // Reads sent at 0, 2.4 and 6.8 s: still running at 2.4 s (not 2.8 s), finished by 7.2 s.
+    expect(await p).toMatchObject({ terminal: true, polls: 3, pendingMs: 2400, terminalMs: 7200 });
   });
 
   it("reports progress every 10 s of a long gap without reading the task", async () => {
