@@ -15,6 +15,16 @@ import { trustedProxyList } from "./config/oauth-settings.js";
 import { packageVersion } from "./config/package-version.js";
 import type { LazyLedger } from "./ledger/lazy-ledger.js";
 import { LedgerError } from "./ledger/ledger-errors.js";
+import { lazy } from "./shared/lazy.js";
+
+// What a command or transport needs, loaded when it is chosen (the header says why).
+const engineStack = lazy(() => import("./transports/engine.js"));
+const assembly = lazy(() => import("./surface/assemble.js"));
+const stdioStack = lazy(() => import("./transports/stdio.js"));
+const httpStack = lazy(() => import("./transports/http-server.js"));
+const stderrScrub = lazy(() => import("./transports/scrub-writes.js"));
+const oauthStack = lazy(() => import("./transports/oauth/oauth-start.js"));
+const sandboxServer = lazy(() => import("./sandbox/sandbox.js"));
 
 const EXIT_CONFIG = 2;
 const WARM_UP_DELAY_MS = 1_000;
@@ -74,10 +84,10 @@ function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyC
 
 async function serveStdio(config: Config): Promise<void> {
   const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
-    import("./transports/engine.js"),
-    import("./surface/assemble.js"),
-    import("./transports/stdio.js"),
-    import("./transports/scrub-writes.js"),
+    engineStack(),
+    assembly(),
+    stdioStack(),
+    stderrScrub(),
   ]);
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
@@ -96,7 +106,7 @@ async function serveStdio(config: Config): Promise<void> {
 
 /** --auth oauth: its token store (the ledger's), its engines and its gate; or exit saying why not. */
 async function startOAuthOrExit(config: Config, ledger: LazyLedger) {
-  const { startOAuth } = await import("./transports/oauth/oauth-start.js");
+  const { startOAuth } = await oauthStack();
   try {
     return await startOAuth(config, ledger);
   } catch (error) {
@@ -112,12 +122,7 @@ async function serveHttp(config: Config): Promise<void> {
     { createMcpServer },
     { startHttpServer, isLoopbackHost },
     { scrubWrites },
-  ] = await Promise.all([
-    import("./transports/engine.js"),
-    import("./surface/assemble.js"),
-    import("./transports/http-server.js"),
-    import("./transports/scrub-writes.js"),
-  ]);
+  ] = await Promise.all([engineStack(), assembly(), httpStack(), stderrScrub()]);
   const ledger = lazyLedger(config);
   // --auth oauth makes its engines after its accounts: they end the sign-ins over a key the service refuses.
   const { engines, gate } =
@@ -255,7 +260,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${packageVersion()}\n`);
       return;
     case "sandbox": {
-      const { runSandboxServer } = await import("./sandbox/sandbox.js");
+      const { runSandboxServer } = await sandboxServer();
       const running = await runSandboxServer({
         host: command.host,
         port: command.port,

@@ -7,6 +7,7 @@
  */
 import type { z } from "zod";
 import { REQUEST_TIMEOUT_MS } from "../config/time-limits.js";
+import { lazy } from "../shared/lazy.js";
 import { type Backoff, retryDelay, sleep } from "./backoff.js";
 import { failureOf, type Limit, limitSignal } from "./deadline.js";
 import { connectFailure, isRedirect, redirected } from "./http-failures.js";
@@ -47,6 +48,8 @@ export interface RequestSpec {
 }
 
 export const DEFAULT_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
+/** undici's own FormData, loaded for a proxied upload only. */
+const undiciPackage = lazy(() => import("undici"));
 /** The runtime's own fetch as loaded, to tell it from a patched one (msw, instrumentation). */
 const NATIVE_FETCH = globalThis.fetch;
 const describe = (spec: RequestSpec): string => `${spec.method} ${spec.path.split("?")[0]}`;
@@ -104,7 +107,7 @@ export class ServiceHttp {
   /** A FormData the fetch in force can serialise (undici's own when proxied). */
   async formData(): Promise<FormData> {
     if (this.proxied) {
-      const undici = await import("undici");
+      const undici = await undiciPackage();
       return new undici.FormData() as unknown as FormData;
     }
     return new FormData();

@@ -7,6 +7,7 @@ import { openAsBlob } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { LIMITS } from "../config/service-limits.js";
+import { lazy } from "../shared/lazy.js";
 import { ArgumentError } from "../shared/local-refusals.js";
 import { byteSize } from "../shared/wording.js";
 
@@ -31,13 +32,15 @@ const MEDIA_PREFIXES = ["image/", "video/", "audio/"];
 /** The voice table's formats (MP3, WAV, OGG, M4A, AAC, FLAC, WebM) as file-type names them. */
 const VOICE_EXTENSIONS = new Set(["mp3", "wav", "ogg", "oga", "opus", "m4a", "aac", "flac", "webm"]);
 
+const fileType = lazy(() => import("file-type"));
+
 async function sniffFile(path: string): Promise<{ ext: string; mime: string } | undefined> {
-  const { fileTypeFromFile } = await import("file-type");
+  const { fileTypeFromFile } = await fileType();
   return fileTypeFromFile(path);
 }
 
 async function sniffBytes(data: Uint8Array): Promise<{ ext: string; mime: string } | undefined> {
-  const { fileTypeFromBuffer } = await import("file-type");
+  const { fileTypeFromBuffer } = await fileType();
   return fileTypeFromBuffer(data);
 }
 

@@ -4,7 +4,10 @@
  * day. A call past it is refused before its claim: nothing is sent or stored. The check is a read;
  * the count is written after a new record's claim, off the call's path, so a burst may pass the
  * bound by the calls in flight at once (themselves bounded: docs/security.md's pools) and no paid
- * call waits for a second durable write.
+ * call waits for a second durable write. The count is written `deferred` (SQLite: committed without
+ * a sync of its own, made durable by the next claim's synced commit): a count lost to a crash of the
+ * machine only lets the key store a few more records that day, and node:sqlite's commits run on the
+ * event loop's thread, where a synced one would hold the call's request or its answer for a flush.
  */
 import type { KeyedStore } from "./keyed-store.js";
 import { LedgerError } from "./ledger-errors.js";
@@ -65,6 +68,6 @@ export async function countDay(kv: KeyedStore, keyHash: string, bytes: number, n
     const text = await kv.get(key);
     const used = parse(text);
     const next = JSON.stringify({ records: used.records + 1, bytes: used.bytes + bytes });
-    if (await kv.swap(key, text, next, COUNT_TTL_MS)) return;
+    if (await kv.swap(key, text, next, COUNT_TTL_MS, { deferred: true })) return;
   }
 }

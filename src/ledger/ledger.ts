@@ -47,6 +47,8 @@ export class LedgerImpl implements Ledger {
   readonly #history: TaskHistory;
   readonly #handovers = new Handovers();
   readonly #marks: DeliveryMarks;
+  /** Day counts not yet written (#count). */
+  readonly #counts = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -124,8 +126,7 @@ export class LedgerImpl implements Ledger {
       throw refusal("could not record the request, so nothing was sent", cause);
     }
     // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
-    if (budget !== undefined && claim.kind === "new")
-      void countDay(this.#store.keyed(), req.keyHash, req.bytes.length, now).catch(() => {});
+    if (budget !== undefined && claim.kind === "new") this.#count(req.keyHash, req.bytes.length, now);
     if (claim.kind === "conflict") {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
@@ -133,6 +134,19 @@ export class LedgerImpl implements Ledger {
     claimed(claim.record.identity);
     req.onClaimed?.(claim.record.identity);
     return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
+  }
+
+  /**
+   * The day's count, started on the next turn of the event loop: after the request's first bytes
+   * are handed to the socket (its statements run on this thread). Held until written, so close()
+   * lands it before the store closes.
+   */
+  #count(keyHash: string, bytes: number, now: number): void {
+    const job: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+      .then(() => countDay(this.#store.keyed(), keyHash, bytes, now))
+      .catch(() => {})
+      .finally(() => this.#counts.delete(job));
+    this.#counts.add(job);
   }
 
   async #loop<T>(
@@ -279,7 +293,7 @@ export class LedgerImpl implements Ledger {
     if (this.#closed) return;
     this.#closed = true;
     // Queued writes (a success mark not awaited by its call) land before the store closes.
-    await this.#writer.settled();
+    await Promise.all([this.#writer.settled(), ...this.#counts]);
     await this.#store.close();
   }
 }

@@ -5,6 +5,7 @@
  */
 
 import { defaultStoreUri, parseStoreUri, type StoreLocation, StoreUriError } from "../config/store-uri.js";
+import { lazy } from "../shared/lazy.js";
 import { type DayBudget, DEFAULT_DAY_BUDGET } from "./day-budget.js";
 import { LedgerImpl } from "./ledger.js";
 import { LedgerError } from "./ledger-errors.js";
@@ -46,6 +47,9 @@ export interface OpenLedgerOptions {
   dayBudget?: Partial<DayBudget>;
 }
 
+const postgresStore = lazy(() => import("./stores/postgres.js"));
+const redisStore = lazy(() => import("./stores/redis.js"));
+
 /**
  * Opens the store behind a URI: SQLite built in; PostgreSQL and Redis through their own modules,
  * loaded only for those URIs. Messages name the scheme only: a URI may carry a password.
@@ -60,10 +64,10 @@ export async function openStore(uri: string): Promise<LedgerStore> {
   }
   if (location.kind === "sqlite") return SqliteStore.open(uri);
   if (location.kind === "postgres") {
-    const { PostgresStore } = await import("./stores/postgres.js");
+    const { PostgresStore } = await postgresStore();
     return PostgresStore.open(location.connection, location.durability);
   }
-  const { RedisStore } = await import("./stores/redis.js");
+  const { RedisStore } = await redisStore();
   return RedisStore.open(location.connection, location.durability);
 }
 

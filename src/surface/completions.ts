@@ -12,6 +12,7 @@ import { modelCatalog } from "../calls/catalog/models.js";
 import { readMemo } from "../calls/catalog/read-memo.js";
 import type { Model } from "../client/schemas.js";
 import type { Engine } from "../mcp/context.js";
+import { lazy } from "../shared/lazy.js";
 
 /** Hosts show a short list; the protocol caps a result at 100 values. */
 const MAX_VALUES = 100;
@@ -77,13 +78,15 @@ export async function completeModelId(
 const VOICE_PAGES = 20;
 
 /** Every voice ID of one scope, page after page while more follow (at most VOICE_PAGES). */
+/** schemas.ts is not loaded with the server (it is a few milliseconds of a cold start). */
+const schemas = lazy(() => import("../client/schemas.js"));
+
 async function allVoiceIds(
   engine: Engine,
   scope: "mine" | "explore",
   signal: AbortSignal,
 ): Promise<string[]> {
-  // schemas.ts is not loaded with the server (it is a few milliseconds of a cold start).
-  const { voicesFollow } = await import("../client/schemas.js");
+  const { voicesFollow } = await schemas();
   const ids: string[] = [];
   for (let page = 1; page <= VOICE_PAGES; page++) {
     const list = await engine.client.listVoices({ scope, page }, { signal });

@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Engine } from "../mcp/context.js";
 import { stateWords } from "../mcp/request-view.js";
+import { lazy } from "../shared/lazy.js";
 import { scrubDeep } from "../shared/scrub.js";
 import { byteSize } from "../shared/wording.js";
 import { type ArgumentCompleters, completeOutputIndex, completeTaskId } from "./completions.js";
@@ -22,7 +23,10 @@ export const RESOURCE_MAX_BYTES = 20 * 1024 * 1024;
 const LISTED_TASKS = 100;
 
 /** results.ts's describeError, imported on the first failed read rather than with the server. */
-const describeError = async (err: unknown) => (await import("../mcp/results.js")).describeError(err);
+const results = lazy(() => import("../mcp/results.js"));
+const describeError = async (err: unknown) => (await results()).describeError(err);
+/** Loaded on the first read of a task, not with the server: a start that lists tools never needs it. */
+const taskView = lazy(() => import("../calls/paid/task-view.js"));
 
 /**
  * Resource reads fail as protocol errors; their message still starts with the code. Something that
@@ -156,8 +160,7 @@ function registerTask(server: McpServer, engine: Engine): void {
     },
     (uri, vars, ctx: ServerContext) =>
       reading(engine, uri, async () => {
-        // Loaded on the first read, not with the server: a start that lists tools never needs it.
-        const { assetUses, outputName, outputUri } = await import("../calls/paid/task-view.js");
+        const { assetUses, outputName, outputUri } = await taskView();
         const task = await engine.client.getTask(decodeURIComponent(one(vars.taskId)), {
           signal: ctx.mcpReq.signal,
         });

@@ -9,6 +9,7 @@ import type { ClientCapabilities, McpServer } from "@modelcontextprotocol/server
 import { rendersApps } from "../mcp/context.js";
 import type { ListedTool, ToolEntry } from "../mcp/define-tool.js";
 import { VIEWER_URI } from "../mcp/viewer-link.js";
+import { lazy } from "../shared/lazy.js";
 import { VIEWER_TOOLS } from "./viewer-catalog.js";
 
 export interface ViewerOptions {
@@ -63,11 +64,15 @@ export function viewerToolsFor(caps: ClientCapabilities | undefined): readonly L
   return rendersApps(caps) ? VIEWER_TOOLS : [];
 }
 
+// The app-only tools' code and the view's page: loaded on first use, not with the server.
+const viewerTools = lazy(() => import("./viewer-tools.js"));
+const viewerPage = lazy(() => import("../viewer/html.js"));
+
 /** The app-only tools as every server answers them (assemble.ts): their code loads on first call. */
 export const VIEWER_TOOL_ENTRIES: readonly ToolEntry[] = VIEWER_TOOLS.map((listed) => ({
   listed,
   load: async () => {
-    const def = (await import("./viewer-tools.js")).VIEWER_TOOL[listed.name];
+    const def = (await viewerTools()).VIEWER_TOOL[listed.name];
     if (!def)
       throw new Error(`surface/viewer.ts lists ${listed.name}, which viewer-tools.ts does not define`);
     return def;
@@ -98,7 +103,7 @@ export function registerViewer(server: McpServer, o: ViewerOptions): void {
       _meta: { ui: { ...ui, prefersBorder: true } },
     },
     async (uri) => {
-      const { viewerHtml } = await import("../viewer/html.js");
+      const { viewerHtml } = await viewerPage();
       return {
         contents: [
           { uri: uri.href, mimeType: RESOURCE_MIME_TYPE, text: await viewerHtml(), _meta: { ui: uiFor() } },

@@ -16,6 +16,7 @@ import { parseStoreUri } from "../config/store-uri.js";
 import { LazyLedger } from "../ledger/lazy-ledger.js";
 import { answerKey, approvalSecret } from "../mcp/answers.js";
 import type { Engine, KeyOrigin } from "../mcp/context.js";
+import { lazy } from "../shared/lazy.js";
 import { mayQuoteKey, scrubKeyShapes } from "../shared/scrub.js";
 import { EMBEDDED_SANDBOX_KEY, embeddedSandbox } from "./sandbox-start.js";
 
@@ -85,10 +86,24 @@ async function serviceTarget(config: Config): Promise<ServiceTarget> {
   };
 }
 
+// Loaded when first needed: the engines' client with the first engines; the ledger's stores on the
+// first paid call (or a warm-up); the MCP tasks' code only to stop the tasks at close.
+const ledgerOpening = lazy(() => import("../ledger/open-ledger.js"));
+const engineParts = lazy(() =>
+  Promise.all([
+    import("../client/service-client.js"),
+    // hashKey from identity.ts, not the ledger's index: the index pulls the store modules in.
+    import("../ledger/identity.js"),
+    import("lru-cache"),
+    import("../client/last-parse.js"),
+  ]),
+);
+const mcpTaskRequests = lazy(() => import("../calls/mcp-task/mcp-task-requests.js"));
+
 /** The process's one ledger, opened on first use (a store accepted below "durable" said once, at open). */
 export function lazyLedger(config: Config): LazyLedger {
   return new LazyLedger(async () => {
-    const { openLedger } = await import("../ledger/open-ledger.js");
+    const { openLedger } = await ledgerOpening();
     const limits = serveLimits(config.serveLimits);
     const dayBudget = {
       records: limits.ledgerRecordsPerKeyDay,
@@ -127,13 +142,7 @@ function originOf(config: Config, apiKey: string): KeyOrigin {
 }
 
 export async function createEngines(config: Config, o: EngineOptions = {}): Promise<Engines> {
-  // hashKey from identity.ts, not the ledger's index: the index pulls the store modules in.
-  const [{ ServiceClient }, { hashKey }, { LRUCache }, { LastParse }] = await Promise.all([
-    import("../client/service-client.js"),
-    import("../ledger/identity.js"),
-    import("lru-cache"),
-    import("../client/last-parse.js"),
-  ]);
+  const [{ ServiceClient }, { hashKey }, { LRUCache }, { LastParse }] = await engineParts();
   const target = await serviceTarget(config);
   const ledger = o.ledger ?? lazyLedger(config);
   /** The size each kept engine was counted at, to count it again when its client learnt more. */
@@ -225,7 +234,7 @@ export async function createEngines(config: Config, o: EngineOptions = {}): Prom
     },
     async close() {
       // MCP tasks this process drives give up their leases first, so a restart takes them over at once.
-      await (await import("../calls/mcp-task/mcp-task-requests.js")).stopTasks();
+      await (await mcpTaskRequests()).stopTasks();
       await ledger.close();
       await target.close?.();
     },

@@ -8,6 +8,7 @@
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { listenHttp } from "../sandbox/sandbox-http.js";
 import { SANDBOX_API_KEY } from "../sandbox/sandbox-key.js";
+import { lazy } from "../shared/lazy.js";
 
 /** The sandbox's public key, known without loading the sandbox. */
 export const EMBEDDED_SANDBOX_KEY = SANDBOX_API_KEY;
@@ -27,15 +28,17 @@ export interface EmbeddedSandbox {
 export async function embeddedSandbox(
   o: { journal?: string; note?: (line: string) => void } = {},
 ): Promise<EmbeddedSandbox> {
-  let loading: Promise<Sandbox> | undefined;
-  const load = (): Promise<Sandbox> =>
-    (loading ??= import("../sandbox/sandbox.js").then(({ createSandbox }) =>
-      createSandbox({
+  let made = false;
+  const load: () => Promise<Sandbox> = lazy(() =>
+    import("../sandbox/sandbox.js").then(({ createSandbox }) => {
+      made = true;
+      return createSandbox({
         timeScale: 1,
         ...(o.journal === undefined ? {} : { journal: o.journal }),
         ...(o.note === undefined ? {} : { onJournal: o.note }),
-      }),
-    ));
+      });
+    }),
+  );
   const listener = await listenHttp(async (request) => (await load()).serve(request), {
     host: "127.0.0.1",
     port: 0,
@@ -47,7 +50,8 @@ export async function embeddedSandbox(
     },
     async close() {
       await listener.close();
-      const sandbox = await loading?.catch(() => undefined);
+      // Made only if something asked for it: closing never loads it.
+      const sandbox = made ? await load().catch(() => undefined) : undefined;
       await sandbox?.close();
     },
   };

@@ -87,5 +87,31 @@ for (const kind of STORE_KINDS) {
         await t.cleanup();
       }
     });
+
+    it("writes the day's count of a call before the ledger closes, however soon after the call", async (ctx) => {
+      if (!(await available(kind))) return ctx.skip();
+      const t = await freshStore(kind);
+      const opts = { dayBudget: { records: 1, bytes: 1_000_000 } };
+      const first = await fastLedger(t.uri, opts);
+      const s = scriptedSend([{ taskId: "t1" }, { taskId: "t2" }]);
+      const req = (prompt: string) => ({
+        keyHash,
+        tool: "generate_image",
+        endpoint: "/api/generate/image",
+        bytes: JSON.stringify({ model: "m", prompt }),
+      });
+      await first.run(req("one"), s.send, s.ref);
+      // Closed at once: the count, written off the call's path, still lands before the store closes.
+      await first.close();
+      const next = await fastLedger(t.uri, opts);
+      try {
+        const err = await next.run(req("two"), s.send, s.ref).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: "LEDGER_DAY_BUDGET" });
+        expect(s.calls).toHaveLength(1);
+      } finally {
+        await next.close();
+        await t.cleanup();
+      }
+    });
   });
 }

@@ -7,6 +7,7 @@
  * bundle that tools/list never needs).
  */
 import type { LRUCache } from "lru-cache";
+import { lazy } from "../../shared/lazy.js";
 
 export interface ReadMemoOptions {
   /** How long one answer serves. */
@@ -19,6 +20,8 @@ export interface ReadMemoOptions {
   now?: () => number;
 }
 
+const lruCache = lazy(() => import("lru-cache"));
+
 /** `read` memoised per key (an object: an engine) for `ttlMs`, each read bounded by `timeoutMs`. */
 export function readMemo<K extends object, V extends object>(
   o: ReadMemoOptions,
@@ -26,7 +29,7 @@ export function readMemo<K extends object, V extends object>(
 ): (key: K) => Promise<V> {
   let cache: Promise<LRUCache<K, V>> | undefined;
   const open = async () =>
-    new (await import("lru-cache")).LRUCache<K, V>({
+    new (await lruCache()).LRUCache<K, V>({
       max: o.maxKeys ?? 1_000,
       ttl: o.ttlMs,
       ttlAutopurge: true,

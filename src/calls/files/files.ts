@@ -10,6 +10,7 @@ import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promise
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { lazy } from "../../shared/lazy.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
 import { byteSize } from "../../shared/wording.js";
 
@@ -132,9 +133,11 @@ export interface ReadRules {
 
 export const sameFile = (a: Stats, b: Stats): boolean => a.dev === b.dev && a.ino === b.ino;
 
+const fileType = lazy(() => import("file-type"));
+
 /** Sniffs a media type from the first bytes (file-type is loaded on first use). */
 export async function sniff(bytes: Uint8Array): Promise<MediaType | undefined> {
-  const { fileTypeFromBuffer } = await import("file-type");
+  const { fileTypeFromBuffer } = await fileType();
   return fileTypeFromBuffer(bytes);
 }
 

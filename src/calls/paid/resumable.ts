@@ -5,11 +5,16 @@
  * the server (a start that lists tools never needs them).
  */
 import type { Engine } from "../../mcp/context.js";
+import { lazy } from "../../shared/lazy.js";
 import { LocalRefusal } from "../../shared/local-refusals.js";
 import type { Resumable, Steps } from "../mcp-task/mcp-task-record.js";
 
+const mediaCall = lazy(() => import("./media-call.js"));
+const batchCall = lazy(() => import("./batch-steps.js"));
+const extractCall = lazy(() => import("./extract-call.js"));
+
 const media = async (engine: Engine, work: Record<string, unknown>): Promise<Steps<unknown>> => {
-  const { mediaSteps } = await import("./media-call.js");
+  const { mediaSteps } = await mediaCall();
   return mediaSteps(engine, work as never) as Steps<unknown>;
 };
 
@@ -20,11 +25,11 @@ const TABLE: Readonly<
   generate_video: media,
   generate_audio: media,
   generate_batch: async (engine, work) => {
-    const { batchSteps } = await import("./batch-steps.js");
+    const { batchSteps } = await batchCall();
     return batchSteps(engine, work as never) as Steps<unknown>;
   },
   extract_video: async (engine, work) => {
-    const { extractSteps } = await import("./extract-call.js");
+    const { extractSteps } = await extractCall();
     return extractSteps(engine, work as never) as Steps<unknown>;
   },
 };

@@ -6,6 +6,7 @@
  */
 
 import { LIMITS } from "../../config/service-limits.js";
+import { lazy } from "../../shared/lazy.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
 import type { MediaType } from "../files/files.js";
 
@@ -57,9 +58,11 @@ export function decodeBase64Into(field: string, data: string, into: Buffer): num
   return n;
 }
 
+const musicMetadata = lazy(() => import("music-metadata"));
+
 /** The recording's length in seconds as its metadata says, or undefined when it cannot be read. */
 async function measuredDuration(path: string): Promise<number | undefined> {
-  const { parseFile } = await import("music-metadata");
+  const { parseFile } = await musicMetadata();
   try {
     const meta = await parseFile(path, { duration: true, skipCovers: true });
     const seconds = meta.format.duration;

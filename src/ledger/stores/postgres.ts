@@ -10,6 +10,7 @@
  */
 import type { Pool, PoolClient } from "pg";
 import type { Durability } from "../../config/store-uri.js";
+import { lazy } from "../../shared/lazy.js";
 import { type KeyedStore, postgresKeyed } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
 import type { StoredRecord } from "../record.js";
@@ -268,8 +269,9 @@ function withSynchronousCommit(connection: string): string {
   return url.href;
 }
 
+const pgPackage = lazy(() => import("pg"));
 async function loadPg(): Promise<typeof import("pg").default> {
-  const mod = (await optionalPeer(() => import("pg"), "pg", "postgres")) as {
+  const mod = (await optionalPeer(pgPackage, "pg", "postgres")) as {
     default?: typeof import("pg").default;
   };
   return mod.default ?? (mod as unknown as typeof import("pg").default);

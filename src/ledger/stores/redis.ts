@@ -12,6 +12,7 @@
 import type { RedisClientType } from "@redis/client";
 import { LRUCache } from "lru-cache";
 import type { Durability } from "../../config/store-uri.js";
+import { lazy } from "../../shared/lazy.js";
 import type { KeyedStore } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
 import type { StoredRecord } from "../record.js";
@@ -284,8 +285,9 @@ async function checkDurability(client: Client, durability: Durability): Promise<
   );
 }
 
+const redisPackage = lazy(() => import("@redis/client"));
 async function loadRedis(): Promise<(o: object) => unknown> {
-  const mod = (await optionalPeer(() => import("@redis/client"), "@redis/client", "redis")) as {
+  const mod = (await optionalPeer(redisPackage, "@redis/client", "redis")) as {
     createClient: (o: object) => unknown;
   };
   return mod.createClient;

@@ -160,12 +160,15 @@ export class SqliteStore implements LedgerStore {
     return rows.length === 1;
   }
 
-  /** Keyed values: writes refuse a deleted file as claims do; deferred ones commit at NORMAL, as replace's. */
+  /** Writes refuse a deleted file as claims do; deferred ones (whose loss costs a retry or a count,
+   * keyed-store.ts) commit at NORMAL, as replace's, and skip that stat. */
   keyed(): KeyedStore {
     const write = (deferred: boolean) => (sql: string, params: unknown[]) =>
       this.queue.run(async () => {
-        await this.#checkFile();
-        if (!deferred) return this.#q(sql, ...params);
+        if (!deferred) {
+          await this.#checkFile();
+          return this.#q(sql, ...params);
+        }
         await this.#q("PRAGMA synchronous=NORMAL");
         return this.#q(sql, ...params).finally(() => this.#q("PRAGMA synchronous=FULL"));
       });
@@ -176,7 +179,7 @@ export class SqliteStore implements LedgerStore {
     });
   }
 
-  /** A file deleted since the last claim is written back first: the connection holds its last copy. */
+  /** A file deleted since the last claim is written back first (the connection holds its last copy). */
   async close(): Promise<void> {
     await this.queue.run(async () => {
       await this.#checkFile().catch(() => {});
