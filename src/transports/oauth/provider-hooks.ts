@@ -1,6 +1,6 @@
 /**
- * oidc-provider keeps each request's context in one AsyncLocalStorage (its lib/helpers/als.js,
- * entered by `als.run` for every request its Koa app serves; read back only by its Client ID
+ * oidc-provider keeps each request's context in one AsyncLocalStorage (its `als` helper, imported
+ * below, entered by `als.run` for every request its Koa app serves; read back only by its Client ID
  * Metadata Document fetch, for our allowFetch in cimd-guard.ts). On Node 22 without
  * --experimental-async-context-frame, AsyncLocalStorage is built on async hooks: its first `run`
  * turns promise hooks on for the whole process, and they stay on, so every `await` of every MCP
