@@ -134,7 +134,11 @@ async function signedInLoad(base: Record<string, string>, keys: string[], sessio
     process.env.BENCH_SERVER_NODE_OPTIONS ?? "",
     prof === undefined ? "" : `--cpu-prof --cpu-prof-dir=${prof}`,
   ].join(" ");
-  const env = options.trim() === "" ? base : { ...base, NODE_OPTIONS: options.trim() };
+  // Both servers let the bench's one address hold a thousand connections (the default share is
+  // 256, http-connections.ts) and keep idle ones 60 s: on a loaded machine the bench's 0.5 s
+  // idle timer can fire seconds late, after a 5 s keep-alive ended the socket ("other side closed").
+  const limits = { GENERATION_HTTP_LIMITS: "connectionsPerAddress=8000,keepAliveTimeoutS=60" };
+  const env = { ...base, ...limits, ...(options.trim() === "" ? {} : { NODE_OPTIONS: options.trim() }) };
   const { cli: oauth, issuer } = await oauthServer(env);
   const key = await startHttpCli([], env);
   try {

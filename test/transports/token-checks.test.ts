@@ -96,15 +96,3 @@ describe("TokenChecks", () => {
     expect(deleted).toEqual(["oauth:Interaction:x", "oauth:Grant:abc"]);
   });
 });
-
-describe("promiseHooksNote", () => {
-  it("tells Node 22 without AsyncContextFrame to use Node 24 or the flag, and says nothing otherwise", async () => {
-    const { promiseHooksNote } = await import("../../src/transports/oauth/oauth-start.js");
-    expect(promiseHooksNote("22.23.3", [])).toContain("NODE_OPTIONS=--experimental-async-context-frame");
-    expect(promiseHooksNote("22.23.3", ["--experimental-async-context-frame"])).toBeUndefined();
-    expect(
-      promiseHooksNote("22.23.3", ["--max-old-space-size=512 --experimental-async-context-frame"]),
-    ).toBeUndefined();
-    expect(promiseHooksNote("24.21.0", [])).toBeUndefined();
-  });
-});

@@ -29,6 +29,7 @@ import type { OAuthLog } from "./oauth-log.js";
 import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth-provider.js";
 import { routeAndCount } from "./oauth-routes.js";
 import type { Sealing } from "./oauth-sealing.js";
+import { hooksOnlyWhileServing } from "./provider-hooks.js";
 import { admitSignIn, clientAddress, oauthLimits, sourceOf } from "./rate-limit.js";
 import { serveSignIn } from "./sign-in.js";
 import { TokenChecks } from "./token-checks.js";
@@ -98,7 +99,8 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   routeAndCount(provider, limits);
   // A registration a sign-in used lives as long as the grants over it (see keepAlive).
   const registered = new StoreAdapter("Client", o.kv);
-  const callback = provider.callback();
+  // On Node 22 its AsyncLocalStorage's promise hooks run only while it serves (provider-hooks.ts).
+  const callback = hooksOnlyWhileServing(provider.callback());
   // SQL stores keep expired tokens until swept (Redis expires them itself).
   setInterval(() => void o.kv.sweep(Date.now()).catch(() => undefined), SWEEP_MS).unref();
   const resourceMetadataUrl = `${issuer}${PRM}/mcp`;

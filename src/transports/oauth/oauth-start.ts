@@ -45,11 +45,6 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
         console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
       }),
   });
-  const slower = promiseHooksNote(process.versions.node, [
-    ...process.execArgv,
-    process.env.NODE_OPTIONS ?? "",
-  ]);
-  if (slower !== undefined) process.stderr.write(`generation-mcp: note: ${slower}\n`);
   const gate = await createOAuth({
     publicUrl: config.publicUrl,
     sealing,
@@ -76,15 +71,4 @@ async function revokeKey(accounts: Accounts, log: OAuthLog, keyHash: string): Pr
     `${ended} sign-in(s) of account ${accountTag(keyHash)}`,
     "the service refused its key (INVALID_API_KEY: revoked or expired)",
   );
-}
-
-/**
- * On Node 22, oidc-provider's AsyncLocalStorage turns promise hooks on for the whole process, and
- * every await then costs about three times as much (docs/oauth.md, "Many users on one replica");
- * Node 24, or Node 22 with --experimental-async-context-frame, keeps its context without them.
- */
-export function promiseHooksNote(version: string, options: string[]): string | undefined {
-  const major = Number(version.split(".")[0]);
-  if (major >= 24 || options.some((o) => o.includes("--experimental-async-context-frame"))) return undefined;
-  return `on Node ${major}, --auth oauth costs about 20% more CPU per request than on Node 24; run Node 24, or set NODE_OPTIONS=--experimental-async-context-frame (docs/oauth.md)`;
 }
