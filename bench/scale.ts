@@ -1,164 +1,173 @@
 /**
- * `npx tsx bench/scale.ts` (a bench, not a timed test; needs HAProxy and PostgreSQL, run
- * `npm run build` first): the deployment docs/deploying.md documents, on loopback, as
- * test/e2e/balancer.ts starts it (three `--auth oauth` replicas on one fresh PostgreSQL store behind
- * HAProxy, an in-process sandbox), with BENCH_SCALE_USERS (1,000) users signed in through the front,
- * each from an address of their own (a trusted front forwards it). Then a mixed load on the
- * sessionless 2026-07-28 wire, so any replica serves any request: each user calls list_models, and
- * one call in ten is a paid generate_image with wait 0; midway replica 1 is killed (SIGKILL) and
- * restarted on its port. Reports throughput, p50/p99, the calls that failed and when, RSS per
- * signed-in user on each replica, and the store's size.
+ * `npm run bench:scale` (a bench, not a timed test; needs HAProxy and PostgreSQL; run `npm run build`
+ * first): the OAuth deployment docs/oauth.md documents, on loopback (bench/scale-deploy.ts: three
+ * replicas of the built CLI on one fresh PostgreSQL schema behind HAProxy on the documented file,
+ * its health check on; the sandbox in a process of its own). In phases of BENCH_SCALE_USERS
+ * (default `100,300`, what ends within 10 minutes on a loaded 2-core machine; `1000,5000` for
+ * 1,000 users, then 4,000 more, so 5,000 signed in) users sign in through
+ * the front, each with a sandbox key and an address of their own, then every signed-in user runs
+ * the mixed load of bench/scale-load.ts (BENCH_SCALE_WIDTH users at once, default 48); midway
+ * through each phase one replica is SIGKILLed and started again on its port.
+ *
+ * Reports per phase: sign-in rate; throughput, p50/p99 of the load's calls; failed calls, split into
+ * those in flight when the replica died and the rest (goal 0); double dispatch (a call's identity
+ * with more than one task in the sandbox, goal 0); lost tasks (an identity that claimed a task
+ * and did not find it finished at the end, goal 0); RSS per signed-in user of each replica; the
+ * store's size. Exits 1 when a goal is missed.
  */
-import { execFileSync } from "node:child_process";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Agent, setGlobalDispatcher } from "undici";
-import { startDeployment } from "../test/e2e/balancer.js";
-import { startHttpCli } from "../test/helpers/cli.js";
-import {
-  FORWARDED_ENV,
-  inParallel,
-  registerClient,
-  signInDirect,
-  userAddress,
-} from "../test/helpers/sign-in-direct.js";
-import { freePort } from "../test/ledger/stores.js";
 import { rssOf } from "./memory-probe.js";
+import { type ScaleDeployment, startScaleDeployment } from "./scale-deploy.js";
+import { type Call, type UserOutcome, userLoad } from "./scale-load.js";
+import { signInAll } from "./scale-sign-in.js";
 
-const USERS = Number(process.env.BENCH_SCALE_USERS ?? 1_000);
-const CALLS = Number(process.env.BENCH_SCALE_CALLS ?? 6);
-const SECRET = Buffer.alloc(32, 7).toString("base64");
+const PHASES = (process.env.BENCH_SCALE_USERS ?? "100,300").split(",").map(Number);
+const WIDTH = Number(process.env.BENCH_SCALE_WIDTH ?? 48);
+const UPLOAD_EVERY = 10;
+const RUN = Date.now().toString(36);
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const ms = (x: number) => `${x.toFixed(1)} ms`;
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? Number.NaN;
 
-// See bench/oauth.ts: idle sockets dropped before the servers' keep-alive ends them.
-setGlobalDispatcher(
-  new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500, connect: { timeout: 60_000 } }),
-);
+interface User {
+  token: string;
+  from: string;
+}
 
-async function main(): Promise<void> {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const env = {
-    GENERATION_AUTH: "oauth",
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    ...FORWARDED_ENV,
-  };
-  const d = await startDeployment({ env, port });
-  try {
-    const rss0 = d.replicas.map((r) => rssOf(r.child.pid as number));
-    const clientId = await registerClient(issuer);
-    const keys = Array.from({ length: USERS }, () => d.sandbox.addKey({ scopes: ["read", "generate"] }));
-    let started = performance.now();
-    const tokens = await inParallel(
-      keys,
-      16,
-      async (key, i) => (await signInDirect(issuer, clientId, key, { from: userAddress(i) })).access,
-    );
-    print(
-      `${USERS} users signed in through HAProxy in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-    );
-    const clients = await inParallel(tokens, 50, async (token) => {
-      const c = new Client(
-        { name: "scale", version: "1.0.0" },
-        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-      );
-      await c.connect(
-        new StreamableHTTPClientTransport(new URL(`${issuer}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${token}` } },
+let missed = 0;
+function goal(what: string, n: number): void {
+  if (n > 0) missed++;
+  print(`    ${what}: ${n}${n > 0 ? "  <-- goal 0" : ""}`);
+}
+
+async function phase(d: ScaleDeployment, users: User[], n: number, victim: number): Promise<void> {
+  const rssBefore = d.replicas.map((r) => rssOf(r.child.pid as number));
+  const fresh = n - users.length;
+  const started = performance.now();
+  users.push(...(await signInAll(d, users.length, n - users.length)));
+  const signInS = (performance.now() - started) / 1000;
+  const rssSignedIn = d.replicas.map((r) => rssOf(r.child.pid as number));
+  print(
+    `\n${n} users signed in through the front (${fresh} new in ${signInS.toFixed(1)} s: ${(fresh / signInS).toFixed(0)} sign-ins/s)`,
+  );
+  const calls: Call[] = [];
+  const t0 = performance.now();
+  const clock = () => performance.now() - t0;
+  const outage = { killed: Number.NaN, dead: Number.NaN, back: Number.NaN };
+  const identity = (u: number) => `scale-${RUN}-${n}-${u}`;
+  const outcomes: UserOutcome[] = [];
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    for (let u = next++; u < users.length; u = next++) {
+      const user = users[u] as User;
+      outcomes.push(
+        await userLoad({
+          url: `${d.issuer}/mcp`,
+          token: user.token,
+          from: user.from,
+          identity: identity(u),
+          upload: u % UPLOAD_EVERY === 0,
+          calls,
+          clock,
         }),
       );
-      return c;
-    });
-    const latencies: number[] = [];
-    const failures: Array<{ at: number; why: string }> = [];
-    let killedAt = Number.NaN;
-    let restartedAt = Number.NaN;
-    const total = USERS * CALLS;
-    started = performance.now();
-    const outage = (async () => {
-      while (latencies.length + failures.length < total / 2) await new Promise((r) => setTimeout(r, 50));
-      const victim = d.replicas[1];
-      if (victim === undefined) return;
-      const victimPort = new URL(victim.url).port;
-      killedAt = performance.now() - started;
-      victim.child.kill("SIGKILL");
-      await new Promise((r) => setTimeout(r, 1_000));
-      d.replicas[1] = await startHttpCli(["--port", victimPort], d.replicaEnv(env));
-      restartedAt = performance.now() - started;
-    })();
-    await Promise.all(
-      clients.map(async (c, u) => {
-        for (let i = 0; i < CALLS; i++) {
-          const paid = (u + i) % 10 === 0;
-          const t = performance.now();
-          try {
-            const r = paid
-              ? await c.callTool({
-                  name: "generate_image",
-                  arguments: { model: "sandbox-image-fast", prompt: `scale ${u} ${i}`, wait: 0 },
-                })
-              : await c.callTool({ name: "list_models", arguments: {} });
-            if (r.isError) throw new Error(JSON.stringify(r.content).slice(0, 160));
-            latencies.push(performance.now() - t);
-          } catch (error) {
-            failures.push({ at: t - started, why: (error as Error).message.slice(0, 160) });
-          }
-        }
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
-    await outage;
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    print(
-      `mixed load: ${USERS} users x ${CALLS} calls (one in ten a paid generate_image, wait 0), 2026-07-28 wire, through HAProxy`,
-    );
-    print(
-      `    throughput ${(latencies.length / elapsed).toFixed(0)} calls/s, p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
-    );
-    print(
-      `    replica 1 killed at ${(killedAt / 1000).toFixed(1)} s, restarted (listening) at ${(restartedAt / 1000).toFixed(1)} s`,
-    );
-    const during = failures.filter((f) => f.at >= killedAt - 1_000 && f.at <= restartedAt + 1_000);
-    print(
-      `    failed calls: ${failures.length} of ${total} (${during.length} started within 1 s of the outage)`,
-    );
-    for (const why of [...new Set(failures.map((f) => f.why))].slice(0, 3)) print(`      e.g. ${why}`);
-    const perUser = d.replicas.map(
-      (r, i) => (rssOf(r.child.pid as number) - (i === 1 ? 0 : (rss0[i] ?? 0))) / USERS / 1024,
-    );
-    print(
-      `    RSS rise per signed-in user, replicas 0 and 2 (no GC forced): ${perUser[0]?.toFixed(1)} and ${perUser[2]?.toFixed(1)} KiB; replica 1 (restarted) ${perUser[1]?.toFixed(1)} KiB of RSS in all per user`,
-    );
-    const db = new URL(d.store.uri);
-    const sql =
-      "SELECT pg_size_pretty(pg_total_relation_size('generation_mcp_ledger')) || ', ' || count(*) || ' rows' FROM generation_mcp_ledger";
-    const size = execFileSync(
-      "psql",
-      [
-        "-h",
-        db.hostname,
-        "-p",
-        db.port || "5432",
-        "-U",
-        db.username || "postgres",
-        "-d",
-        db.pathname.slice(1) || "postgres",
-        "-Atc",
-        sql,
-      ],
-      {
-        env: { ...process.env, PGOPTIONS: db.searchParams.get("options") ?? "" },
-      },
-    )
-      .toString()
-      .trim();
-    print(`    store: the ledger table (grants, tokens, accounts, task records) ${size}, ${USERS} users`);
+      done++;
+    }
+  };
+  const kill = (async () => {
+    while (done < users.length / 2) await new Promise((r) => setTimeout(r, 20));
+    outage.killed = clock();
+    await d.kill(victim);
+    outage.dead = clock();
+    await d.restart(victim);
+    outage.back = clock();
+  })();
+  await Promise.all(Array.from({ length: WIDTH }, worker));
+  const elapsed = clock() / 1000;
+  await kill;
+  report({ n, victim, calls, elapsed, outage });
+  const tasks = await d.sandboxTasks();
+  const perIdentity = new Map<string, number>();
+  for (const t of tasks) perIdentity.set(t.prompt, (perIdentity.get(t.prompt) ?? 0) + 1);
+  const mine = outcomes.map((o) => perIdentity.get(o.identity) ?? 0);
+  goal(
+    "double dispatch (identities with more than one task in the sandbox)",
+    mine.filter((x) => x > 1).length,
+  );
+  const claimed = outcomes.filter((o) => o.taskId !== undefined);
+  goal(
+    `lost tasks (of ${claimed.length} identities that claimed one, not found finished at the end)`,
+    claimed.filter((o) => o.final !== "succeeded").length,
+  );
+  goal("identities that never claimed a task", outcomes.length - claimed.length);
+  const finals = new Map<string, number>();
+  for (const o of outcomes) finals.set(o.final, (finals.get(o.final) ?? 0) + 1);
+  print(`    final statuses: ${JSON.stringify(Object.fromEntries(finals))}`);
+  const rssAfter = d.replicas.map((r) => rssOf(r.child.pid as number));
+  const rise = (to: number[], i: number) =>
+    `${(((to[i] ?? 0) - (rssBefore[i] ?? 0)) / fresh / 1024).toFixed(1)}`;
+  const kept = [0, 1, 2].filter((i) => i !== victim);
+  print(
+    `    RSS rise per new user (no GC forced), replicas ${kept.map((i) => i + 1).join(" and ")}: over the sign-ins ` +
+      `${kept.map((i) => rise(rssSignedIn, i)).join(" and ")} KiB, over sign-ins and load ${kept.map((i) => rise(rssAfter, i)).join(" and ")} KiB; ` +
+      `RSS after the load ${rssAfter.map(mib).join(", ")} (replica ${victim + 1} restarted)`,
+  );
+  const size = await d.storeSize();
+  print(
+    `    store: ${mib(size.bytes)} in ${size.tables} tables, ${size.rows} rows; ${(size.bytes / n / 1024).toFixed(1)} KiB per signed-in user`,
+  );
+}
+
+function report(r: {
+  n: number;
+  victim: number;
+  calls: Call[];
+  elapsed: number;
+  outage: { killed: number; dead: number; back: number };
+}): void {
+  const load = r.calls.filter(
+    (c) => !(c.tool === "poll_task" && c.end - c.start > 1_000 && c.error === undefined),
+  );
+  const ok = r.calls.filter((c) => c.error === undefined);
+  const latencies = load.filter((c) => c.error === undefined).map((c) => c.end - c.start);
+  print(
+    `mixed load, ${r.n} users x (list_models, generate_image wait 0, poll_task, ${100 / UPLOAD_EVERY}% upload_asset, list_models, poll_task wait 30), ${WIDTH} at once`,
+  );
+  print(
+    `    ${r.calls.length} calls in ${r.elapsed.toFixed(1)} s: ${(ok.length / r.elapsed).toFixed(0)} calls/s; p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))} (the final waiting polls left out)`,
+  );
+  const { killed, dead, back } = r.outage;
+  print(
+    `    replica ${r.victim + 1} SIGKILLed at ${(killed / 1000).toFixed(1)} s, listening again at ${(back / 1000).toFixed(1)} s`,
+  );
+  const failed = r.calls.filter((c) => c.error !== undefined);
+  // In flight at the replica: sent before its process was gone (its listening socket still took
+  // connections until the exit) and still unanswered when the SIGKILL went out.
+  const inFlight = failed.filter((c) => c.start <= dead && c.end >= killed);
+  print(
+    `    failed calls in flight at the killed replica (sent before its exit at ${(dead / 1000).toFixed(1)} s, unanswered at the kill): ${inFlight.length}`,
+  );
+  goal("failed calls beyond those", failed.length - inFlight.length);
+  for (const f of failed.filter((c) => !inFlight.includes(c)).slice(0, 8)) {
+    const at = (t: number) => ((t - killed) / 1000).toFixed(1);
+    print(`      ${at(f.start)} s to ${at(f.end)} s from the kill, ${f.tool}: ${f.error?.slice(0, 140)}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const d = await startScaleDeployment();
+  print(
+    `three --auth oauth replicas on PostgreSQL behind HAProxy (docs/oauth.md's file, health check on); sandbox at ${d.sandboxUrl}`,
+  );
+  try {
+    const users: User[] = [];
+    for (const [i, n] of PHASES.entries()) await phase(d, users, n, i % 3);
   } finally {
     await d.stop();
   }
+  process.exit(missed > 0 ? 1 : 0);
 }
 
 main().catch((error: unknown) => {

@@ -18,6 +18,7 @@ import {
   refusalResponse,
 } from "./sandbox-errors.js";
 import type { RequestCtx, SandboxState } from "./state.js";
+import { createKeys, listAllTasks } from "./steering.js";
 import { submitMedia } from "./submit.js";
 
 type Handler = (ctx: RequestCtx) => Promise<Response>;
@@ -73,6 +74,8 @@ const ROUTES: Route[] = [
   // Not part of the service: how tests steer a sandbox running in another process.
   { method: "POST", path: "/sandbox/faults", scope: "read", handler: injectFault },
   { method: "DELETE", path: "/sandbox/faults", scope: "read", handler: clearFaults },
+  { method: "POST", path: "/sandbox/keys", scope: "read", handler: createKeys },
+  { method: "GET", path: "/sandbox/tasks", scope: "read", handler: listAllTasks },
 ];
 
 async function injectFault(ctx: RequestCtx): Promise<Response> {

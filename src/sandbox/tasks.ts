@@ -25,6 +25,8 @@ export type Outcome = "succeeded" | "partial" | "failed";
 export interface TaskRecord {
   id: string;
   ownerId: string;
+  /** The prompt it was created for: how a test counts the tasks one call created (steering.ts). */
+  prompt: string;
   createdAt: number;
   startsAt: number;
   doneAt: number;
@@ -69,6 +71,7 @@ export class TaskStore {
     const task: TaskRecord = {
       id: this.nextId(),
       ownerId: key.id,
+      prompt,
       createdAt: now,
       startsAt,
       doneAt,
@@ -80,6 +83,11 @@ export class TaskStore {
     key.spends.add({ quoted: plan.quote, charged, settleAt: doneAt });
     this.byId.set(task.id, task);
     return task;
+  }
+
+  /** Every task, whatever its owner: for the steering routes only (steering.ts). */
+  all(): IterableIterator<TaskRecord> {
+    return this.byId.values();
   }
 
   /** The task if this key owns it; other keys' tasks are indistinguishable from unknown ones. */

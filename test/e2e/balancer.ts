@@ -160,15 +160,16 @@ export interface Replicas {
 }
 
 /**
- * Three replicas of the built CLI (`--transport http`), each started with `env()`, behind one
+ * Three replicas of the built CLI (`--transport http` and `o.args`), each started with `env()`, behind one
  * HAProxy on a documented file (`o` as for startHaproxy); whatever started is stopped if a later
  * one fails.
  */
 export async function startReplicas(
   env: () => Record<string, string>,
-  o: BalancerOptions = {},
+  o: BalancerOptions & { args?: string[] } = {},
 ): Promise<Replicas> {
-  const started = await Promise.allSettled([0, 1, 2].map(() => startHttpCli([], env())));
+  const { args = [], ...balancerOptions } = o;
+  const started = await Promise.allSettled([0, 1, 2].map(() => startHttpCli(args, env())));
   const replicas = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const stopReplicas = () => Promise.all(replicas.map((r) => r.stop()));
   const failed = started.find((s) => s.status === "rejected");
@@ -178,7 +179,7 @@ export async function startReplicas(
   }
   const balancer = await startHaproxy(
     replicas.map((r) => new URL(r.url).host),
-    o,
+    balancerOptions,
   ).catch(async (error: unknown) => {
     await stopReplicas();
     throw error;
