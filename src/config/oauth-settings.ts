@@ -158,8 +158,8 @@ export const OAUTH_SETTINGS: readonly OAuthSetting[] = [
     key: "trustedProxies",
     env: "GENERATION_TRUSTED_PROXIES",
     read: readTrustedProxies,
-    help: "with --auth oauth: comma-separated addresses or CIDR ranges of the proxies in front, whose X-Forwarded-For names the client (registrations, authorization requests, sign-in posts and metadata document fetches are rate-limited per client)",
-    doc: "with `oauth`: comma-separated addresses or CIDR ranges of your proxies (the TLS front); only from these is `X-Forwarded-For` believed, to count dynamic client registrations, authorization requests, sign-in posts and metadata document fetches per client address",
+    help: "over HTTP: comma-separated addresses or CIDR ranges of the proxies in front; their connections count only in the total, and with --auth oauth their X-Forwarded-For names the client (registrations, authorization requests, sign-in posts and metadata document fetches are rate-limited per client)",
+    doc: "over HTTP: comma-separated addresses or CIDR ranges of your proxies (the TLS front); their connections count only in the total, and with `oauth` only from these is `X-Forwarded-For` believed, to count dynamic client registrations, authorization requests, sign-in posts and metadata document fetches per client address",
     defaultDoc: "none: the peer's own address",
   },
 ];

@@ -72,9 +72,15 @@ const OAUTH_ONLY = new Set<keyof Config>([
   "refreshTokenTtl",
   "grantIdleTtl",
   "refreshGrace",
-  "trustedProxies",
 ]);
-const HTTP_ONLY = new Set<keyof Config>(["host", "port", "publicUrl", "allowedHosts", ...OAUTH_ONLY]);
+const HTTP_ONLY = new Set<keyof Config>([
+  "host",
+  "port",
+  "publicUrl",
+  "allowedHosts",
+  "trustedProxies",
+  ...OAUTH_ONLY,
+]);
 
 /** Why the chosen mode does not use a setting that was given, or undefined when it does. */
 function ignoredBecause(key: keyof Config, config: Config): string | undefined {
