@@ -19,6 +19,7 @@
  *  (j) a 30 MiB file through the media viewer's upload chunks against upload_asset by path: time
  *      and the server's RSS rise (bench/viewer-upload.ts).
  *  (l) a 10-item image batch (generate_batch) against 10 sequential generate_image (bench/batch.ts).
+ *  (m) 100 signed-in users' p99, quiet and under a hostile mix, and the store's growth (bench/hostile.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -31,6 +32,7 @@ import { SANDBOX_API_KEY } from "../src/sandbox/sandbox.js";
 import { CLI, isolatedEnv, rawStdio, startHttpCli, startSandboxCli } from "../test/helpers/cli.js";
 import { batchCost } from "./batch.js";
 import { delayProxy } from "./delay-proxy.js";
+import { hostileMix } from "./hostile.js";
 import { oauthCosts } from "./oauth.js";
 import { paidCalls } from "./paid-call.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
@@ -51,7 +53,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijkl");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijklm");
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
@@ -294,6 +296,7 @@ async function main(): Promise<void> {
     if (PARTS.includes("i")) await taskDetection();
     if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);
     if (PARTS.includes("l")) await batchCost(serviceEnv);
+    if (PARTS.includes("m")) await hostileMix();
   } finally {
     await sandbox.stop();
     iso.cleanup();
