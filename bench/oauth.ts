@@ -37,12 +37,16 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 const met = (ok: boolean) => (ok ? "met" : "NOT met");
 
 /** The keyed sandbox, started; its URL and keys. */
-async function keyedSandbox(count: number): Promise<{ url: string; keys: string[]; stop(): void }> {
+export async function keyedSandbox(
+  count: number,
+  timeScale = 50,
+): Promise<{ url: string; keys: string[]; stop(): void }> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [
     "--import",
     "tsx",
     KEYED_SANDBOX,
     String(count),
+    String(timeScale),
   ]);
   let out = "";
   const started = await new Promise<{ url: string; keys: string[] }>((resolve, reject) => {

@@ -20,6 +20,7 @@
  *      and the server's RSS rise (bench/viewer-upload.ts).
  *  (l) a 10-item image batch (generate_batch) against 10 sequential generate_image (bench/batch.ts).
  *  (m) approval without a dialog: a quote, then the call with its token, against a plain call (bench/approval.ts).
+ *  (n) 100 signed-in users' p99, quiet and under a hostile mix, and the store's growth (bench/hostile.ts).
  * The sandbox runs in its own process (`generation-mcp sandbox`), so it does not share an event loop
  * with either side being measured. Run `npm run build` first.
  */
@@ -34,6 +35,7 @@ import { approvalCost } from "./approval.js";
 import { batchCost } from "./batch.js";
 import { delayProxy } from "./delay-proxy.js";
 import { taskDetection } from "./detection.js";
+import { hostileMix } from "./hostile.js";
 import { oauthCosts } from "./oauth.js";
 import { paidCalls } from "./paid-call.js";
 import { preparePeers, type Runner } from "./peer-servers.js";
@@ -54,7 +56,7 @@ const RATIO_TARGET = 1.1;
 const DELAY_MS = Number(process.env.BENCH_SERVICE_DELAY_MS ?? 20);
 const CATALOG_TARGET_BYTES = 20_000;
 /** Which parts to run, e.g. `BENCH_PARTS=g` while working on the paid call (default: all). */
-const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijklm");
+const PARTS = process.env.BENCH_PARTS ?? (process.env.BENCH_ONLY === "oauth" ? "efk" : "abcdefghijklmn");
 
 const MINIMAL = fileURLToPath(new URL("./minimal-server.mjs", import.meta.url));
 
@@ -298,6 +300,7 @@ async function main(): Promise<void> {
     if (PARTS.includes("j")) await viewerUploadCost(serviceEnv, iso.dir, print);
     if (PARTS.includes("l")) await batchCost(serviceEnv);
     if (PARTS.includes("m")) await approvalCost(serviceEnv);
+    if (PARTS.includes("n")) await hostileMix();
   } finally {
     await sandbox.stop();
     iso.cleanup();
