@@ -9,6 +9,7 @@
  * RSS rise under 16 MiB (worst round).
  */
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { APP_MIME_TYPE, APPS_EXTENSION, startHttpCli } from "../test/helpers/cli.js";
@@ -31,15 +32,24 @@ const rssOf = (pid: number): number => {
   return Number(line?.[1] ?? 0) * 1024;
 };
 
+/** The server's CPU time so far (user + system), from /proc (Linux; clock ticks of 10 ms). */
+const cpuOf = (pid: number): number => {
+  const fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
 interface Measured {
   ms: number;
   rise: number;
+  /** The server's CPU time during the upload (ms): robust to a loaded machine, unlike `ms`. */
+  cpu: number;
 }
 
 /** Runs `upload` while sampling the server's RSS; the time and the peak rise over the level before. */
 async function measure(pid: number, upload: () => Promise<void>): Promise<Measured> {
   await new Promise((r) => setTimeout(r, 200));
   const before = rssOf(pid);
+  const cpu = cpuOf(pid);
   let peak = before;
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssOf(pid));
@@ -49,7 +59,7 @@ async function measure(pid: number, upload: () => Promise<void>): Promise<Measur
   const ms = performance.now() - started;
   clearInterval(sampler);
   peak = Math.max(peak, rssOf(pid));
-  return { ms, rise: peak - before };
+  return { ms, rise: peak - before, cpu: cpuOf(pid) - cpu };
 }
 
 function check(r: CallToolResult, what: string): Record<string, unknown> {
@@ -84,6 +94,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 interface Compared {
   times: { direct: number[]; chunked: number[] };
   rises: { direct: number[]; chunked: number[] };
+  cpus: { direct: number[]; chunked: number[] };
 }
 
 /** ROUNDS of each upload, interleaved, through one server whose service is at `env`'s base URL. */
@@ -110,7 +121,11 @@ async function compare(
     // Warm both paths (file-type, the upload code, the HTTP stack) so no round pays a one-time cost.
     await direct("warm.png");
     await chunked(client, file);
-    const out: Compared = { times: { direct: [], chunked: [] }, rises: { direct: [], chunked: [] } };
+    const out: Compared = {
+      times: { direct: [], chunked: [] },
+      rises: { direct: [], chunked: [] },
+      cpus: { direct: [], chunked: [] },
+    };
     for (let i = 0; i < rounds; i++) {
       const d = await measure(pid, () => direct(file));
       const c = await measure(pid, () => chunked(client, file));
@@ -118,6 +133,8 @@ async function compare(
       out.times.chunked.push(c.ms);
       out.rises.direct.push(d.rise);
       out.rises.chunked.push(c.rise);
+      out.cpus.direct.push(d.cpu);
+      out.cpus.chunked.push(c.cpu);
     }
     return out;
   } finally {
@@ -133,7 +150,7 @@ function report(label: string, r: Compared, print: (line: string) => void): void
     `    ${label}: by path median ${median(r.times.direct).toFixed(0)} ms (${all(r.times.direct)}); chunked median ${median(r.times.chunked).toFixed(0)} ms (${all(r.times.chunked)})`,
   );
   print(
-    `      ratio ${ratio.toFixed(2)} (goal <= ${RATIO_GOAL}: ${ratio <= RATIO_GOAL ? "met" : "NOT met"})`,
+    `      ratio ${ratio.toFixed(2)} (goal <= ${RATIO_GOAL}: ${ratio <= RATIO_GOAL ? "met" : "NOT met"}); server CPU median ${median(r.cpus.direct)} ms by path, ${median(r.cpus.chunked)} ms chunked; load average ${loadavg()[0]?.toFixed(1)}`,
   );
 }
 

@@ -11,7 +11,14 @@ import { lazy } from "../shared/lazy.js";
 import { ArgumentError } from "../shared/local-refusals.js";
 import { byteSize } from "../shared/wording.js";
 
-export type AssetSource = { path: string } | { data: Uint8Array };
+/**
+ * A file by path, its bytes, or a stream of `size` bytes whose first ones are `head` (the media
+ * viewer's staged chunks, src/calls/uploads/upload-staging.ts), typed by `head`.
+ */
+export type AssetSource =
+  | { path: string }
+  | { data: Uint8Array }
+  | { stream: () => ReadableStream<Uint8Array>; size: number; head: Uint8Array };
 export interface VoiceSource {
   path: string;
   /** The name sent with the file, when `path` does not end in it (a descriptor's path). */
@@ -77,6 +84,10 @@ function headerFilename(name: string): string | undefined {
 export async function prepareAsset(src: AssetSource, filename?: string): Promise<PreparedAsset> {
   const max = LIMITS.asset.maxBytes;
   const name = filename !== undefined ? headerFilename(filename) : undefined;
+  if ("stream" in src) {
+    const type = await sniffBytes(src.head);
+    return { mimeType: mediaType(type, "data"), size: src.size, filename: name, body: src.stream };
+  }
   if ("data" in src) {
     if (!(src.data instanceof Uint8Array)) throw new ArgumentError("data", "must be bytes");
     const size = src.data.byteLength;

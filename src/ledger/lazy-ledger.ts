@@ -56,6 +56,7 @@ export class LazyLedger implements Ledger {
     (await this.get()).durations(keyHash, model, limit);
 
   keyed: Ledger["keyed"] = async () => (await this.get()).keyed();
+  chunks: Ledger["chunks"] = async () => (await this.get()).chunks();
 
   async close(): Promise<void> {
     const opening = this.opening;

@@ -1,5 +1,6 @@
 /** The ledger's public shapes: what `openLedger` returns and what a paid call gives it to run. */
 import type { DurationSample } from "../shared/poll-schedule.js";
+import type { ChunkStore } from "./chunk-store.js";
 import type { DayBudget } from "./day-budget.js";
 import type { KeyedStore } from "./keyed-store.js";
 import type { LedgerRecord } from "./listing.js";
@@ -71,6 +72,8 @@ export interface Ledger {
   durations(keyHash: string, model: string, limit?: number): Promise<DurationSample[]>;
   /** Keyed values with expiry in the ledger's own store, shared by every replica (keyed-store.ts). */
   keyed(): Promise<KeyedStore>;
+  /** Binary upload chunks in the ledger's own store, shared by every replica (chunk-store.ts). */
+  chunks(): Promise<ChunkStore>;
   close(): Promise<void>;
   /** Records left open when this ledger opened (unresolved, or succeeded but never delivered). */
   readonly recovered: ReadonlyArray<LedgerRecord & { keyHash: string }>;

@@ -7,6 +7,7 @@ import { sleep } from "../client/backoff.js";
 import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import type { DurationSample } from "../shared/poll-schedule.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
+import type { ChunkStore } from "./chunk-store.js";
 import { checkDay, countDay } from "./day-budget.js";
 import { DeliveryMarks } from "./delivery-marks.js";
 import { TaskHistory } from "./durations.js";
@@ -271,6 +272,10 @@ export class LedgerImpl implements Ledger {
 
   async keyed(): Promise<KeyedStore> {
     return this.#store.keyed();
+  }
+
+  async chunks(): Promise<ChunkStore> {
+    return this.#store.chunks();
   }
 
   async recover(): Promise<void> {

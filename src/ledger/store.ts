@@ -6,6 +6,7 @@
  * two processes racing on one request get one identity, and no write lands on a record another
  * process changed since it was read.
  */
+import type { ChunkStore } from "./chunk-store.js";
 import type { KeyedStore } from "./keyed-store.js";
 import { LedgerError } from "./ledger-errors.js";
 import type { StoredRecord } from "./record.js";
@@ -168,6 +169,8 @@ export interface LedgerStore {
   sweep(now: number): Promise<number>;
   /** Keyed values with expiry in the same store, shared by every process using it (keyed-store.ts). */
   keyed(): KeyedStore;
+  /** Binary upload chunks in the same store, in a table of their own (chunk-store.ts). */
+  chunks(): ChunkStore;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 /**
  * A media viewer upload across replicas (issue 33): two processes of the built CLI (dist/cli.js,
- * `--transport http`) on one ledger store, a SQLite file and then PostgreSQL, each client on the
+ * `--transport http`) on one ledger store, a SQLite file, PostgreSQL and Redis, each client on the
  * sessionless 2026-07-28 wire, against the sandbox on loopback. The upload is opened on one, its
  * chunks alternate between the two, one chunk is resent to the other replica, and the last one's
  * answer is the asset, sent to the service once; the bounds are the deployment's, not each
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox?.close());
 
-describe.each(["sqlite", "postgres"] as const)("two replicas on one %s store", (kind) => {
+describe.each(["sqlite", "postgres", "redis"] as const)("two replicas on one %s store", (kind) => {
   let store: StoreFixture | undefined;
   const servers: Started[] = [];
   const clients: Client[] = [];

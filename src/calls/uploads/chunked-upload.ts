@@ -21,11 +21,8 @@ import { ArgumentError } from "../../shared/local-refusals.js";
 import { byteSize } from "../../shared/wording.js";
 import { sniff } from "../files/files.js";
 import { checkVoiceDuration, decodeBase64Into, notMedia, notVoice, readDuration } from "./media-rules.js";
-import { type KeptError, keepError, revive, withStagedFile } from "./upload-staging.js";
+import { chunkStream, type KeptError, keepError, revive, withStagedFile } from "./upload-staging.js";
 import { UPLOAD_CHUNK_BYTES, type Upload, UploadStore } from "./upload-store.js";
-
-/** Where each chunk is decoded to check it: one chunk's bytes (and the 2 a padded last one may promise). */
-const scratch = Buffer.alloc(UPLOAD_CHUNK_BYTES + 3);
 
 export type UploadKind = "asset" | "voice";
 
@@ -62,7 +59,7 @@ const stores = new WeakMap<object, UploadStore<UploadKind>>();
 export async function uploadStore(engine: Engine): Promise<UploadStore<UploadKind>> {
   let store = stores.get(engine.ledger);
   if (store === undefined) {
-    store = new UploadStore<UploadKind>(await engine.ledger.keyed());
+    store = new UploadStore<UploadKind>(await engine.ledger.keyed(), await engine.ledger.chunks());
     stores.set(engine.ledger, store);
   }
   return store;
@@ -123,22 +120,27 @@ async function send(
 ): Promise<{ sent: Sent; error?: unknown }> {
   let out: { sent: Sent; error?: unknown };
   try {
-    const ok = await withStagedFile(store, u, async (file): Promise<Extract<Sent, { ok: unknown }>["ok"]> => {
-      if (u.purpose === "voice") {
+    let ok: Extract<Sent, { ok: unknown }>["ok"];
+    if (u.purpose === "voice") {
+      const voice = await withStagedFile(store, u, async (file) => {
         const duration = await readDuration(file);
         checkVoiceDuration(duration);
-        const voice = await engine.client.uploadVoice({
+        return engine.client.uploadVoice({
           path: file,
           filename: u.name ?? "recording",
           duration,
           rightsConfirmed: true,
         });
-        return { voice };
-      }
+      });
+      ok = { voice };
+    } else {
+      // Straight from the store's chunks, typed by the first one's head (checked when it came).
+      const head = (await store.chunk(u, 0)).subarray(0, 4100);
+      const src = { stream: () => chunkStream(store, u), size: u.size, head };
       // Not tied to the call's signal: a host that gives up on the call must not cut the upload
       // halfway (its outcome would be unknown); the view asks again and gets the outcome.
-      return { asset: await engine.client.uploadAsset({ path: file }, { filename: u.name }) };
-    });
+      ok = { asset: await engine.client.uploadAsset(src, { filename: u.name }) };
+    }
     out = { sent: { ok } };
   } catch (error) {
     out = { sent: { error: keepError(error) }, error };
@@ -214,13 +216,12 @@ export async function receiveChunk(
       "a chunk gives its number (seq) and its bytes (data, base64)",
     );
   const u = await store.get(engine.keyHash, args.upload);
-  // Decoded into one buffer this process reuses (synchronously: no other call writes it meanwhile);
-  // only the first chunk's head is copied out, for its media type.
-  const length = decodeBase64Into("data", args.data, scratch);
+  // Decoded once, into the bytes that are stored as they are (the store keeps no text of them).
+  const into = Buffer.allocUnsafe(UPLOAD_CHUNK_BYTES + 3);
+  const bytes = into.subarray(0, decodeBase64Into("data", args.data, into));
   const withinMs = o.answerWithinMs ?? VIEWER_UPLOAD_ANSWER_MS;
-  if (args.seq === 0 && u.next === 0)
-    await checkBytes(store, u, Buffer.from(scratch.subarray(0, Math.min(length, 4100))));
-  const stored = await store.append(u, args.seq, args.data, length);
+  if (args.seq === 0 && u.next === 0) await checkBytes(store, u, bytes.subarray(0, 4100));
+  const stored = await store.append(u, args.seq, bytes);
   if (stored === "stored" && u.state === "sending") {
     // This call's compare-and-set moved the upload to "sending": it alone sends it.
     const job = send(engine, store, u).finally(() => sending.delete(u.id));

@@ -1,9 +1,12 @@
 /**
- * The replica that took an upload's last chunk sends it: its chunks are read back from the shared
- * store one at a time into a file in a private temporary directory of this process (0700, files
- * 0600, removed at exit), which the service client streams from disk, and which is deleted once
- * sent. One chunk's bytes at a time in memory, whatever the file's size. Also how an outcome is
- * kept in the store, so a replica that did not send it answers with the same words.
+ * The replica that took an upload's last chunk sends it. An asset goes as a stream of its chunks,
+ * each read from the shared store as the service client asks for the next (one read ahead, so the
+ * store's read overlaps the network's write): no file, and one or two chunks' bytes in memory
+ * whatever the file's size. A voice needs a file (its duration is probed, and it goes as a
+ * multipart form): its chunks are written one at a time into a private temporary directory of
+ * this process (0700, files 0600, removed at exit), streamed from disk, and deleted once sent.
+ * Also how an outcome is kept in the store, so a replica that did not send it answers with the
+ * same words.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
@@ -12,7 +15,7 @@ import path from "node:path";
 import { ServiceError } from "../../client/service-errors.js";
 import { CodedError } from "../../shared/coded-error.js";
 import { LocalRefusal } from "../../shared/local-refusals.js";
-import { chunkCount, UPLOAD_CHUNK_BYTES, type Upload, type UploadStore } from "./upload-store.js";
+import { chunkCount, type Upload, type UploadStore } from "./upload-store.js";
 
 let dir: string | undefined;
 /** The private directory, made on first use and removed when the process exits. */
@@ -23,6 +26,20 @@ function directory(): string {
     dir = made;
   }
   return dir;
+}
+
+/** The upload's bytes as a pull-driven stream of its chunks, read from the store in order. */
+export function chunkStream<T>(store: UploadStore<T>, u: Upload<T>): ReadableStream<Uint8Array> {
+  let seq = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        controller.enqueue(await store.chunk(u, seq++));
+        if (seq >= chunkCount(u.size)) controller.close();
+      },
+    },
+    { highWaterMark: 1 },
+  );
 }
 
 /** Runs `use` on the upload's bytes as one private file, deleted afterwards whatever happens. */
@@ -36,13 +53,11 @@ export async function withStagedFile<T, R>(
     // "wx": a fresh file only; 0600: this process's user alone reads it.
     const handle = await open(file, "wx", 0o600);
     try {
-      // One buffer for every chunk of this file: its bytes are written before the next is read.
-      const bytes = Buffer.alloc(UPLOAD_CHUNK_BYTES);
       let at = 0;
       for (let seq = 0; seq < chunkCount(u.size); seq++) {
-        const n = await store.chunk(u, seq, bytes);
-        await handle.write(bytes, 0, n, at);
-        at += n;
+        const bytes = await store.chunk(u, seq);
+        await handle.write(bytes, 0, bytes.byteLength, at);
+        at += bytes.byteLength;
       }
     } finally {
       await handle.close();

@@ -12,13 +12,17 @@
  * stands changes nothing.
  */
 import { randomBytes } from "node:crypto";
+import type { ChunkStore } from "../../ledger/chunk-store.js";
 import type { KeyedStore } from "../../ledger/keyed-store.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
 import { DEFAULT_UPLOAD_LIMITS, type Slot, type UploadLimits, UploadSlots } from "./upload-slots.js";
 
 export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-slots.js";
 
-/** Every chunk but the last holds exactly this many bytes (base64: 699,052 characters). */
+/**
+ * Every chunk but the last holds exactly this many bytes (base64: 699,052 characters): one tool
+ * call's arguments stay under the 1 MB a host may allow a message (see src/viewer/app/upload-send.ts).
+ */
 export const UPLOAD_CHUNK_BYTES = 512 * 1024;
 /** How long an upload may stay in "sending" before its record lapses (the service's upload bound and more). */
 const SENDING_TTL_MS = 60 * 60_000;
@@ -52,7 +56,8 @@ export const chunkLength = (size: number, seq: number): number =>
   Math.min(UPLOAD_CHUNK_BYTES, size - seq * UPLOAD_CHUNK_BYTES);
 
 const recordKey = (owner: string, id: string) => `upl:${owner}:${id}`;
-const chunkKey = (owner: string, id: string, seq: number) => `upl:${owner}:${id}:${seq}`;
+/** The chunks' upload name in the chunk table: only the key that opened it ever reaches it. */
+const chunksOf = (owner: string, id: string) => `${owner}:${id}`;
 type Fields = Omit<Upload<unknown>, "raw" | "id" | "owner">;
 
 const unknownUpload = (id: string) =>
@@ -65,9 +70,10 @@ const unknownUpload = (id: string) =>
 export type Appended = "stored" | "repeat";
 
 /**
- * Chunks and the progress of an upload still receiving are written without a sync of their own
- * (keyed-store.ts, `deferred`): a machine that crashes mid-upload loses at most the upload, which
- * the user then chooses again; nothing of it had reached the service.
+ * Chunks (src/ledger/chunk-store.ts, binary rows) and the progress of an upload still receiving
+ * are written without a sync of their own (keyed-store.ts, `deferred`): a machine that crashes
+ * mid-upload loses at most the upload, which the user then chooses again; nothing of it had
+ * reached the service, and the synced move to "sending" makes every chunk before it durable.
  */
 const LAZY = { deferred: true };
 /** How often an open sweeps values past their expiry (the SQL stores keep them until swept). */
@@ -79,6 +85,7 @@ export class UploadStore<T = unknown> {
 
   constructor(
     private readonly kv: KeyedStore,
+    private readonly chunks: ChunkStore,
     private readonly limits: UploadLimits = DEFAULT_UPLOAD_LIMITS,
     private readonly now: () => number = Date.now,
   ) {
@@ -91,6 +98,7 @@ export class UploadStore<T = unknown> {
     if (this.now() - this.sweptAt > SWEEP_EVERY_MS) {
       this.sweptAt = this.now();
       void this.kv.sweep(this.sweptAt).catch(() => {});
+      void this.chunks.sweep(this.sweptAt).catch(() => {});
     }
     const alive = async (sid: string, slot: Slot) => {
       const u = await this.read(slot.o, sid);
@@ -127,13 +135,14 @@ export class UploadStore<T = unknown> {
   }
 
   /**
-   * Stores chunk `seq` (its base64 text and decoded length) after checking its place and length:
+   * Stores chunk `seq` (its decoded bytes) after checking its place and length:
    * chunks come in order from 0, each UPLOAD_CHUNK_BYTES long but the last (the rest). A chunk
    * already accepted (its answer was lost, or its first copy is being written right now) is a
    * "repeat": stored once, answered as the upload stands. Anything else abandons the upload (its
    * bytes deleted) and is refused; nothing of it ever reaches the service. `u` is updated.
    */
-  async append(u: Upload<T>, seq: number, data: string, length: number): Promise<Appended> {
+  async append(u: Upload<T>, seq: number, bytes: Uint8Array): Promise<Appended> {
+    const length = bytes.byteLength;
     const count = chunkCount(u.size);
     const refuse = async (field: string, why: string, drop = true): Promise<never> => {
       if (drop) await this.drop(u);
@@ -162,7 +171,7 @@ export class UploadStore<T = unknown> {
       );
     }
     // Both copies of a resent chunk may write it (the same bytes); only one moves the record on.
-    await this.kv.put(chunkKey(u.owner, u.id, seq), data, this.limits.idleMs + SENDING_TTL_MS, LAZY);
+    await this.chunks.put(chunksOf(u.owner, u.id), seq, bytes, this.limits.idleMs + SENDING_TTL_MS);
     const done = u.received + length === u.size;
     const fields: Fields = {
       size: u.size,
@@ -186,11 +195,12 @@ export class UploadStore<T = unknown> {
     throw unknownUpload(u.id);
   }
 
-  /** Chunk `seq`'s bytes decoded into `into`, for sending: their count. A chunk gone (expired, dropped) is an error. */
-  async chunk(u: Upload<T>, seq: number, into: Buffer): Promise<number> {
-    const data = await this.kv.get(chunkKey(u.owner, u.id, seq));
-    if (data === undefined) throw new Error(`chunk ${seq} of upload ${u.id} is no longer in the store`);
-    return into.write(data, "base64");
+  /** Chunk `seq`'s bytes, for sending. A chunk gone (expired, dropped) or of another length is an error. */
+  async chunk(u: Upload<T>, seq: number): Promise<Uint8Array> {
+    const data = await this.chunks.get(chunksOf(u.owner, u.id), seq);
+    if (data === undefined || data.byteLength !== chunkLength(u.size, seq))
+      throw new Error(`chunk ${seq} of upload ${u.id} is no longer in the store`);
+    return data;
   }
 
   /** The upload is sent (or refused): its chunks deleted, its slot freed, `outcome` kept a while. */
@@ -209,7 +219,7 @@ export class UploadStore<T = unknown> {
     await this.kv.put(recordKey(u.owner, u.id), raw, this.limits.keepMs);
     Object.assign(u, fields, { raw });
     await this.slots.release(u.id);
-    // The answer need not wait for the chunks to go; they expire on their own if this fails.
+    // The answer need not wait for the chunks to go (one statement); they expire on their own if this fails.
     void this.deleteChunks(u.owner, u.id, u.size).catch(() => {});
   }
 
@@ -224,8 +234,8 @@ export class UploadStore<T = unknown> {
     await this.deleteChunks(owner, id, size);
   }
 
-  private async deleteChunks(owner: string, id: string, size: number): Promise<void> {
-    for (let seq = 0; seq < chunkCount(size); seq++) await this.kv.delete(chunkKey(owner, id, seq), LAZY);
+  private deleteChunks(owner: string, id: string, size: number): Promise<void> {
+    return this.chunks.drop(chunksOf(owner, id), chunkCount(size));
   }
 
   /** What the deployment holds now (uploads not finished, bytes received), for tests and benchmarks. */

@@ -11,6 +11,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { Durability } from "../../config/store-uri.js";
 import { lazy } from "../../shared/lazy.js";
+import type { ChunkStore } from "../chunk-store.js";
 import { type KeyedStore, postgresKeyed } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
 import type { StoredRecord } from "../record.js";
@@ -27,6 +28,7 @@ import {
   recordKey,
 } from "../store.js";
 import { optionalPeer } from "./optional-peer.js";
+import { createChunkTable, postgresChunkStore } from "./postgres-chunks.js";
 
 const TABLE = "generation_mcp_ledger";
 /** How long one statement may take before the call is refused (a stalled store must not hang a call). */
@@ -180,6 +182,10 @@ export class PostgresStore implements LedgerStore {
     return postgresKeyed(async (sql, params) => (await this.#pool.query(sql, params)).rows);
   }
 
+  chunks(): ChunkStore {
+    return postgresChunkStore(this.#pool);
+  }
+
   async close(): Promise<void> {
     await this.#pool.end();
   }
@@ -197,6 +203,7 @@ async function createTable(pool: Pool): Promise<void> {
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (key text COLLATE "C" PRIMARY KEY, value jsonb NOT NULL)`,
     );
+    await createChunkTable(client);
     // A real write at open: a store we cannot write refuses to open, not later mid-call.
     await client.query(
       `INSERT INTO ${TABLE}(key, value) VALUES ('meta', '{"v":1,"schema":1}')

@@ -13,6 +13,7 @@ import type { RedisClientType } from "@redis/client";
 import { LRUCache } from "lru-cache";
 import type { Durability } from "../../config/store-uri.js";
 import { lazy } from "../../shared/lazy.js";
+import type { ChunkStore } from "../chunk-store.js";
 import type { KeyedStore } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
 import type { StoredRecord } from "../record.js";
@@ -25,6 +26,7 @@ import {
   listPage,
   recordFrom,
 } from "../store.js";
+import { redisChunks } from "./chunks-redis.js";
 import { redisKeyed } from "./keyed-redis.js";
 import { optionalPeer } from "./optional-peer.js";
 
@@ -248,9 +250,8 @@ export class RedisStore implements LedgerStore {
     return removed;
   }
 
-  keyed(): KeyedStore {
-    return redisKeyed(this.#client);
-  }
+  keyed = (): KeyedStore => redisKeyed(this.#client);
+  chunks = (): ChunkStore => redisChunks(this.#client);
 
   async close(): Promise<void> {
     await this.#client.close().catch(() => {

@@ -8,7 +8,8 @@
  * connection serves the process, so every statement goes through one queue (a statement issued
  * inside an open transaction would join it).
  */
-import { type KeyedStore, sqliteKeyed } from "../keyed-store.js";
+import { type ChunkStore, chunkTable, SQLITE_CHUNKS, sqliteChunks } from "../chunk-store.js";
+import { type KeyedStore, type SqlAccess, sqliteKeyed } from "../keyed-store.js";
 import { LedgerError } from "../ledger-errors.js";
 import type { StoredRecord } from "../record.js";
 import { parseRecord } from "../record-rules.js";
@@ -76,6 +77,7 @@ export class SqliteStore implements LedgerStore {
     try {
       await store.#checkDurability(busyTimeoutMs);
       await conn.query(`CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
+      await conn.query(chunkTable(SQLITE_CHUNKS, "BLOB", "TEXT"));
       await store.probe();
       store.#file = fileId(path);
     } catch (cause) {
@@ -163,6 +165,13 @@ export class SqliteStore implements LedgerStore {
   /** Writes refuse a deleted file as claims do; deferred ones (whose loss costs a retry or a count,
    * keyed-store.ts) commit at NORMAL, as replace's, and skip that stat. */
   keyed(): KeyedStore {
+    return sqliteKeyed(this.#access());
+  }
+
+  /** The upload chunks' table (chunk-store.ts), reached as the keyed values are. */
+  chunks = (): ChunkStore => sqliteChunks(this.#access());
+
+  #access(): SqlAccess {
     const write = (deferred: boolean) => (sql: string, params: unknown[]) =>
       this.queue.run(async () => {
         if (!deferred) {
@@ -172,11 +181,7 @@ export class SqliteStore implements LedgerStore {
         await this.#q("PRAGMA synchronous=NORMAL");
         return this.#q(sql, ...params).finally(() => this.#q("PRAGMA synchronous=FULL"));
       });
-    return sqliteKeyed({
-      read: (sql, p) => this.query(sql, ...p),
-      write: write(false),
-      deferred: write(true),
-    });
+    return { read: (sql, p) => this.query(sql, ...p), write: write(false), deferred: write(true) };
   }
 
   /** A file deleted since the last claim is written back first (the connection holds its last copy). */
@@ -275,9 +280,7 @@ export class SqliteStore implements LedgerStore {
     return rows.map((row) => parseRecord(rowValue(String(row.value)), String(row.key)));
   }
 
-  list(keyHash: string): Promise<StoredRecord[]> {
-    return this.#records(`rec:${keyHash}:`);
-  }
+  list = (keyHash: string): Promise<StoredRecord[]> => this.#records(`rec:${keyHash}:`);
 
   /** The page in SQL: only `limit` rows leave SQLite, however many records the key has. */
   async listPage(q: ListQuery): Promise<StoredRecord[]> {
@@ -286,9 +289,7 @@ export class SqliteStore implements LedgerStore {
     return rows.map((row) => parseRecord(rowValue(String(row.value)), String(row.key)));
   }
 
-  listAll(): Promise<StoredRecord[]> {
-    return this.#records("rec:");
-  }
+  listAll = (): Promise<StoredRecord[]> => this.#records("rec:");
 
   async sweep(now: number): Promise<number> {
     const [expired, orphans] = sweepQueries(TABLE, now);

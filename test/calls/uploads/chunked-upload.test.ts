@@ -216,7 +216,7 @@ describe("the view's chunks", () => {
     await open();
     h.sandbox.faults.inject(ASSETS, { kind: "hang" });
     const png = renderImage("slow", "1:1");
-    const store = new UploadStore<UploadKind>(await h.ledger.keyed());
+    const store = new UploadStore<UploadKind>(await h.ledger.keyed(), await h.ledger.chunks());
     const opened = await receiveChunk(h.engine, { kind: "asset", size: png.byteLength }, { store });
     const args = { upload: opened.upload, seq: 0, data: png.toString("base64") };
     expect(await receiveChunk(h.engine, args, { store, answerWithinMs: 50 })).toMatchObject({

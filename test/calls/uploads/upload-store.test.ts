@@ -14,24 +14,27 @@ import {
   type UploadLimits,
   UploadStore,
 } from "../../../src/calls/uploads/upload-store.js";
+import type { ChunkStore } from "../../../src/ledger/chunk-store.js";
 import { type KeyedStore, openStore } from "../../../src/ledger/open-ledger.js";
 import type { LedgerStore } from "../../../src/ledger/store.js";
 import { available, freshStore, STORE_KINDS, type StoreFixture } from "../../ledger/stores.js";
 
 const MiB = 1024 * 1024;
 const bytes = (n: number, fill = 7) => Buffer.alloc(n, fill);
-/** Chunk arguments as receiveChunk gives them: the base64 text and the decoded length. */
-const b64 = (n: number, fill = 7): [string, number] => [bytes(n, fill).toString("base64"), n];
+/** A chunk as receiveChunk gives it: its decoded bytes. */
+const chunkOf = (n: number, fill = 7): [Uint8Array] => [bytes(n, fill)];
 
 describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
   let t: StoreFixture | undefined;
   let opened: LedgerStore[] = [];
   let kv: KeyedStore[] = [];
+  let chunks: ChunkStore[] = [];
   beforeEach(async (ctx) => {
     if (!(await available(kind))) return ctx.skip();
     t = await freshStore(kind);
     for (let i = 0; i < 2; i++) opened.push(await openStore(t.uri));
     kv = opened.map((s) => s.keyed());
+    chunks = opened.map((s) => s.chunks());
   });
   afterEach(async () => {
     await Promise.all(opened.map((s) => s.close()));
@@ -40,25 +43,24 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
   });
   /** Two replicas' stores over one back end. */
   const replicas = (limits: Partial<UploadLimits> = {}) =>
-    kv.map((k) => new UploadStore<string>(k, { ...DEFAULT_UPLOAD_LIMITS, ...limits }));
+    kv.map(
+      (k, i) => new UploadStore<string>(k, chunks[i] as ChunkStore, { ...DEFAULT_UPLOAD_LIMITS, ...limits }),
+    );
 
   it("takes chunks on either replica in order and of their length, then holds exactly the file until finished", async () => {
     const [a, b] = replicas() as [UploadStore<string>, UploadStore<string>];
     const size = 2 * UPLOAD_CHUNK_BYTES + 100;
     const u = await a.open("alice", size, "clip.mp4", "asset");
     expect(chunkCount(size)).toBe(3);
-    expect(await a.append(u, 0, ...b64(UPLOAD_CHUNK_BYTES, 1))).toBe("stored");
+    expect(await a.append(u, 0, ...chunkOf(UPLOAD_CHUNK_BYTES, 1))).toBe("stored");
     const there = await b.get("alice", u.id);
-    expect(await b.append(there, 1, ...b64(UPLOAD_CHUNK_BYTES, 2))).toBe("stored");
+    expect(await b.append(there, 1, ...chunkOf(UPLOAD_CHUNK_BYTES, 2))).toBe("stored");
     expect(there.state).toBe("receiving");
     expect(await a.usage("alice")).toEqual({ uploads: 1, bytes: 2 * UPLOAD_CHUNK_BYTES });
     const back = await a.get("alice", u.id);
-    await a.append(back, 2, ...b64(100, 3));
+    await a.append(back, 2, ...chunkOf(100, 3));
     expect(back.state).toBe("sending");
-    const read = async (seq: number) => {
-      const into = Buffer.alloc(UPLOAD_CHUNK_BYTES);
-      return into.subarray(0, await b.chunk(back, seq, into));
-    };
+    const read = (seq: number) => b.chunk(back, seq);
     const file = Buffer.concat([await read(0), await read(1), await read(2)]);
     expect(file.byteLength).toBe(size);
     expect([file[0], file[UPLOAD_CHUNK_BYTES], file[size - 1]]).toEqual([1, 2, 3]);
@@ -80,13 +82,13 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     const u = await a.open("alice", UPLOAD_CHUNK_BYTES + 10, undefined, "asset");
     const copy = await b.get("alice", u.id);
     const both = await Promise.all([
-      a.append(u, 0, ...b64(UPLOAD_CHUNK_BYTES)),
-      b.append(copy, 0, ...b64(UPLOAD_CHUNK_BYTES)),
+      a.append(u, 0, ...chunkOf(UPLOAD_CHUNK_BYTES)),
+      b.append(copy, 0, ...chunkOf(UPLOAD_CHUNK_BYTES)),
     ]);
     expect(both.sort()).toEqual(["repeat", "stored"]);
     expect([u.received, copy.received]).toEqual([UPLOAD_CHUNK_BYTES, UPLOAD_CHUNK_BYTES]);
     // The upload goes on from there.
-    expect(await a.append(u, 1, ...b64(10))).toBe("stored");
+    expect(await a.append(u, 1, ...chunkOf(10))).toBe("stored");
     expect(u.state).toBe("sending");
   });
 
@@ -99,14 +101,14 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     ];
     for (const [seq, n, refusal] of cases) {
       const u = await s.open("alice", 2 * UPLOAD_CHUNK_BYTES + 1, undefined, "asset");
-      await expect(s.append(u, seq, ...b64(n))).rejects.toThrow(refusal);
+      await expect(s.append(u, seq, ...chunkOf(n))).rejects.toThrow(refusal);
       await expect(s.get("alice", u.id)).rejects.toThrow(/is not an upload in progress here/);
     }
     expect(await s.usage()).toEqual({ uploads: 0, bytes: 0 });
     // The last chunk holds the rest, not a whole chunk's worth.
     const u = await s.open("alice", UPLOAD_CHUNK_BYTES + 10, undefined, "asset");
-    await s.append(u, 0, ...b64(UPLOAD_CHUNK_BYTES));
-    await expect(s.append(u, 1, ...b64(UPLOAD_CHUNK_BYTES))).rejects.toThrow(
+    await s.append(u, 0, ...chunkOf(UPLOAD_CHUNK_BYTES));
+    await expect(s.append(u, 1, ...chunkOf(UPLOAD_CHUNK_BYTES))).rejects.toThrow(
       /holds 524288 bytes where 10 belong/,
     );
   });
@@ -123,7 +125,7 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     const madeUp = await why(s.get("mallory", "upl_nothing"));
     expect(stranger.replace(u.id, "ID")).toBe(madeUp.replace("upl_nothing", "ID"));
     const mine = await s.get("alice", u.id);
-    await s.append(mine, 0, ...b64(10));
+    await s.append(mine, 0, ...chunkOf(10));
     expect(mine.state).toBe("sending");
   });
 
@@ -182,7 +184,7 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     const slow = await a.open("bob", 3 * UPLOAD_CHUNK_BYTES, undefined, "asset");
     for (let seq = 0; seq < 3; seq++) {
       await new Promise((r) => setTimeout(r, 350));
-      await a.append(slow, seq, ...b64(UPLOAD_CHUNK_BYTES));
+      await a.append(slow, seq, ...chunkOf(UPLOAD_CHUNK_BYTES));
     }
     expect(slow.state).toBe("sending");
     expect((await b.get("bob", slow.id)).state).toBe("sending");
