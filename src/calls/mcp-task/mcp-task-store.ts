@@ -198,7 +198,13 @@ export class LedgerTaskStore implements TaskStore {
       next.lastUpdatedAt = Math.max(now, cur.lastUpdatedAt);
       const ttlLeft = cur.createdAt + cur.ttlMs - now;
       if (ttlLeft <= 0) return undefined;
-      if (await this.#kv.swap(key, text, JSON.stringify(next), ttlLeft)) return next;
+      // A write that keeps the status (progress, the next read's time, a lease renewed or taken)
+      // skips a sync of its own (SQLite: it waited on the disk with the event loop held, and one
+      // key's 300 slow tasks made every other user wait). Lost in a machine crash, it costs a read
+      // again: the lease lapses and another process resumes from the ledger's durable record. A
+      // change of status (completed, failed, cancelled) is synced as before.
+      const deferred = next.status === cur.status;
+      if (await this.#kv.swap(key, text, JSON.stringify(next), ttlLeft, { deferred })) return next;
     }
     throw new Error(`task ${taskId} kept changing under 16 attempts to update it`);
   }
