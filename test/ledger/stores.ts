@@ -14,6 +14,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
+import { openStore } from "../../src/ledger/open-ledger.js";
+import type { LedgerStore } from "../../src/ledger/store.js";
 import { tempDir } from "./ledger-helpers.js";
 
 export type StoreKind = "sqlite" | "postgres" | "redis";
@@ -209,4 +212,25 @@ export async function startPostgres(): Promise<PostgresServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Two stores open on one fresh `kind` store for each test of the calling `describe`, as two
+ * replicas would have them (the test is skipped where `kind` is not available); closed and
+ * cleaned up after it. Read the returned list inside a test.
+ */
+export function twoReplicaStores(kind: StoreKind): LedgerStore[] {
+  const stores: LedgerStore[] = [];
+  let t: StoreFixture | undefined;
+  beforeEach(async (ctx) => {
+    if (!(await available(kind))) return ctx.skip();
+    t = await freshStore(kind);
+    for (let i = 0; i < 2; i++) stores.push(await openStore(t.uri));
+  });
+  afterEach(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    stores.length = 0;
+    await t?.cleanup();
+  });
+  return stores;
 }

@@ -4,11 +4,9 @@
  * a random order and on the three real back ends; a crashed replica's units come back after the
  * lease; a store that does not answer leaves each replica its own share; the heap follows holders.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { openStore } from "../../src/ledger/open-ledger.js";
-import type { LedgerStore } from "../../src/ledger/store.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeploymentShares, type ShareStore } from "../../src/shared/deployment-shares.js";
-import { available, freshStore, STORE_KINDS, type StoreFixture } from "../ledger/stores.js";
+import { STORE_KINDS, twoReplicaStores } from "../ledger/stores.js";
 
 /** Values with compare-and-set, each operation answering after a random number of ticks. */
 function jitteryStore(now: () => number, seed = 7): ShareStore & { raw(key: string): string | undefined } {
@@ -155,18 +153,7 @@ describe("deployment shares on a store answering out of order", () => {
 });
 
 describe.each(STORE_KINDS)("deployment shares on %s, two replicas", (kind) => {
-  let t: StoreFixture | undefined;
-  let stores: LedgerStore[] = [];
-  beforeEach(async (ctx) => {
-    if (!(await available(kind))) return ctx.skip();
-    t = await freshStore(kind);
-    for (let i = 0; i < 2; i++) stores.push(await openStore(t.uri));
-  });
-  afterEach(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-    stores = [];
-    await t?.cleanup();
-  });
+  const stores = twoReplicaStores(kind);
 
   it("parallel bursts from both replicas never grant more than the share", async () => {
     const replicas = stores.map(

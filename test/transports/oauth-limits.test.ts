@@ -6,14 +6,12 @@
  * together what one admits, the in-memory fallback while the store fails, and the operator log
  * under a flood.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { KeyedStore } from "../../src/ledger/open-ledger.js";
-import { openStore } from "../../src/ledger/open-ledger.js";
-import type { LedgerStore } from "../../src/ledger/store.js";
 import { oauthLog } from "../../src/transports/oauth/oauth-log.js";
 import { classify } from "../../src/transports/oauth/oauth-routes.js";
 import { RateLimit, REGISTRATIONS, SIGN_INS } from "../../src/transports/oauth/rate-limit.js";
-import { available, freshStore, STORE_KINDS, type StoreFixture } from "../ledger/stores.js";
+import { STORE_KINDS, twoReplicaStores } from "../ledger/stores.js";
 
 interface LibRouter {
   get(name: string, path: string, ...mw: unknown[]): LibRouter;
@@ -167,18 +165,7 @@ describe("while the store fails", () => {
 });
 
 describe.each(STORE_KINDS)("two replicas on one %s store", (kind) => {
-  let t: StoreFixture | undefined;
-  let stores: LedgerStore[] = [];
-  beforeEach(async (ctx) => {
-    if (!(await available(kind))) return ctx.skip();
-    t = await freshStore(kind);
-    for (let i = 0; i < 2; i++) stores.push(await openStore(t.uri));
-  });
-  afterEach(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-    stores = [];
-    await t?.cleanup();
-  });
+  const stores = twoReplicaStores(kind);
 
   it("admit together what one admits, per source and per deployment, however the requests race", async () => {
     const [a, b] = stores.map((s) => new RateLimit(s.keyed(), "t-two", REGISTRATIONS));
