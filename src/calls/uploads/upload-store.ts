@@ -2,7 +2,8 @@
  * Where the media viewer's uploads wait for their last chunk (docs/viewer.md#uploads): the ledger's
  * shared store (src/ledger/keyed-store.ts: the SQLite file, PostgreSQL rows or Redis keys, each
  * value with an expiry), so a chunk may reach any replica on that store. An upload is one record
- * under `upl:<key hash>:<id>` and one value per chunk beside it: found only under the key that
+ * under `upl:<key hash>:<id>` and one row of bytes per chunk in the chunk table under the same
+ * key hash and ID (src/ledger/chunk-store.ts): found only under the key that
  * opened it (another key's ID reads exactly like one never made), and advanced only by
  * compare-and-set of that record, so two copies of one chunk (the host resent it while the first
  * was still being written, here or on another replica) store it once and both read where it stands.
