@@ -7,8 +7,7 @@
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { LimitLog, Shares } from "../../src/shared/fair-shares.js";
-import { startHttpServer } from "../../src/transports/http-server.js";
-import { engineOf, whoamiServer } from "./http-probe.js";
+import { startProbe } from "./http-probe.js";
 
 function open(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -32,11 +31,7 @@ function answer(s: Socket): Promise<string> {
 describe("connections", () => {
   it("refuses past the per-address share with a 503 naming it, and frees the slot on close", async () => {
     const lines: string[] = [];
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       limits: { connectionsPerAddress: 3, connections: 10 },
       onLimit: (line) => lines.push(line),
     });
@@ -63,11 +58,7 @@ describe("connections", () => {
   });
 
   it("counts a trusted proxy's connections in the total only", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       limits: { connectionsPerAddress: 2, connections: 4 },
       isProxy: () => true,
       onLimit: () => {},
@@ -84,11 +75,7 @@ describe("connections", () => {
   });
 
   it("ends a connection that sends no byte within the header timeout", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       limits: { headersTimeoutS: 1 },
     });
     try {

@@ -7,21 +7,17 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type HttpServerHandle, startHttpServer } from "../../src/transports/http-server.js";
-import { engineOf, INIT, KEY_A, KEY_ENV, whoamiServer } from "./http-probe.js";
+import type { HttpServerHandle } from "../../src/transports/http-server.js";
+import { INIT, KEY_A, KEY_ENV, startProbe } from "./http-probe.js";
 
 let handle: HttpServerHandle;
 let healthy = true;
 let checks = 0;
 
 beforeAll(async () => {
-  handle = await startHttpServer({
-    host: "127.0.0.1",
-    port: 0,
+  handle = await startProbe({
     defaultApiKey: KEY_ENV,
     publicHosts: ["mcp.example.com"],
-    engineFor: engineOf,
-    createServer: whoamiServer,
     health: async () => {
       checks++;
       if (!healthy) throw new Error("ledger at /secret/path unusable");

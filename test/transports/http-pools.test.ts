@@ -8,9 +8,8 @@ import { request } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { Channel } from "../../src/mcp/delivery.js";
-import { startHttpServer } from "../../src/transports/http-server.js";
 import { Sessions } from "../../src/transports/http-sessions.js";
-import { engineOf, hash, INIT, whoami, whoamiServer } from "./http-probe.js";
+import { engineOf, hash, INIT, startProbe, whoami, whoamiServer } from "./http-probe.js";
 
 const key = (c: string) => `lgk_${c.repeat(64)}`;
 
@@ -68,11 +67,7 @@ describe("session slots are claimed before any await", () => {
   });
 
   it("a burst of parallel initialize under one key opens exactly its share", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       sessions: { maxPerKey: 5, maxSessions: 50 },
     });
     try {
@@ -88,11 +83,7 @@ describe("session slots are claimed before any await", () => {
   });
 
   it("a burst over many keys never leaves more sessions than the total", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       sessions: { maxPerKey: 100, maxSessions: 10 },
     });
     try {
@@ -107,11 +98,7 @@ describe("session slots are claimed before any await", () => {
 
 describe("session fair shares", () => {
   it("a key holding the whole table gives way to a newcomer, down to an even split", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       sessions: { maxPerKey: 6, maxSessions: 6 },
     });
     const clients: Client[] = [];
@@ -136,11 +123,7 @@ describe("session fair shares", () => {
 
 describe("subscriptions/listen shares", () => {
   it("one key cannot take every stream; another key still gets one", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       limits: { listens: 3, listensPerKey: 1 },
     });
     const modern = async (apiKey: string) => {
@@ -203,11 +186,7 @@ const post = (url: string, apiKey: string, body: string) =>
 
 describe("request bodies within a memory budget", () => {
   it("refuses with 503 and Retry-After past the key's share and past the total, then makes room", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       limits: { bodyMiB: 2, bodyMiBPerKey: 1 },
     });
     try {
@@ -238,12 +217,7 @@ describe("request bodies within a memory budget", () => {
 
 describe("a request whose body is not for the budget", () => {
   it("is answered at once with its body unread (it would be held outside the budget): 415, or 400 for a GET or DELETE", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
+    const h = await startProbe();
     try {
       const status = await new Promise<number | undefined>((resolve) => {
         const req = request(

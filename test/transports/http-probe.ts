@@ -7,6 +7,11 @@ import type { Client } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { DeliveryChannel } from "../../src/mcp/delivery.js";
+import {
+  type HttpServerHandle,
+  type HttpServerOptions,
+  startHttpServer,
+} from "../../src/transports/http-server.js";
 
 export const KEY_A = `lgk_${"a".repeat(64)}`;
 export const KEY_B = `lgk_${"b".repeat(64)}`;
@@ -57,4 +62,20 @@ export async function whoami(client: Client): Promise<string> {
   const result = await client.callTool({ name: "whoami", arguments: {} });
   const first = (result.content as { text: string }[])[0];
   return first?.text ?? "";
+}
+
+/**
+ * The HTTP transport on loopback on a free port, one whoami server per key (`engineOf`), with
+ * `options` for what a test sets besides.
+ */
+export function startProbe(
+  options: Partial<HttpServerOptions<{ keyHash: string }>> = {},
+): Promise<HttpServerHandle> {
+  return startHttpServer({
+    host: "127.0.0.1",
+    port: 0,
+    engineFor: engineOf,
+    createServer: whoamiServer,
+    ...options,
+  });
 }

@@ -4,17 +4,11 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startHttpServer } from "../../src/transports/http-server.js";
-import { engineOf, hash, INIT, KEY_A, KEY_B, whoami, whoamiServer } from "./http-probe.js";
+import { hash, INIT, KEY_A, KEY_B, startProbe, whoami } from "./http-probe.js";
 
 describe("HTTP without a usable default key", () => {
   it("answers 401 when no Bearer key comes and none is configured", async () => {
-    const bare = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
+    const bare = await startProbe();
     try {
       const res = await fetch(bare.url, {
         method: "POST",
@@ -45,11 +39,7 @@ describe("HTTP session caps", () => {
   }
 
   it("caps sessions per key: idle sessions under a made-up key do not block a real key's initialize", async () => {
-    const capped = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const capped = await startProbe({
       sessions: { maxPerKey: 5, maxSessions: 8 },
     });
     try {
@@ -68,11 +58,7 @@ describe("HTTP session caps", () => {
   });
 
   it("makes room by closing a session that never made a successful call, never one that did", async () => {
-    const capped = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const capped = await startProbe({
       sessions: { maxPerKey: 2, maxSessions: 3 },
     });
     try {
@@ -97,12 +83,7 @@ describe("HTTP session caps", () => {
   });
 
   it("idles out sessions that never made a successful call after minutes, the others after an hour", async () => {
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
+    const h = await startProbe();
     try {
       const proven = await connect2(h.url, KEY_A);
       await whoami(proven.client);
@@ -127,12 +108,7 @@ describe("HTTP session idle time", () => {
     // Only the clock is faked: sockets and their timers stay real.
     vi.useFakeTimers({ toFake: ["Date"] });
     const t0 = Date.now();
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
-    });
+    const h = await startProbe();
     try {
       const busy = await connect2(h.url, KEY_A);
       const refused = await connect2(h.url, KEY_B);
@@ -156,11 +132,7 @@ describe("HTTP session idle time", () => {
 describe("HTTP /healthz", () => {
   it("answers 200 when the ledger is usable and 503 when not, naming no error", async () => {
     let usable = true;
-    const h = await startHttpServer({
-      host: "127.0.0.1",
-      port: 0,
-      engineFor: engineOf,
-      createServer: whoamiServer,
+    const h = await startProbe({
       health: async () => {
         if (!usable) throw new Error("SQLITE_CANTOPEN /secret/path lgk_0000");
       },

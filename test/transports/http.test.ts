@@ -5,18 +5,8 @@
 import { request as httpRequest } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type HttpServerHandle, isLoopbackHost, startHttpServer } from "../../src/transports/http-server.js";
-import {
-  deliveriesSettled,
-  engineOf,
-  hash,
-  INIT,
-  KEY_A,
-  KEY_B,
-  KEY_ENV,
-  whoami,
-  whoamiServer,
-} from "./http-probe.js";
+import { type HttpServerHandle, isLoopbackHost } from "../../src/transports/http-server.js";
+import { deliveriesSettled, hash, INIT, KEY_A, KEY_B, KEY_ENV, startProbe, whoami } from "./http-probe.js";
 
 const settled = deliveriesSettled;
 
@@ -24,12 +14,8 @@ let handle: HttpServerHandle;
 const errors: Error[] = [];
 
 beforeAll(async () => {
-  handle = await startHttpServer({
-    host: "127.0.0.1",
-    port: 0,
+  handle = await startProbe({
     defaultApiKey: KEY_ENV,
-    engineFor: engineOf,
-    createServer: whoamiServer,
     onError: (e) => errors.push(e),
   });
 });

@@ -7,17 +7,13 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type HttpServerHandle, startHttpServer } from "../../src/transports/http-server.js";
-import { engineOf, KEY_ENV, whoamiServer } from "./http-probe.js";
+import type { HttpServerHandle } from "../../src/transports/http-server.js";
+import { KEY_ENV, startProbe } from "./http-probe.js";
 
 let handle: HttpServerHandle;
 beforeAll(async () => {
-  handle = await startHttpServer({
-    host: "127.0.0.1",
-    port: 0,
+  handle = await startProbe({
     defaultApiKey: KEY_ENV,
-    engineFor: engineOf,
-    createServer: whoamiServer,
   });
 });
 afterAll(() => handle.close());
