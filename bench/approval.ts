@@ -9,9 +9,8 @@
  * Goal: the round trip (quote, then the approved call) at most 5 ms over the plain call, medians.
  * `BENCH_APPROVAL_CALLS` sets the count.
  */
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { CLI, isolatedEnv } from "../test/helpers/cli.js";
+import type { Client } from "@modelcontextprotocol/client";
+import { CLI, connectCli, isolatedEnv } from "../test/helpers/cli.js";
 import { median, ms, percentile, print, time } from "./stats.js";
 
 const CALLS = Number(process.env.BENCH_APPROVAL_CALLS ?? 200);
@@ -23,8 +22,8 @@ type Result = Awaited<ReturnType<Client["callTool"]>>;
 
 async function connect(env: Record<string, string>): Promise<{ client: Client; close(): Promise<void> }> {
   const iso = isolatedEnv(env);
-  const client = new Client({ name: "bench-approval", version: "1.0.0" }); // declares no elicitation
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI], env: iso.env }));
+  // Declares no elicitation, as a host without a dialog.
+  const { client } = await connectCli({ args: [CLI], env: iso.env, name: "bench-approval" });
   return {
     client,
     close: async () => {
