@@ -2,8 +2,8 @@
  * Each key's budget of new ledger records and their bytes per UTC day, counted in the ledger's own
  * store (keyed-store.ts: `day:<key hash>:<date>`), so every replica on the store counts the same
  * day. A call past it is refused before its claim: nothing is sent or stored. The check is a read;
- * the count is written after a new record's claim, off the call's path, so a burst may pass the
- * bound by the calls in flight at once (themselves bounded: docs/security.md's pools) and no paid
+ * the count is written once a new record's send settled (its answer written), off the call's path,
+ * so a burst may pass the bound by the calls in flight at once (themselves bounded: docs/security.md's pools) and no paid
  * call waits for a second durable write. The count is written `deferred` (SQLite: committed without
  * a sync of its own, made durable by the next claim's synced commit): a count lost to a crash of the
  * machine only lets the key store a few more records that day, and node:sqlite's commits run on the

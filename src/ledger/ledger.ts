@@ -126,24 +126,28 @@ export class LedgerImpl implements Ledger {
       if (cause instanceof LedgerError && cause.code === "LEDGER_DAY_BUDGET") throw cause;
       throw refusal("could not record the request, so nothing was sent", cause);
     }
-    // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
-    if (budget !== undefined && claim.kind === "new") this.#count(req.keyHash, req.bytes.length, now);
     if (claim.kind === "conflict") {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
     claimed(claim.record.identity);
     req.onClaimed?.(claim.record.identity);
-    return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
+    const run = this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
+    // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
+    if (budget !== undefined && claim.kind === "new") this.#count(req.keyHash, req.bytes.length, now, run);
+    return run;
   }
 
   /**
-   * The day's count, started on the next turn of the event loop: after the request's first bytes
-   * are handed to the socket (its statements run on this thread). Held until written, so close()
-   * lands it before the store closes.
+   * The day's count, started on the turn of the event loop after the send settled: by then the
+   * call's answer is written (presenting it is the same turn's work). Its statements run on this
+   * thread, so started with the request out (as before) they held the service's answer whenever
+   * it came back while they ran. Held until written, so close() lands it before the store closes.
    */
-  #count(keyHash: string, bytes: number, now: number): void {
-    const job: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+  #count(keyHash: string, bytes: number, now: number, after: Promise<unknown>): void {
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const job: Promise<void> = after
+      .then(turn, turn)
       .then(() => countDay(this.#store.keyed(), keyHash, bytes, now))
       .catch(() => {})
       .finally(() => this.#counts.delete(job));

@@ -88,6 +88,39 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it("writes the day's count once the send settled, never while the service's answer is on its way", async (ctx) => {
+      if (!(await available(kind))) return ctx.skip();
+      const t = await freshStore(kind);
+      const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+      const ledger = await fastLedger(t.uri, {
+        dayBudget: { records: 100, bytes: 1_000_000 },
+        now: () => now,
+      });
+      const day = `day:${keyHash}:2026-11-28`;
+      const kv = await ledger.keyed();
+      const seen: Array<string | undefined> = [];
+      const send = async () => {
+        // The request is out; the answer takes a while: the count must not be written meanwhile.
+        await new Promise((r) => setTimeout(r, 50));
+        seen.push(await kv.get(day));
+        return { taskId: "t1" };
+      };
+      try {
+        const bytes = JSON.stringify({ model: "m", prompt: "one" });
+        await ledger.run(
+          { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes },
+          send,
+          (r) => r,
+        );
+        expect(seen).toEqual([undefined]);
+        await settle();
+        expect(JSON.parse((await kv.get(day)) ?? "{}")).toEqual({ records: 1, bytes: bytes.length });
+      } finally {
+        await ledger.close();
+        await t.cleanup();
+      }
+    });
+
     it("writes the day's count of a call before the ledger closes, however soon after the call", async (ctx) => {
       if (!(await available(kind))) return ctx.skip();
       const t = await freshStore(kind);
