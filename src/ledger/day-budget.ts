@@ -35,15 +35,20 @@ function parse(text: string | undefined): DayBudget {
   return { records: Number(v.records) || 0, bytes: Number(v.bytes) || 0 };
 }
 
-/** Refuses a new record past the key's budget for today, naming the limit and when it resets. */
+/**
+ * Refuses a new record past the key's budget for today, naming the limit and when it resets.
+ * `unwritten`: what this process counted and has not written yet (DayCounts).
+ */
 export async function checkDay(
   kv: KeyedStore,
   keyHash: string,
   budget: DayBudget,
   bytes: number,
   now: number,
+  unwritten: DayBudget = { records: 0, bytes: 0 },
 ): Promise<void> {
-  const used = parse(await kv.get(dayKey(keyHash, now)));
+  const stored = parse(await kv.get(dayKey(keyHash, now)));
+  const used = { records: stored.records + unwritten.records, bytes: stored.bytes + unwritten.bytes };
   const hours = Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 3_600_000));
   const over =
     used.records + 1 > budget.records
@@ -61,13 +66,87 @@ export async function checkDay(
   );
 }
 
-/** Counts one new record of `bytes` for the key today (compare-and-set, retried on a race). */
-export async function countDay(kv: KeyedStore, keyHash: string, bytes: number, now: number): Promise<void> {
+/** Counts `n` new records of `bytes` in all for the key today (compare-and-set, retried on a race). */
+export async function countDay(kv: KeyedStore, keyHash: string, n: DayBudget, now: number): Promise<void> {
   const key = dayKey(keyHash, now);
   for (let i = 0; i < MAX_TRIES; i++) {
     const text = await kv.get(key);
     const used = parse(text);
-    const next = JSON.stringify({ records: used.records + 1, bytes: used.bytes + bytes });
+    const next = JSON.stringify({ records: used.records + n.records, bytes: used.bytes + n.bytes });
     if (await kv.swap(key, text, next, COUNT_TTL_MS, { deferred: true })) return;
+  }
+}
+
+/** How long counts wait to be written together: one write (a read and a swap) for a burst's calls. */
+const COUNT_BATCH_MS = 50;
+
+interface Unwritten extends DayBudget {
+  keyHash: string;
+  now: number;
+}
+
+/**
+ * The day's counts of one ledger, written off the call's path: a new record is counted once its
+ * send settled (by then its answer is written; its statements, on the event loop's thread, would
+ * otherwise hold the service's answer while they ran), and the counts of one window are written
+ * together. A check adds what this process counted and has not written, so it never sees fewer
+ * records than it made; another replica sees them once written, as it does not see calls in flight.
+ */
+export class DayCounts {
+  readonly #kv: () => KeyedStore;
+  readonly #unwritten = new Map<string, Unwritten>();
+  /** Records whose send has not settled yet, counted at once should the ledger close first. */
+  readonly #waiting = new Set<Unwritten>();
+  readonly #writes = new Set<Promise<void>>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(kv: () => KeyedStore) {
+    this.#kv = kv;
+  }
+
+  /** Counts a new record of `bytes` once `sent` settled, on the turn after. */
+  add(keyHash: string, bytes: number, now: number, sent: Promise<unknown>): void {
+    const one: Unwritten = { keyHash, now, records: 1, bytes };
+    this.#waiting.add(one);
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    void sent.then(turn, turn).then(() => this.#take(one));
+  }
+
+  /** What this process counted for the key today and has not written yet. */
+  unwritten(keyHash: string, now: number): DayBudget {
+    return this.#unwritten.get(dayKey(keyHash, now)) ?? { records: 0, bytes: 0 };
+  }
+
+  #take(one: Unwritten): void {
+    if (!this.#waiting.delete(one)) return;
+    const key = dayKey(one.keyHash, one.now);
+    const sum = this.#unwritten.get(key) ?? { keyHash: one.keyHash, now: one.now, records: 0, bytes: 0 };
+    sum.records += one.records;
+    sum.bytes += one.bytes;
+    this.#unwritten.set(key, sum);
+    if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => void this.#write(), COUNT_BATCH_MS);
+      this.#timer.unref?.();
+    }
+  }
+
+  /** Writes every count taken so far; a failed write loses only those counts. */
+  #write(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = [...this.#unwritten.values()];
+    this.#unwritten.clear();
+    const job: Promise<void> = Promise.all(batch.map((u) => countDay(this.#kv(), u.keyHash, u, u.now)))
+      .then(() => {})
+      .catch(() => {})
+      .finally(() => this.#writes.delete(job));
+    this.#writes.add(job);
+    return job;
+  }
+
+  /** Every count made so far written (those still waiting for their send, too): before the store closes. */
+  async settled(): Promise<void> {
+    for (const one of [...this.#waiting]) this.#take(one);
+    await Promise.all([...this.#writes, this.#write()]);
   }
 }

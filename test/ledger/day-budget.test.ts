@@ -121,6 +121,36 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it("counts the calls of a burst in one write, and refuses past the budget before that write lands", async (ctx) => {
+      if (!(await available(kind))) return ctx.skip();
+      const t = await freshStore(kind);
+      const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+      const ledger = await fastLedger(t.uri, { dayBudget: { records: 2, bytes: 1_000_000 }, now: () => now });
+      const kv = await ledger.keyed();
+      const s = scriptedSend([{ taskId: "t1" }, { taskId: "t2" }, { taskId: "t3" }]);
+      const req = (prompt: string) => ({
+        keyHash,
+        tool: "generate_image",
+        endpoint: "/api/generate/image",
+        bytes: JSON.stringify({ model: "m", prompt }),
+      });
+      try {
+        await ledger.run(req("one"), s.send, s.ref);
+        await ledger.run(req("two"), s.send, s.ref);
+        await new Promise((r) => setImmediate(r));
+        // Both counted, neither written yet: the third is refused all the same.
+        expect(await kv.get(`day:${keyHash}:2026-11-28`)).toBeUndefined();
+        const err = await ledger.run(req("three"), s.send, s.ref).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: "LEDGER_DAY_BUDGET" });
+        expect(s.calls).toHaveLength(2);
+        await settle();
+        expect(JSON.parse((await kv.get(`day:${keyHash}:2026-11-28`)) ?? "{}")).toMatchObject({ records: 2 });
+      } finally {
+        await ledger.close();
+        await t.cleanup();
+      }
+    });
+
     it("writes the day's count of a call before the ledger closes, however soon after the call", async (ctx) => {
       if (!(await available(kind))) return ctx.skip();
       const t = await freshStore(kind);
