@@ -98,6 +98,8 @@ export class DayCounts {
   /** Records whose send has not settled yet, counted at once should the ledger close first. */
   readonly #waiting = new Set<Unwritten>();
   readonly #writes = new Set<Promise<void>>();
+  /** Counts being written, by day key. */
+  #landing: Array<Unwritten & { key: string }> = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(kv: () => KeyedStore) {
@@ -112,9 +114,19 @@ export class DayCounts {
     void sent.then(turn, turn).then(() => this.#take(one));
   }
 
-  /** What this process counted for the key today and has not written yet. */
+  /**
+   * What this process counted for the key today and has not written yet, a write in progress
+   * included until it lands. Taken before the check reads the store: a write landing in between is
+   * then counted twice for that one check (refusing early), never missed.
+   */
   unwritten(keyHash: string, now: number): DayBudget {
-    return this.#unwritten.get(dayKey(keyHash, now)) ?? { records: 0, bytes: 0 };
+    const key = dayKey(keyHash, now);
+    const sum = { records: 0, bytes: 0 };
+    for (const u of [this.#unwritten.get(key), ...this.#landing.filter((b) => b.key === key)]) {
+      sum.records += u?.records ?? 0;
+      sum.bytes += u?.bytes ?? 0;
+    }
+    return sum;
   }
 
   #take(one: Unwritten): void {
@@ -134,12 +146,16 @@ export class DayCounts {
   #write(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = [...this.#unwritten.values()];
+    const batch = [...this.#unwritten].map(([key, u]) => ({ ...u, key }));
     this.#unwritten.clear();
+    this.#landing.push(...batch);
     const job: Promise<void> = Promise.all(batch.map((u) => countDay(this.#kv(), u.keyHash, u, u.now)))
       .then(() => {})
       .catch(() => {})
-      .finally(() => this.#writes.delete(job));
+      .finally(() => {
+        this.#writes.delete(job);
+        this.#landing = this.#landing.filter((b) => !batch.includes(b));
+      });
     this.#writes.add(job);
     return job;
   }

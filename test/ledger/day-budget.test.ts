@@ -5,6 +5,8 @@
  * ledgers on one store (two replicas) share the count.
  */
 import { describe, expect, it } from "vitest";
+import { DayCounts } from "../../src/ledger/day-budget.js";
+import type { KeyedStore } from "../../src/ledger/keyed-store.js";
 import { hashKey, type Ledger, LedgerError } from "../../src/ledger/open-ledger.js";
 import { nextStep } from "../../src/mcp/next-steps.js";
 import { API_KEY, fastLedger, OTHER_KEY, scriptedSend } from "./ledger-helpers.js";
@@ -178,3 +180,31 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe("the day's counts not yet written", () => {
+  it("still count while their write is on its way, and stop once it landed", async () => {
+    let land = () => {};
+    const landed = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const stored = new Map<string, string>();
+    const kv = {
+      get: async (key: string) => stored.get(key),
+      swap: async (key: string, _expected: string | undefined, next: string) => {
+        await landed;
+        stored.set(key, next);
+        return true;
+      },
+    } as unknown as KeyedStore;
+    const counts = new DayCounts(() => kv);
+    const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+    counts.add("kh", 10, now, Promise.resolve());
+    // Past the 50 ms window: the write has started and waits.
+    await new Promise((r) => setTimeout(r, 120));
+    expect(counts.unwritten("kh", now)).toEqual({ records: 1, bytes: 10 });
+    land();
+    await counts.settled();
+    expect(counts.unwritten("kh", now)).toEqual({ records: 0, bytes: 0 });
+    expect(JSON.parse(stored.get("day:kh:2026-11-28") ?? "{}")).toEqual({ records: 1, bytes: 10 });
+  });
+});
