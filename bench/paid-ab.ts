@@ -1,6 +1,6 @@
 /**
  * The paid call of two (or more) builds side by side against the durable floor, in one run:
- * `BENCH_CLIS=<another build's cli.js>,dist/cli.js npx tsx bench/paid-ab.ts` (copy that build's dist
+ * `BENCH_CLIS=<another build>,dist/cli.js npx tsx bench/paid-ab.ts` (copy that build's dist
  * folder aside first, inside the checkout, so its imports resolve). Every server gets the same calls in turn, the order
  * rotated each call, so load on a shared machine falls on every side alike; each round prints
  * median, p99 and CPU per call (all a call causes, from /proc) as ratios to the floor
