@@ -99,7 +99,7 @@ function report(
  */
 export async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
   // BENCH_CPU_PROF=DIR writes CPU profiles (node --cpu-prof) of our server and of the durable floor
-  // into DIR, named ours-*.cpuprofile and floor-*.cpuprofile, so the two read side by side.
+  // into DIR, as ours.cpuprofile and floor.cpuprofile, so the two read side by side.
   const prof = process.env.BENCH_CPU_PROF;
   const profiled = (name: string, script: string) =>
     prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}.cpuprofile`, script] : [script];
