@@ -98,20 +98,23 @@ function report(
  * the service's answer) against the floor's same GET returned as it came.
  */
 export async function paidCalls(serviceEnv: Record<string, string>): Promise<void> {
+  // BENCH_CPU_PROF=DIR writes CPU profiles (node --cpu-prof) of our server and of the durable floor
+  // into DIR, as ours.cpuprofile and floor.cpuprofile, so the two read side by side.
+  const prof = process.env.BENCH_CPU_PROF;
+  const profiled = (name: string, script: string) =>
+    prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}.cpuprofile`, script] : [script];
   const connect = async (args: string[], env = serviceEnv): Promise<Server> => {
     const client = new Client({ name: "bench", version: "1.0.0" });
     const transport = new StdioClientTransport({ command: process.execPath, args, env });
     await client.connect(transport);
     return { client, pid: transport.pid };
   };
-  // BENCH_CPU_PROF=DIR writes a CPU profile of our server (node --cpu-prof) into DIR.
-  const prof = process.env.BENCH_CPU_PROF;
-  const ours = await connect(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`, CLI] : [CLI]);
+  const ours = await connect(profiled("ours", CLI));
   const minimal = await connect([MINIMAL]);
   // The same floor, storing each identity and body in one synced SQLite commit before its POST, in
   // the directory our ledger is in (the service's interface asks that of any client).
   const durableDb = join(serviceEnv.HOME ?? tmpdir(), "minimal-claims.sqlite");
-  const durable = await connect([MINIMAL], {
+  const durable = await connect(profiled("floor", MINIMAL), {
     ...serviceEnv,
     MINIMAL_DURABLE_DB: durableDb,
     NODE_NO_WARNINGS: "1",

@@ -8,7 +8,7 @@ import { SUCCESS_HOLD_MS } from "../config/time-limits.js";
 import type { DurationSample } from "../shared/poll-schedule.js";
 import { checkRequest, freshRecord, isReusable, refusal } from "./checks.js";
 import type { ChunkStore } from "./chunk-store.js";
-import { checkDay, countDay } from "./day-budget.js";
+import { checkDay, DayCounts } from "./day-budget.js";
 import { DeliveryMarks } from "./delivery-marks.js";
 import { TaskHistory } from "./durations.js";
 import { summarize } from "./error-summary.js";
@@ -48,8 +48,8 @@ export class LedgerImpl implements Ledger {
   readonly #history: TaskHistory;
   readonly #handovers = new Handovers();
   readonly #marks: DeliveryMarks;
-  /** Day counts not yet written (#count). */
-  readonly #counts = new Set<Promise<void>>();
+  /** Day counts not yet written (day-budget.ts). */
+  readonly #counts: DayCounts;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   recovered: ReadonlyArray<LedgerRecord & { keyHash: string }> = [];
@@ -60,6 +60,7 @@ export class LedgerImpl implements Ledger {
     this.#writer = new RecordWriter(store, settings);
     this.#history = new TaskHistory(store, this.#writer, settings.now);
     this.#marks = new DeliveryMarks(store, this.#writer, this.#handovers, settings);
+    this.#counts = new DayCounts(() => store.keyed());
   }
 
   get description(): string {
@@ -111,7 +112,14 @@ export class LedgerImpl implements Ledger {
     const budget = this.#o.dayBudget;
     try {
       if (budget !== undefined)
-        await checkDay(this.#store.keyed(), req.keyHash, budget, req.bytes.length, now);
+        await checkDay(
+          this.#store.keyed(),
+          req.keyHash,
+          budget,
+          req.bytes.length,
+          now,
+          this.#counts.unwritten(req.keyHash, now),
+        );
       claim = await this.#store.claim({
         keyHash: req.keyHash,
         tool: req.tool,
@@ -126,28 +134,17 @@ export class LedgerImpl implements Ledger {
       if (cause instanceof LedgerError && cause.code === "LEDGER_DAY_BUDGET") throw cause;
       throw refusal("could not record the request, so nothing was sent", cause);
     }
-    // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
-    if (budget !== undefined && claim.kind === "new") this.#count(req.keyHash, req.bytes.length, now);
     if (claim.kind === "conflict") {
       const other = claim.record.tool === req.tool ? "a different body" : `tool ${claim.record.tool}`;
       throw new IdempotencyConflictError(claim.record.identity, `it belongs to ${other}`);
     }
     claimed(claim.record.identity);
     req.onClaimed?.(claim.record.identity);
-    return this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
-  }
-
-  /**
-   * The day's count, started on the next turn of the event loop: after the request's first bytes
-   * are handed to the socket (its statements run on this thread). Held until written, so close()
-   * lands it before the store closes.
-   */
-  #count(keyHash: string, bytes: number, now: number): void {
-    const job: Promise<void> = new Promise((resolve) => setImmediate(resolve))
-      .then(() => countDay(this.#store.keyed(), keyHash, bytes, now))
-      .catch(() => {})
-      .finally(() => this.#counts.delete(job));
-    this.#counts.add(job);
+    const run = this.#loop(claim.record, claim.kind === "reused", req, hash, send, ref);
+    // Counted off the call's path (day-budget.ts): a lost count only lets a key store a little more.
+    if (budget !== undefined && claim.kind === "new")
+      this.#counts.add(req.keyHash, req.bytes.length, now, run);
+    return run;
   }
 
   async #loop<T>(
@@ -298,7 +295,7 @@ export class LedgerImpl implements Ledger {
     if (this.#closed) return;
     this.#closed = true;
     // Queued writes (a success mark not awaited by its call) land before the store closes.
-    await Promise.all([this.#writer.settled(), ...this.#counts]);
+    await Promise.all([this.#writer.settled(), this.#counts.settled()]);
     await this.#store.close();
   }
 }

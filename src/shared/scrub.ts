@@ -84,6 +84,7 @@ export function keyScrubber(apiKey: string): Scrub {
   if (!/^[0-9a-f]{64}$/i.test(given)) return otherScrubber(given);
   const digits = given.toLowerCase();
   const encoded = [...base64Cores(`lgk_${given}`), ...base64Cores(given)].sort((a, b) => b.length - a.length);
+  const shortest = encoded.at(-1)?.length ?? 0;
   // A run of hex digits (ASCII: lower-casing keeps its length) is searched for the key's digits.
   const hex = (run: string): string => {
     const lower = run.toLowerCase();
@@ -102,20 +103,67 @@ export function keyScrubber(apiKey: string): Scrub {
   };
   // The hex of the digits' bytes, as a service echoing the key byte by byte would write it.
   const byteHex = Buffer.from(digits, "utf8").toString("hex");
+  // A `%` just before the key takes two of its digits as one encoded character, so the run is
+  // also read with every `%` dropped.
   const spelled = (run: string): string => {
-    const plain = run
-      .replace(SEPARATORS, "")
-      .replace(PERCENT, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-    const lower = plain.toLowerCase();
-    return lower.includes(digits) || lower.includes(byteHex) ? REDACTED : run;
+    const joined = run.replace(SEPARATORS, "");
+    const decoded = joined.replace(PERCENT, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+    const holds = (s: string) => s.includes(digits) || s.includes(byteHex);
+    return holds(decoded.toLowerCase()) || holds(joined.replaceAll("%", "").toLowerCase()) ? REDACTED : run;
   };
   return (text) => {
-    let out = text.replace(HEX_RUN, hex);
+    // Most texts hold no run a hex spelling could be in: one pass over them, not three expressions.
+    const runs = mayHoldHexRun(text);
+    let out = runs ? text.replace(HEX_RUN, hex) : text;
     // Dashed, spaced, colon-separated or percent-encoded spellings, and the hex of its bytes.
-    out = out.replace(SPELLED, spelled);
-    for (const core of encoded) if (out.includes(core)) out = out.replaceAll(core, REDACTED);
-    return scrubKeyShapes(out);
+    if (runs) out = out.replace(SPELLED, spelled);
+    if (longestRun(out, isBase64) >= shortest)
+      for (const core of encoded) if (out.includes(core)) out = out.replaceAll(core, REDACTED);
+    return runs || mayHoldHexRun(out) ? scrubKeyShapes(out) : out;
   };
+}
+
+/** Whether `c` (a char code) is a hex digit, in either case. */
+const isHex = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+/** `%`, and the separators SPELLED allows between a key's characters: space, `-`, `:`, `.`. */
+const isJoiner = (c: number): boolean => c === 37 || c === 32 || c === 45 || c === 58 || c === 46;
+
+/** base64 and base64url's alphabet: letters, digits, `+`, `/`, `-`, `_`. */
+const isBase64 = (c: number): boolean =>
+  (c >= 48 && c <= 57) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 97 && c <= 122) ||
+  c === 43 ||
+  c === 47 ||
+  c === 45 ||
+  c === 95;
+
+/** The length of the longest stretch of `text` whose characters all pass `is`. */
+function longestRun(text: string, is: (c: number) => boolean): number {
+  let longest = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    run = is(text.charCodeAt(i)) ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
+}
+
+/**
+ * False only when no stretch of `text` made of hex digits, `%` and separators holds 64 hex digits.
+ * Every match of HEX_RUN, SPELLED and ANY_KEY is such a stretch (each of its 64 or more units, a
+ * digit or `%` and two digits, holds a digit), so then none of them can match and the expressions
+ * need not run. One pass of char codes, where each expression scans every position.
+ */
+function mayHoldHexRun(text: string): boolean {
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isHex(c)) {
+      if (++digits >= 64) return true;
+    } else if (!isJoiner(c)) digits = 0;
+  }
+  return false;
 }
 
 /**

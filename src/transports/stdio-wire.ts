@@ -5,12 +5,7 @@
  * - A response counts as delivered only once its stdout write completed (docs/idempotency.md#delivery).
  */
 import { Transform, type TransformCallback, type Writable } from "node:stream";
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type RequestId,
-} from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 
 const NEWLINE = 0x0a;
@@ -124,7 +119,9 @@ export class DeliveringStdioTransport extends StdioServerTransport {
   }
 
   override send(message: JSONRPCMessage): Promise<void> {
-    const id = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
+    // A response, by its shape: the SDK built and checked the message, and its own is-a-response
+    // tests parse the whole result (structuredContent and all) again.
+    const id = "result" in message || "error" in message ? message.id : undefined;
     if (id === undefined) return super.send(message);
     if (this.#ended) {
       this.#o.onLost(id);

@@ -5,6 +5,8 @@
  * ledgers on one store (two replicas) share the count.
  */
 import { describe, expect, it } from "vitest";
+import { DayCounts } from "../../src/ledger/day-budget.js";
+import type { KeyedStore } from "../../src/ledger/keyed-store.js";
 import { hashKey, type Ledger, LedgerError } from "../../src/ledger/open-ledger.js";
 import { nextStep } from "../../src/mcp/next-steps.js";
 import { API_KEY, fastLedger, OTHER_KEY, scriptedSend } from "./ledger-helpers.js";
@@ -88,6 +90,69 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it("writes the day's count once the send settled, never while the service's answer is on its way", async (ctx) => {
+      if (!(await available(kind))) return ctx.skip();
+      const t = await freshStore(kind);
+      const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+      const ledger = await fastLedger(t.uri, {
+        dayBudget: { records: 100, bytes: 1_000_000 },
+        now: () => now,
+      });
+      const day = `day:${keyHash}:2026-11-28`;
+      const kv = await ledger.keyed();
+      const seen: Array<string | undefined> = [];
+      const send = async () => {
+        // The request is out; the answer takes a while: the count must not be written meanwhile.
+        await new Promise((r) => setTimeout(r, 50));
+        seen.push(await kv.get(day));
+        return { taskId: "t1" };
+      };
+      try {
+        const bytes = JSON.stringify({ model: "m", prompt: "one" });
+        await ledger.run(
+          { keyHash, tool: "generate_image", endpoint: "/api/generate/image", bytes },
+          send,
+          (r) => r,
+        );
+        expect(seen).toEqual([undefined]);
+        await settle();
+        expect(JSON.parse((await kv.get(day)) ?? "{}")).toEqual({ records: 1, bytes: bytes.length });
+      } finally {
+        await ledger.close();
+        await t.cleanup();
+      }
+    });
+
+    it("counts the calls of a burst in one write, and refuses past the budget before that write lands", async (ctx) => {
+      if (!(await available(kind))) return ctx.skip();
+      const t = await freshStore(kind);
+      const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+      const ledger = await fastLedger(t.uri, { dayBudget: { records: 2, bytes: 1_000_000 }, now: () => now });
+      const kv = await ledger.keyed();
+      const s = scriptedSend([{ taskId: "t1" }, { taskId: "t2" }, { taskId: "t3" }]);
+      const req = (prompt: string) => ({
+        keyHash,
+        tool: "generate_image",
+        endpoint: "/api/generate/image",
+        bytes: JSON.stringify({ model: "m", prompt }),
+      });
+      try {
+        await ledger.run(req("one"), s.send, s.ref);
+        await ledger.run(req("two"), s.send, s.ref);
+        await new Promise((r) => setImmediate(r));
+        // Both counted, neither written yet: the third is refused all the same.
+        expect(await kv.get(`day:${keyHash}:2026-11-28`)).toBeUndefined();
+        const err = await ledger.run(req("three"), s.send, s.ref).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: "LEDGER_DAY_BUDGET" });
+        expect(s.calls).toHaveLength(2);
+        await settle();
+        expect(JSON.parse((await kv.get(`day:${keyHash}:2026-11-28`)) ?? "{}")).toMatchObject({ records: 2 });
+      } finally {
+        await ledger.close();
+        await t.cleanup();
+      }
+    });
+
     it("writes the day's count of a call before the ledger closes, however soon after the call", async (ctx) => {
       if (!(await available(kind))) return ctx.skip();
       const t = await freshStore(kind);
@@ -115,3 +180,31 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe("the day's counts not yet written", () => {
+  it("still count while their write is on its way, and stop once it landed", async () => {
+    let land = () => {};
+    const landed = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const stored = new Map<string, string>();
+    const kv = {
+      get: async (key: string) => stored.get(key),
+      swap: async (key: string, _expected: string | undefined, next: string) => {
+        await landed;
+        stored.set(key, next);
+        return true;
+      },
+    } as unknown as KeyedStore;
+    const counts = new DayCounts(() => kv);
+    const now = Date.UTC(2026, 10, 28, 20, 0, 0);
+    counts.add("kh", 10, now, Promise.resolve());
+    // Past the 50 ms window: the write has started and waits.
+    await new Promise((r) => setTimeout(r, 120));
+    expect(counts.unwritten("kh", now)).toEqual({ records: 1, bytes: 10 });
+    land();
+    await counts.settled();
+    expect(counts.unwritten("kh", now)).toEqual({ records: 0, bytes: 0 });
+    expect(JSON.parse(stored.get("day:kh:2026-11-28") ?? "{}")).toEqual({ records: 1, bytes: 10 });
+  });
+});

@@ -113,6 +113,29 @@ describe("keyScrubber", () => {
     });
   });
 
+  it("misses no spelling behind the pass that spares short texts the expressions, at any noise around it", () => {
+    // The key's forms inside runs of what the pass counts through (digits, `%`, separators) and
+    // what ends a run, so every form is tried at and around the 64 digits the pass asks for.
+    const noise = "0aF%-:. gz_";
+    const pick = (n: number) =>
+      Array.from({ length: n }, () => noise[Math.floor(Math.random() * noise.length)]).join("");
+    for (let i = 0; i < 300; i++) {
+      for (const form of Object.values(forms)) {
+        const out = scrub(`${pick(i % 70)}${form}${pick((i * 7) % 70)}`);
+        expect(leaks(out.replace(/[^0-9a-f]/gi, ""))).toBe(false);
+      }
+    }
+    // 63 digits, however joined, are no key of any shape and pass as they are.
+    for (const text of [
+      "a".repeat(63),
+      "%41".repeat(21),
+      [..."b".repeat(63)].join("-"),
+      `lgk_${"c".repeat(63)}`,
+    ])
+      expect(scrub(text)).toBe(text);
+    expect(scrub(`lgk_${"c".repeat(64)}`)).toBe(`lgk_${REDACTED}`);
+  });
+
   it("scrubs a key behind JSON escapes and in a result too large for one scan; a clean result passes as is", () => {
     const escaped = { text: `"quoted"\n\u0001${KEY}\\` };
     expect(scrubDeep(escaped, scrub).text).toBe(`"quoted"\n\u0001${REDACTED}\\`);
