@@ -119,7 +119,7 @@ async function startOAuthOrExit(config: Config, ledger: LazyLedger) {
 async function serveHttp(config: Config): Promise<void> {
   const [
     { createEngines, lazyLedger },
-    { createMcpServer },
+    { createMcpServer, taskFeedFor },
     { startHttpServer, isLoopbackHost },
     { scrubWrites },
   ] = await Promise.all([engineStack(), assembly(), httpStack(), stderrScrub()]);
@@ -141,6 +141,7 @@ async function serveHttp(config: Config): Promise<void> {
       ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
       engineFor: (apiKey) => engines.forKey(apiKey),
       createServer: (engine, channel) => createMcpServer(engine, channel),
+      taskFeed: (engine) => taskFeedFor(engine),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
       onLimit: (line) => console.error(`generation-mcp: ${line}`),
