@@ -83,12 +83,8 @@ function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyC
 }
 
 async function serveStdio(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
-    engineStack(),
-    assembly(),
-    stdioStack(),
-    stderrScrub(),
-  ]);
+  const [{ createEngines }, { createMcpServer, taskFeedFor }, { serveOverStdio }, { scrubWrites }] =
+    await Promise.all([engineStack(), assembly(), stdioStack(), stderrScrub()]);
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
@@ -98,6 +94,7 @@ async function serveStdio(config: Config): Promise<void> {
   const engine = engines.forKey(key);
   serveOverStdio({
     createServer: (channel) => createMcpServer(engine, channel),
+    taskFeed: taskFeedFor(engine),
     onClose: () => engines.close(),
   });
   warmUpSoon(engines);
