@@ -1,11 +1,11 @@
 /**
  * What the transports follow tasks through when a 2026-07-28 listen names them
- * (src/mcp/mcp-task-listen.ts): the calls' watch (src/calls/mcp-task/mcp-task-watch.ts) over the
+ * (src/mcp/mcp-task-wire-listen.ts): the calls' watch (src/calls/mcp-task/mcp-task-watch.ts) over the
  * engine's store, with the paid calls' table of steps so a task whose process stopped is taken
  * over. Loaded on the first such listen, not with the server.
  */
 import type { Engine } from "../mcp/context.js";
-import type { TaskFeed } from "../mcp/mcp-task-listen.js";
+import type { TaskFeed } from "../mcp/mcp-task-wire-listen.js";
 import { lazy } from "../shared/lazy.js";
 
 const watch = lazy(() => import("../calls/mcp-task/mcp-task-watch.js"));

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServeLimits } from "../config/serve-limits.js";
-import type { TaskFeed } from "../mcp/mcp-task-listen.js";
+import type { TaskFeed } from "../mcp/mcp-task-wire-listen.js";
 import type { ShareStore } from "../shared/deployment-shares.js";
 import type { Keyed, ServerFactory, SessionLimits } from "./http-sessions.js";
 

@@ -1,5 +1,5 @@
 /**
- * `notifications/tasks` on a 2026-07-28 listen stream over HTTP (src/mcp/mcp-task-listen.ts): the
+ * `notifications/tasks` on a 2026-07-28 listen stream over HTTP (src/mcp/mcp-task-wire-listen.ts): the
  * SDK serves the listen (its checks of the envelope and headers, its acknowledgement, its own
  * notification types), and this wraps its stream: the acknowledgement gains the task IDs agreed,
  * the tasks' states are written after it as they change, and where the SDK honoured nothing else
@@ -16,7 +16,7 @@ import {
   taskListenAsk,
   taskNotification,
   withAgreedTasks,
-} from "../mcp/mcp-task-listen.js";
+} from "../mcp/mcp-task-wire-listen.js";
 
 /** As the SDK's own listen streams: a comment this often while nothing else is written. */
 export const TASK_LISTEN_KEEPALIVE_MS = 15_000;

@@ -1,5 +1,5 @@
 /**
- * `notifications/tasks` on 2026-07-28 listens over stdio (src/mcp/mcp-task-listen.ts). The SDK's
+ * `notifications/tasks` on 2026-07-28 listens over stdio (src/mcp/mcp-task-wire-listen.ts). The SDK's
  * stdio entry serves `subscriptions/listen` (the envelope's checks, the subscription, its
  * acknowledgement, `notifications/cancelled` of it) and strips `taskIds`; this sits on the wire
  * under it (stdio-wire.ts): it notes the tasks a listen names as the request comes in, adds the
@@ -27,7 +27,7 @@ import {
   taskListenAsk,
   taskNotification,
   withAgreedTasks,
-} from "../mcp/mcp-task-listen.js";
+} from "../mcp/mcp-task-wire-listen.js";
 
 /** What the wire calls around the SDK's messages (stdio-wire.ts's DeliveringStdioTransport). */
 export interface WireHooks {

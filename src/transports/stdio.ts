@@ -6,7 +6,7 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { Channel } from "../mcp/delivery.js";
-import type { TaskFeed } from "../mcp/mcp-task-listen.js";
+import type { TaskFeed } from "../mcp/mcp-task-wire-listen.js";
 import { StdioTaskListens } from "./stdio-task-listens.js";
 import { DeliveringStdioTransport } from "./stdio-wire.js";
 

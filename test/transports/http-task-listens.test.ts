@@ -5,7 +5,7 @@
  * ended; a client that leaves stops the following; a listen naming no task passes untouched.
  */
 import { describe, expect, it } from "vitest";
-import type { TaskWatchHooks } from "../../src/mcp/mcp-task-listen.js";
+import type { TaskWatchHooks } from "../../src/mcp/mcp-task-wire-listen.js";
 import { withTaskListen } from "../../src/transports/http-task-listens.js";
 
 const META = {

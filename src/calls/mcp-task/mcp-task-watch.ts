@@ -1,5 +1,5 @@
 /**
- * Following tasks for the 2026-07-28 listens that name them (src/mcp/mcp-task-listen.ts): each
+ * Following tasks for the 2026-07-28 listens that name them (src/mcp/mcp-task-wire-listen.ts): each
  * listen is told a task's state when it starts, then at every change of its status or status
  * message, until the task ends; the terminal state carries the result inline, as `tasks/get` does.
  *
@@ -17,8 +17,8 @@
  * acknowledgement exactly as an unknown one, and nothing is ever sent for it.
  */
 import type { Engine } from "../../mcp/context.js";
-import type { TaskWatch, TaskWatchHooks } from "../../mcp/mcp-task-listen.js";
 import type { DetailedTask } from "../../mcp/mcp-task-wire.js";
+import type { TaskWatch, TaskWatchHooks } from "../../mcp/mcp-task-wire-listen.js";
 import { readTask } from "./mcp-task-read.js";
 import { type Resumable, taskStore } from "./mcp-task-record.js";
 import { isTerminalTask, onTaskWrite, type StoredTask } from "./mcp-task-store.js";

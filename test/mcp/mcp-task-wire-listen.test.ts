@@ -1,5 +1,5 @@
 /**
- * The task part of a 2026-07-28 listen as read and written (src/mcp/mcp-task-listen.ts): the IDs a
+ * The task part of a 2026-07-28 listen as read and written (src/mcp/mcp-task-wire-listen.ts): the IDs a
  * listen names, checked and capped; -32021 without the extension; the acknowledgement with the
  * agreed IDs; a notification stamped with the listen's ID.
  */
@@ -10,7 +10,7 @@ import {
   taskListenAsk,
   taskNotification,
   withAgreedTasks,
-} from "../../src/mcp/mcp-task-listen.js";
+} from "../../src/mcp/mcp-task-wire-listen.js";
 
 const META = (tasks: boolean) => ({
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
