@@ -12,6 +12,7 @@ import { runSandboxServer, SANDBOX_API_KEY } from "../../src/sandbox/sandbox.js"
 import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
 import { listenTasks, type Message, taskNotes } from "../helpers/tasks-listen.js";
 import { callTool, rpc, textOf } from "../helpers/tasks-wire.js";
+import { PROTOCOL_2025, session2025 } from "../helpers/tasks-wire-2025.js";
 
 const OTHER_KEY = `lgk_${"f".repeat(64)}`;
 const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
@@ -121,6 +122,42 @@ describe("notifications/tasks through subscriptions/listen (2026-07-28)", () => 
       l.close();
     }
   }, 60_000);
+});
+
+describe("2025-11-25: the task's end told on the session's standalone stream", () => {
+  it("sends notifications/tasks/status with the completed task on the session's GET stream", async () => {
+    const s = await session2025(one.url);
+    const stream = await fetch(one.url, {
+      headers: {
+        accept: "text/event-stream",
+        "mcp-protocol-version": PROTOCOL_2025,
+        "mcp-session-id": s.sessionId() ?? "",
+      },
+    });
+    expect(stream.status).toBe(200);
+    const seen: Message[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let text = "";
+      for await (const chunk of stream.body as ReadableStream<Uint8Array>) {
+        const lines = (text + decoder.decode(chunk, { stream: true })).split("\n");
+        text = lines.pop() ?? "";
+        for (const line of lines.filter((l) => l.startsWith("data:")))
+          seen.push(JSON.parse(line.slice(5)) as Message);
+      }
+    })().catch(() => {});
+    const created = await s.request("tools/call", {
+      name: "generate_image",
+      arguments: { model: "sandbox-image-fast", prompt: "a heron, told in 2025" },
+      task: {},
+    });
+    const taskId = created.result.task.taskId as string;
+    await expect
+      .poll(() => seen.find((m) => m.method === "notifications/tasks/status")?.params, { timeout: 30_000 })
+      .toMatchObject({ taskId, status: "completed" });
+    await stream.body?.cancel().catch(() => {});
+    await reading;
+  }, 45_000);
 });
 
 /** tasks/get's answer without the fields of a result envelope. */
