@@ -127,7 +127,9 @@ describe("notifications/tasks through subscriptions/listen (2026-07-28)", () => 
 describe("2025-11-25: the task's end told on the session's standalone stream", () => {
   it("sends notifications/tasks/status with the completed task on the session's GET stream", async () => {
     const s = await session2025(one.url);
+    const abort = new AbortController();
     const stream = await fetch(one.url, {
+      signal: abort.signal,
       headers: {
         accept: "text/event-stream",
         "mcp-protocol-version": PROTOCOL_2025,
@@ -155,7 +157,7 @@ describe("2025-11-25: the task's end told on the session's standalone stream", (
     await expect
       .poll(() => seen.find((m) => m.method === "notifications/tasks/status")?.params, { timeout: 30_000 })
       .toMatchObject({ taskId, status: "completed" });
-    await stream.body?.cancel().catch(() => {});
+    abort.abort();
     await reading;
   }, 45_000);
 });
