@@ -83,12 +83,8 @@ function checkKeySoon(check: () => Promise<import("./transports/engine.js").KeyC
 }
 
 async function serveStdio(config: Config): Promise<void> {
-  const [{ createEngines }, { createMcpServer }, { serveOverStdio }, { scrubWrites }] = await Promise.all([
-    engineStack(),
-    assembly(),
-    stdioStack(),
-    stderrScrub(),
-  ]);
+  const [{ createEngines }, { createMcpServer, taskFeedFor }, { serveOverStdio }, { scrubWrites }] =
+    await Promise.all([engineStack(), assembly(), stdioStack(), stderrScrub()]);
   const engines = await createEngines(config);
   // The service may echo a key in an error that ends up logged.
   scrubWrites(process.stderr, (text) => engines.scrub(text));
@@ -98,6 +94,7 @@ async function serveStdio(config: Config): Promise<void> {
   const engine = engines.forKey(key);
   serveOverStdio({
     createServer: (channel) => createMcpServer(engine, channel),
+    taskFeed: taskFeedFor(engine),
     onClose: () => engines.close(),
   });
   warmUpSoon(engines);
@@ -119,7 +116,7 @@ async function startOAuthOrExit(config: Config, ledger: LazyLedger) {
 async function serveHttp(config: Config): Promise<void> {
   const [
     { createEngines, lazyLedger },
-    { createMcpServer },
+    { createMcpServer, taskFeedFor },
     { startHttpServer, isLoopbackHost },
     { scrubWrites },
   ] = await Promise.all([engineStack(), assembly(), httpStack(), stderrScrub()]);
@@ -141,6 +138,7 @@ async function serveHttp(config: Config): Promise<void> {
       ...(engines.defaultApiKey === undefined ? {} : { defaultApiKey: engines.defaultApiKey }),
       engineFor: (apiKey) => engines.forKey(apiKey),
       createServer: (engine, channel) => createMcpServer(engine, channel),
+      taskFeed: (engine) => taskFeedFor(engine),
       health: () => engines.warmUp(),
       onError: (error) => console.error(`generation-mcp: ${error.message}`),
       onLimit: (line) => console.error(`generation-mcp: ${line}`),

@@ -22,6 +22,8 @@ import { PROMPT_COMPLETIONS, registerPrompts } from "./prompts.js";
 import { registerResources, TEMPLATE_COMPLETIONS } from "./resources.js";
 import { mediaOrigins, registerViewer, VIEWER_TOOL_ENTRIES, viewerToolsFor } from "./viewer.js";
 
+export { taskFeedFor } from "./task-feed.js";
+
 export const SERVER_NAME = "generation-mcp";
 
 /**

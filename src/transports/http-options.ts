@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServeLimits } from "../config/serve-limits.js";
+import type { TaskFeed } from "../mcp/mcp-task-wire-listen.js";
 import type { ShareStore } from "../shared/deployment-shares.js";
 import type { Keyed, ServerFactory, SessionLimits } from "./http-sessions.js";
 
@@ -35,6 +36,11 @@ export interface HttpServerOptions<E extends Keyed> {
   publicHosts?: string[];
   /** One MCP server over an engine: createMcpServer, whose calls deliver on `channel`. */
   createServer: ServerFactory<E>;
+  /**
+   * 2026-07-28: how a listen naming tasks follows them for the engine's key (the surface's
+   * taskFeedFor); without it, a listen's `taskIds` are not acknowledged.
+   */
+  taskFeed?(engine: E): TaskFeed;
   /** Resolves when the ledger is usable, rejects otherwise (GET /healthz). */
   health?(): Promise<void>;
   onError?(error: Error): void;

@@ -41,6 +41,7 @@ import {
 import { Listens } from "./http-listens.js";
 import type { HttpServerHandle, HttpServerOptions } from "./http-options.js";
 import { type Keyed, Sessions } from "./http-sessions.js";
+import { withTaskListen } from "./http-task-listens.js";
 
 export { isLoopbackHost, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./http-guard.js";
 export type { HttpServerHandle, HttpServerOptions, TokenGate } from "./http-options.js";
@@ -80,7 +81,10 @@ function router<E extends Keyed>(
     }
     const modern = createMcpHandler(() => o.createServer(engine, channel), modernOptions);
     const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
-    return listening ? listens.idleBound(response, listen?.id ?? null) : response;
+    if (!listening) return response;
+    // The tasks a listen names are followed on its stream (http-task-listens.ts).
+    const tasked = await withTaskListen(response, parsedBody, o.taskFeed?.(engine));
+    return listens.idleBound(tasked, listen?.id ?? null);
   };
 }
 

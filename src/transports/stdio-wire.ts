@@ -7,6 +7,7 @@
 import { Transform, type TransformCallback, type Writable } from "node:stream";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import type { WireHooks } from "./stdio-task-listens.js";
 
 const NEWLINE = 0x0a;
 /** How much of a refused line is kept to find its request ID. */
@@ -96,11 +97,16 @@ export interface WireOptions {
   onLost(id: RequestId): void;
 }
 
-/** StdioServerTransport over a LineGuard, whose responses report when they were written. */
+/**
+ * StdioServerTransport over a LineGuard, whose responses report when they were written; `hooks`
+ * (stdio-task-listens.ts) see each message read before the SDK does and each one it sends.
+ */
 export class DeliveringStdioTransport extends StdioServerTransport {
   readonly #out: Writable;
   readonly #o: WireOptions;
   #ended = false;
+  #hooks: WireHooks | undefined;
+  #sdk: ((message: JSONRPCMessage) => void) | undefined;
 
   constructor(input: NodeJS.ReadableStream, out: Writable, o: WireOptions) {
     let refuse = (_prefix: string) => {};
@@ -111,14 +117,48 @@ export class DeliveringStdioTransport extends StdioServerTransport {
     this.#out = out;
     this.#o = o;
     refuse = (prefix) => this.#refuse(prefix);
+    // The base class keeps the SDK's handler in an own field: replaced by an accessor that lets
+    // the hooks see each message first.
+    Object.defineProperty(this, "onmessage", {
+      configurable: true,
+      enumerable: true,
+      get: () => (this.#sdk === undefined ? undefined : (m: JSONRPCMessage) => this.#read(m)),
+      set: (handler: ((message: JSONRPCMessage) => void) | undefined) => {
+        this.#sdk = handler;
+      },
+    });
+  }
+
+  /** Hooks around the SDK's messages (set once, before the connection starts). */
+  useHooks(hooks: WireHooks): void {
+    this.#hooks = hooks;
+  }
+
+  /** Hands the SDK a message as if it had been read. */
+  deliver(message: JSONRPCMessage): void {
+    this.#sdk?.(message);
+  }
+
+  #read(message: JSONRPCMessage): void {
+    this.#hooks?.inbound(message);
+    this.#sdk?.(message);
   }
 
   override async close(): Promise<void> {
     this.#ended = true;
+    this.#hooks?.close();
     return super.close();
   }
 
-  override send(message: JSONRPCMessage): Promise<void> {
+  override async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#hooks === undefined) return this.write(message);
+    const out = await this.#hooks.outbound(message);
+    if (out.message !== undefined) await this.write(out.message);
+    out.written?.();
+  }
+
+  /** Writes a message past the hooks. */
+  write(message: JSONRPCMessage): Promise<void> {
     // A response, by its shape: the SDK built and checked the message, and its own is-a-response
     // tests parse the whole result (structuredContent and all) again.
     const id = "result" in message || "error" in message ? message.id : undefined;

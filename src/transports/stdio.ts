@@ -6,6 +6,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { Channel } from "../mcp/delivery.js";
+import type { TaskFeed } from "../mcp/mcp-task-wire-listen.js";
+import { StdioTaskListens } from "./stdio-task-listens.js";
 import { DeliveringStdioTransport } from "./stdio-wire.js";
 
 /** Same bound as HTTP: a 30 MiB asset as base64 `data` is about 40 MiB on one line. */
@@ -25,6 +27,8 @@ export function keepStdoutForProtocol(): void {
 export interface StdioOptions {
   /** One server for the connection (the SDK may also build a throwaway one for a 2026-07-28 probe). */
   createServer(channel: Channel): McpServer | Promise<McpServer>;
+  /** How a listen naming tasks follows them (the surface's taskFeedFor over the connection's engine). */
+  taskFeed?: TaskFeed;
   /** Called once when the connection ends (stdin closed, SIGINT, SIGTERM); release the ledger here. */
   onClose?(): Promise<void>;
 }
@@ -33,12 +37,22 @@ export function serveOverStdio(o: StdioOptions): void {
   keepStdoutForProtocol();
   // One connection, one request-ID space: every server built for it shares its delivery channel.
   const channel = new Channel();
+  const transport = new DeliveringStdioTransport(process.stdin, process.stdout, {
+    maxMessageBytes: MAX_MESSAGE_BYTES,
+    onWritten: (id) => channel.written(id),
+    onLost: (id) => channel.lost(id),
+  });
+  // The tasks a 2026-07-28 listen names are followed on the connection (stdio-task-listens.ts).
+  if (o.taskFeed !== undefined)
+    transport.useHooks(
+      new StdioTaskListens(
+        o.taskFeed,
+        (m) => transport.write(m),
+        (m) => transport.deliver(m),
+      ),
+    );
   const handle = serveStdio(() => o.createServer(channel), {
-    transport: new DeliveringStdioTransport(process.stdin, process.stdout, {
-      maxMessageBytes: MAX_MESSAGE_BYTES,
-      onWritten: (id) => channel.written(id),
-      onLost: (id) => channel.lost(id),
-    }),
+    transport,
     onerror: (error) => console.error(`generation-mcp: ${error.message}`),
   });
   let closing = false;

@@ -13,6 +13,8 @@ export interface Session2025 {
   // biome-ignore lint/suspicious/noExplicitAny: raw wire answers are read field by field.
   init: any;
   request(method: string, params?: Record<string, unknown>): Promise<RpcAnswer>;
+  /** The session's ID, as `initialize` answered it. */
+  sessionId(): string | undefined;
 }
 
 let nextId = 1;
@@ -58,5 +60,5 @@ export async function session2025(
   });
   if (init.error !== undefined) throw new Error(`initialize failed: ${init.error.message}`);
   await post({ jsonrpc: "2.0", method: "notifications/initialized" });
-  return { init: init.result, request };
+  return { init: init.result, request, sessionId: () => sessionId };
 }

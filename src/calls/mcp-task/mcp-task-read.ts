@@ -13,14 +13,19 @@ import { beforeRead, drives } from "./mcp-task-background.js";
 import { contextOf, type Resumable, taskStore } from "./mcp-task-record.js";
 import { takeOver } from "./mcp-task-resume.js";
 
-/** The task as it stands, driven forward where nobody drives it; `delivers`: the identity its result delivers. */
+/**
+ * The task as it stands, driven forward where nobody drives it; `delivers`: the identity its result
+ * delivers. `hold: false` (a listen's watch, which hears this process's next read when it lands)
+ * skips waiting for that read.
+ */
 export async function readTask(
   engine: Engine,
   taskId: string,
   resumable: Resumable,
+  o: { hold?: boolean } = {},
 ): Promise<{ task: DetailedTask; delivers?: string } | undefined> {
   const store = await taskStore(engine);
-  await beforeRead(taskId, engine.keyHash);
+  if (o.hold !== false) await beforeRead(taskId, engine.keyHash);
   let rec = await store.read(taskId, engine.keyHash);
   if (rec === undefined) return undefined;
   const lapsed = rec.lease === undefined || rec.lease.until <= Date.now();

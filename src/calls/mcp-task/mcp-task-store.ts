@@ -77,6 +77,16 @@ export interface LedgerTaskStoreOptions {
 }
 
 const storageKey = (principal: string, taskId: string): string => `mcp-task:${principal}:${taskId}`;
+
+const writeListeners = new Set<(rec: StoredTask) => void>();
+/**
+ * Told of every change of a task this process writes, as stored: a listen following it sends it at
+ * once (src/calls/mcp-task/mcp-task-watch.ts); changes made by other processes reach it by reading.
+ */
+export function onTaskWrite(listener: (rec: StoredTask) => void): () => void {
+  writeListeners.add(listener);
+  return () => writeListeners.delete(listener);
+}
 export const isTerminalTask = (status: TaskStatus): boolean => TERMINAL_TASK_STATUSES.includes(status);
 
 export class LedgerTaskStore implements TaskStore {
@@ -204,7 +214,10 @@ export class LedgerTaskStore implements TaskStore {
       // again: the lease lapses and another process resumes from the ledger's durable record. A
       // change of status (completed, failed, cancelled) is synced as before.
       const deferred = next.status === cur.status;
-      if (await this.#kv.swap(key, text, JSON.stringify(next), ttlLeft, { deferred })) return next;
+      if (await this.#kv.swap(key, text, JSON.stringify(next), ttlLeft, { deferred })) {
+        for (const listener of writeListeners) listener(next);
+        return next;
+      }
     }
     throw new Error(`task ${taskId} kept changing under 16 attempts to update it`);
   }
