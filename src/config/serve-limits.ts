@@ -70,7 +70,7 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   headersTimeoutS: 20,
   requestTimeoutS: 300,
   keepAliveTimeoutS: 5,
-  requestsPerKeyMinute: 1_200,
+  requestsPerKeyMinute: 600,
   bodyMiBPerKeyMinute: 256,
   requestsPerAddressMinute: 600,
   bodyMiBPerAddressMinute: 16,
