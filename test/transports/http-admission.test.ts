@@ -5,10 +5,12 @@
  */
 import type { IncomingMessage } from "node:http";
 import { request } from "node:http";
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { type DEFAULT_SERVE_LIMITS, readServeLimits, serveLimits } from "../../src/config/serve-limits.js";
 import { LimitLog } from "../../src/shared/fair-shares.js";
 import { Admission } from "../../src/transports/http-admission.js";
+import { readJson } from "../../src/transports/http-body.js";
 import { INIT, KEY_A, KEY_B, startProbe } from "./http-probe.js";
 
 const MiB = 1024 * 1024;
@@ -152,5 +154,21 @@ describe("the HTTP transport", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("the body's text", () => {
+  it("is the same whether the body is ASCII (read as latin1) or not (decoded as UTF-8)", async () => {
+    const read = async (value: unknown) => {
+      const bytes = Buffer.from(JSON.stringify(value));
+      const req = Object.assign(new PassThrough(), { headers: { "content-length": String(bytes.length) } });
+      req.end(bytes);
+      return readJson(req as unknown as IncomingMessage);
+    };
+    for (const value of [
+      { a: "plain ascii", n: 1 },
+      { a: "naïve — 文字 🎵", b: "\u00e9" },
+    ])
+      expect(await read(value)).toEqual({ ok: true, value });
   });
 });
