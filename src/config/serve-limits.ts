@@ -49,8 +49,9 @@ export interface ServeLimits {
  * Sessions: about 50 KiB each while idle (npm run bench, part h), so some 200 MiB at the cap.
  * Bodies: 256 MiB of raw bytes (a parsed 48 MiB base64 body costs about as much again while used).
  * Rates: a viewer upload of the largest file (a 50 MiB voice) is about 68 MiB of JSON in 512 KiB
- * chunks, and one upload_asset body at most 48 MiB: 256 MiB a minute passes several such at any
- * speed, while bounding what one key's bodies cost to parse (about 9 ms of CPU a MiB).
+ * chunks (a 30 MiB asset 41 MiB), and one upload_asset body at most 48 MiB: 512 MiB a minute passes
+ * a dozen such at any speed, while bounding what one key's bodies cost to read and parse (about 4
+ * ms of CPU a MiB, measured).
  * Connections: well under the descriptors a process usually gets (`ulimit -n`, often 1,024 to
  * 65,536); a listen stream or a body in flight holds one, so the address share bounds those too.
  */
@@ -71,7 +72,7 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   requestTimeoutS: 300,
   keepAliveTimeoutS: 5,
   requestsPerKeyMinute: 600,
-  bodyMiBPerKeyMinute: 256,
+  bodyMiBPerKeyMinute: 512,
   requestsPerAddressMinute: 600,
   bodyMiBPerAddressMinute: 16,
   ledgerRecordsPerKeyDay: 20_000,

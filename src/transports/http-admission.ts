@@ -6,10 +6,13 @@
  * budget is refused 429 with `Retry-After`, naming the setting, before its body is read (the
  * declared Content-Length is counted; a body without one is counted as it streams in, see
  * http-guard.ts's readJson). Reading and parsing bodies is the costliest thing a caller can make
- * this process do: a 16 MiB JSON body costs about 100 ms of one core's time. Counted in this
+ * this process do: a 16 MiB JSON body costs about 60 ms of one core's time. Counted in this
  * process's memory on purpose: CPU is per process, so each replica grants each key its own share
  * (docs/security.md, "Pools and fair shares"). Counters are rate-limiter-flexible's memory limiter
  * (fixed windows of a minute); each lives one window, so the heap follows who came this minute.
+ * They hold where strangers can reach the server (`--auth oauth`, or bound beyond loopback), or
+ * wherever one of them is set: on loopback in key mode every caller is a process of this machine
+ * (npm run bench's part (c) is 100 local sessions on one key), whose CPU the OS shares out.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { BlockList } from "node:net";
@@ -94,6 +97,17 @@ function refusal(limit: string, ms: number, what: string): RateRefusal {
   };
 }
 
+const RATES = [
+  "requestsPerKeyMinute",
+  "bodyMiBPerKeyMinute",
+  "requestsPerAddressMinute",
+  "bodyMiBPerAddressMinute",
+] as const;
+
+/** Whether the operator set any of the rates (then they hold on loopback in key mode too). */
+export const ratesSet = (set: Partial<ServeLimits> | undefined): boolean =>
+  RATES.some((name) => set?.[name] !== undefined);
+
 /** A request's declared body length (0 when it declares none). */
 export function declaredBytes(req: IncomingMessage): number {
   const n = Number(req.headers["content-length"] ?? 0);
@@ -105,10 +119,12 @@ export class Admission {
   readonly #addresses: Budget;
   readonly #trusted: BlockList | undefined;
 
+  /** `enforced` false: nothing is counted or refused (HTTP on loopback in key mode, rates not set). */
   constructor(
     limits: ServeLimits,
     readonly log: LimitLog,
     isProxy?: (address: string) => boolean,
+    readonly enforced = true,
   ) {
     this.#keys = new Budget(
       { name: "requestsPerKeyMinute", perMinute: limits.requestsPerKeyMinute },
@@ -131,16 +147,19 @@ export class Admission {
 
   /** One request no credential admitted, from `source`, with its declared body. */
   async anonymous(req: IncomingMessage, source: string): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
     return this.#noted(await this.#addresses.take(source, declaredBytes(req)), `address ${source}`);
   }
 
   /** One request of a checked key, with its declared body. */
   async keyed(req: IncomingMessage, keyHash: string): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
     return this.#noted(await this.#keys.take(keyHash, declaredBytes(req)), sourceOfKey(keyHash));
   }
 
   /** Bytes of a key's body that declared no length, as they arrive. */
   async streamed(keyHash: string, bytes: number): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
     return this.#noted(await this.#keys.moreBytes(keyHash, bytes), sourceOfKey(keyHash));
   }
 

@@ -23,7 +23,7 @@ import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/s
 import type { Channel } from "../mcp/delivery.js";
 import { DeploymentShares } from "../shared/deployment-shares.js";
 import { LimitLog, Shares } from "../shared/fair-shares.js";
-import { Admission, refuseRate } from "./http-admission.js";
+import { Admission, ratesSet, refuseRate } from "./http-admission.js";
 import { bodyBudget, MIB, readJson } from "./http-body.js";
 import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
@@ -111,7 +111,13 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   const route = router(o, sessions, report, listens);
   const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
-  const admission = new Admission(limits, log, o.isProxy);
+  // Only where strangers reach it (or set): on loopback in key mode every caller is this machine's.
+  const admission = new Admission(
+    limits,
+    log,
+    o.isProxy,
+    !loopback || o.oauth !== undefined || ratesSet(o.limits),
+  );
   let stopping = false;
 
   /** One admitted request under its engine: the body read once, then the exchange. */

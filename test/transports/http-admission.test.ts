@@ -9,7 +9,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { type DEFAULT_SERVE_LIMITS, readServeLimits, serveLimits } from "../../src/config/serve-limits.js";
 import { LimitLog } from "../../src/shared/fair-shares.js";
-import { Admission } from "../../src/transports/http-admission.js";
+import { Admission, ratesSet } from "../../src/transports/http-admission.js";
 import { readJson } from "../../src/transports/http-body.js";
 import { INIT, KEY_A, KEY_B, startProbe } from "./http-probe.js";
 
@@ -78,6 +78,18 @@ describe("the budgets", () => {
       ({ headers: { "x-forwarded-for": "198.51.100.4" }, socket: { remoteAddress: from } }) as never;
     expect(a.sourceOf(via("127.0.0.1"))).toBe("198.51.100.4");
     expect(a.sourceOf(via("192.0.2.1"))).toBe("192.0.2.1");
+  });
+
+  it("holds only where strangers reach the server, or where a rate is set", async () => {
+    const local = new Admission(
+      serveLimits({ requestsPerKeyMinute: 1 }),
+      new LimitLog(() => {}),
+      undefined,
+      false,
+    );
+    for (let i = 0; i < 5; i++) expect(await local.keyed(reqOf(MiB), "ka")).toBeUndefined();
+    expect(ratesSet({ sessions: 5 })).toBe(false);
+    expect(ratesSet({ bodyMiBPerAddressMinute: 5 })).toBe(true);
   });
 
   it("refuses a per-key byte budget smaller than the largest request body", () => {
