@@ -32,6 +32,14 @@ export interface ServeLimits {
   requestTimeoutS: number;
   /** Seconds an idle kept-alive connection stays open between requests. */
   keepAliveTimeoutS: number;
+  /**
+   * Requests, and MiB of request bodies, one key may send a minute, and an address whose requests
+   * no credential admits: admission by CPU share (src/transports/http-admission.ts).
+   */
+  requestsPerKeyMinute: number;
+  bodyMiBPerKeyMinute: number;
+  requestsPerAddressMinute: number;
+  bodyMiBPerAddressMinute: number;
   /** New request-ledger records, and MiB of their bodies, one key may store per UTC day (any transport). */
   ledgerRecordsPerKeyDay: number;
   ledgerMiBPerKeyDay: number;
@@ -40,6 +48,10 @@ export interface ServeLimits {
 /**
  * Sessions: about 50 KiB each while idle (npm run bench, part h), so some 200 MiB at the cap.
  * Bodies: 256 MiB of raw bytes (a parsed 48 MiB base64 body costs about as much again while used).
+ * Rates: a viewer upload of the largest file (a 50 MiB voice) is about 68 MiB of JSON in 512 KiB
+ * chunks (a 30 MiB asset 41 MiB), and one upload_asset body at most 48 MiB: 512 MiB a minute passes
+ * a dozen such at any speed, while bounding what one key's bodies cost to read and parse (about 4
+ * ms of CPU a MiB, measured).
  * Connections: well under the descriptors a process usually gets (`ulimit -n`, often 1,024 to
  * 65,536); a listen stream or a body in flight holds one, so the address share bounds those too.
  */
@@ -59,10 +71,15 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   headersTimeoutS: 20,
   requestTimeoutS: 300,
   keepAliveTimeoutS: 5,
+  requestsPerKeyMinute: 600,
+  bodyMiBPerKeyMinute: 512,
+  requestsPerAddressMinute: 600,
+  bodyMiBPerAddressMinute: 16,
   ledgerRecordsPerKeyDay: 20_000,
   ledgerMiBPerKeyDay: 2_048,
 };
 
+const MAX_BODY_MIB = 48;
 const NAMES = Object.keys(DEFAULT_SERVE_LIMITS) as Array<keyof ServeLimits>;
 const MAX_VALUE = 1_000_000;
 
@@ -81,6 +98,11 @@ export const readServeLimits: Reader<Partial<ServeLimits>> = (value, field) => {
     out[name as keyof ServeLimits] = n;
   }
   const all = serveLimits(out);
+  // One body of the largest size the transport reads (MAX_BODY_BYTES, src/transports/http-guard.ts).
+  if (all.bodyMiBPerKeyMinute < MAX_BODY_MIB)
+    throw new Error(
+      `${field}: bodyMiBPerKeyMinute must be at least ${MAX_BODY_MIB}, the largest request body`,
+    );
   for (const [share, total] of SHARES) {
     if (all[share] > all[total])
       throw new Error(`${field}: ${share} (${all[share]}) exceeds ${total} (${all[total]})`);

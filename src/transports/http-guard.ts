@@ -1,14 +1,13 @@
 /**
  * What every HTTP request passes before the MCP layer sees it, from headers first (so a refused
  * request is answered before its body is read): DNS-rebinding checks (Host, Origin), CORS for
- * loopback pages, the key it runs under, then a bounded read of the JSON body.
+ * loopback pages, the key it runs under; the refusal of a request whose body is left unread. The
+ * body itself is read by http-body.ts.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { networkInterfaces } from "node:os";
 import { validateHostHeader, validateOriginHeader } from "@modelcontextprotocol/server";
 import { LIMITS } from "../config/service-limits.js";
-import { type LimitLog, type Shares, sourceOfKey } from "../shared/fair-shares.js";
-import { byteSize } from "../shared/wording.js";
 
 /**
  * 48 MiB: a 30 MiB asset sent as base64 `data` to upload_asset is 40 MiB of JSON, plus room for the
@@ -105,62 +104,6 @@ export function chooseKey(authorization: string | undefined, fallback: string | 
   };
 }
 
-export type BodyRead =
-  | { ok: true; value: unknown }
-  | { ok: false; status: number; message: string; headers?: Record<string, string> };
-
-/**
- * Bytes of a body about to be held in memory: undefined when the budget takes them, else the
- * refusal's message (http-server.ts keeps the budget, total and per key).
- */
-export type BodyBudget = (bytes: number) => string | undefined;
-/** What a body refused for the memory budget is told to wait. */
-export const BODY_RETRY_S = 5;
-
-/** A request's whole body, or undefined once it passes `maxBytes` (it stops reading there). */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
-  const body = await readWithin(req, maxBytes, () => undefined);
-  return Buffer.isBuffer(body) ? body : undefined;
-}
-
-/**
- * readBody, with the bytes held taken from `budget` as they arrive (the declared length at once):
- * the budget's refusal once it refuses them (it stops reading there).
- */
-async function readWithin(
-  req: IncomingMessage,
-  maxBytes: number,
-  budget: BodyBudget,
-): Promise<Buffer | undefined | { refused: string }> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  let reserved = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  const first = reserved > 0 ? budget(reserved) : undefined;
-  if (first !== undefined) return { refused: first };
-  // Events, not `for await`: leaving an async iterator early destroys the request, and with it the
-  // socket, so the client would read a reset instead of our refusal (see refuseUnread).
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = (answer: undefined | { refused: string }) => {
-      req.off("data", onData).off("end", onEnd); // its error handler stays: a late error is no crash
-      chunks.length = 0;
-      resolve(answer);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) return stop(undefined);
-      if (size > reserved) {
-        const more = budget(size - reserved);
-        if (more !== undefined) return stop({ refused: more });
-        reserved = size;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => resolve(Buffer.concat(chunks, size));
-    req.on("data", onData).once("end", onEnd).once("error", reject);
-  });
-}
-
 /**
  * How long a refused request's unread body is read and dropped so the client sees the refusal: up
  * to LINGER_MS in all, and no longer than LINGER_IDLE_MS without a byte (nginx's lingering_time and
@@ -198,80 +141,6 @@ export function refuseUnread(
   }, LINGER_IDLE_MS);
   check.unref();
   req.once("close", () => clearInterval(check)).resume();
-}
-
-/** Reads and parses a JSON body once, within MAX_BODY_BYTES, MAX_JSON_DEPTH and the memory budget. */
-export async function readJson(req: IncomingMessage, budget?: BodyBudget): Promise<BodyRead> {
-  const tooLarge: BodyRead = {
-    ok: false,
-    status: 413,
-    message: `Payload too large: the limit is ${byteSize(MAX_BODY_BYTES)}`,
-  };
-  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return tooLarge;
-  const body = await readWithin(req, MAX_BODY_BYTES, budget ?? (() => undefined));
-  if (body === undefined) return tooLarge;
-  if (!Buffer.isBuffer(body))
-    return {
-      ok: false,
-      status: 503,
-      message: body.refused,
-      headers: { "retry-after": String(BODY_RETRY_S) },
-    };
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString("utf8")) as unknown;
-  } catch {
-    // A body nested past V8's own limit fails here too (RangeError), with the same answer.
-    return { ok: false, status: 400, message: "Parse error: the body is not valid JSON" };
-  }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) {
-    return {
-      ok: false,
-      status: 400,
-      message: `Bad Request: the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
-    };
-  }
-  return { ok: true, value };
-}
-
-/** Whether arrays and objects nest deeper than `max`; iterative, so it cannot overflow the stack. */
-export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [node, depth] = top;
-    if (node === null || typeof node !== "object") continue;
-    if (depth > max) return true;
-    for (const child of Object.values(node)) {
-      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
-
-export const MIB = 1024 * 1024;
-
-/**
- * The body budget of one request under its key: bytes are taken as they arrive (the declared
- * length first) and given back when the response is done, since the parsed body lives as long.
- */
-export function bodyBudget(bodies: Shares, keyHash: string, res: ServerResponse, log: LimitLog): BodyBudget {
-  let taken = 0;
-  res.once("close", () => bodies.give(keyHash, taken));
-  return (n) => {
-    const refusal = bodies.take(keyHash, n);
-    if (refusal === undefined) {
-      taken += n;
-      return undefined;
-    }
-    const limit = refusal.bound === "share" ? "bodyMiBPerKey" : "bodyMiB";
-    log.note(
-      limit,
-      sourceOfKey(keyHash),
-      `refused a request body: ${limit} ${refusal.limit / MIB} MiB in use`,
-    );
-    const whose = refusal.bound === "share" ? " for this key" : " on this server";
-    return `Service Unavailable: request bodies${whose} are at their memory budget (${limit}, ${refusal.limit / MIB} MiB); retry after ${BODY_RETRY_S} s`;
-  };
 }
 
 /** 200 when the ledger is usable, 503 otherwise; the body names no path, key or error text. */

@@ -23,18 +23,17 @@ import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/s
 import type { Channel } from "../mcp/delivery.js";
 import { DeploymentShares } from "../shared/deployment-shares.js";
 import { LimitLog, Shares } from "../shared/fair-shares.js";
+import { Admission, ratesSet, refuseRate } from "./http-admission.js";
+import { bodyBudget, MIB, readJson } from "./http-body.js";
 import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
 import {
   admit,
   allowedHostnames,
-  bodyBudget,
   chooseKey,
   health,
   isLoopbackHost,
   MAX_BODY_BYTES,
-  MIB,
-  readJson,
   refuseUnread,
   sendJson,
 } from "./http-guard.js";
@@ -116,6 +115,13 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   const route = router(o, sessions, report, listens);
   const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
+  // Only where strangers reach it (or set): on loopback in key mode every caller is this machine's.
+  const admission = new Admission(
+    limits,
+    log,
+    o.isProxy,
+    !loopback || o.oauth !== undefined || ratesSet(o.limits),
+  );
   let stopping = false;
 
   /** One admitted request under its engine: the body read once, then the exchange. */
@@ -139,7 +145,8 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     // outside the body budget (32 such 47 MiB bodies peaked at 1.4 GiB).
     if (!isJsonContentType(req.headers["content-type"] ?? null))
       return refuseUnread(req, res, 415, "Unsupported Media Type: Content-Type must be application/json");
-    readJson(req, bodyBudget(bodies, engine.keyHash, res, log)).then(
+    const streamed = (n: number) => admission.streamed(engine.keyHash, n);
+    readJson(req, bodyBudget(bodies, engine.keyHash, res, log), streamed).then(
       (body) =>
         body.ok ? exchange(body.value) : refuseUnread(req, res, body.status, body.message, body.headers),
       (error: unknown) => {
@@ -154,26 +161,39 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (wasRefused(req.socket)) return;
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (path === "/healthz") return void health(req, res, hostnames, o.health);
-    if (o.oauth !== undefined && path !== "/mcp") {
+    // Requests no credential admits are counted by address before any work (http-admission.ts).
+    const source = admission.sourceOf(req);
+    const oauth = o.oauth;
+    if (oauth !== undefined && path !== "/mcp") {
       const host = validateHostHeader(req.headers.host, hostnames);
       if (!host.ok) return sendJson(res, 403, `Forbidden: ${host.message}`);
-      if (o.oauth.serve(req, res, path)) return;
+      return void admission.anonymous(req, source).then((refused) => {
+        if (refused !== undefined) refuseRate(req, res, refused);
+        else if (!oauth.serve(req, res, path)) sendJson(res, 404, "Not found: the MCP endpoint is /mcp");
+      }, report);
     }
     if (path !== "/mcp") return sendJson(res, 404, "Not found: the MCP endpoint is /mcp");
     if (!admit(req, res, hostnames)) return;
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
-    // The credential, checked once, here: the engine it gives serves the whole request.
+    // The credential, checked once, here: the engine it gives serves the whole request, once its
+    // key's rate admits it; a refused credential counts against the address.
     const checked =
-      o.oauth === undefined
+      oauth === undefined
         ? Promise.resolve(byKey(req, o, reachedLocally(req, localNames) ? fallbackKey : undefined))
-        : o.oauth.authenticate(req);
-    checked.then(
-      (engine) => (engine instanceof Response ? void sendWeb(res, engine) : serve(req, res, engine)),
-      (error: unknown) => {
+        : oauth.authenticate(req);
+    checked
+      .then(async (engine) => {
+        const refused = await (engine instanceof Response
+          ? admission.anonymous(req, source)
+          : admission.keyed(req, engine.keyHash));
+        if (refused !== undefined) refuseRate(req, res, refused);
+        else if (engine instanceof Response) await sendWeb(res, engine);
+        else serve(req, res, engine);
+      })
+      .catch((error: unknown) => {
         report(error);
         if (!res.headersSent) sendJson(res, 503, "The token store is not usable; retry shortly");
-      },
-    );
+      });
   };
 
   const server = createServer(handle);

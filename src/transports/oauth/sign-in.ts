@@ -17,7 +17,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
 import { LIMITS } from "../../config/service-limits.js";
 import type { KeyCheck } from "../engine.js";
-import { readBody } from "../http-guard.js";
+import { readBody } from "../http-body.js";
 import type { Accounts } from "./oauth-accounts.js";
 import type { OAuthLog } from "./oauth-log.js";
 import { MCP_SCOPE } from "./oauth-provider.js";

@@ -1,0 +1,176 @@
+/**
+ * Admission by rate, so that one key or one address cannot take more than its share of the
+ * process's CPU: a budget of requests and of request-body bytes per minute, per key once the
+ * credential is checked (its check is cached, oauth/token-checks.ts), and per client address for
+ * requests no credential admits (the OAuth routes, /mcp refused 401/403). A request past either
+ * budget is refused 429 with `Retry-After`, naming the setting, before its body is read (the
+ * declared Content-Length is counted; a body without one is counted as it streams in, see
+ * http-guard.ts's readJson). Reading and parsing bodies is the costliest thing a caller can make
+ * this process do: a 16 MiB JSON body costs about 60 ms of one core's time. Counted in this
+ * process's memory on purpose: CPU is per process, so each replica grants each key its own share
+ * (docs/security.md, "Pools and fair shares"). Counters are rate-limiter-flexible's memory limiter
+ * (fixed windows of a minute); each lives one window, so the heap follows who came this minute.
+ * They hold where strangers can reach the server (`--auth oauth`, or bound beyond loopback), or
+ * wherever one of them is set: on loopback in key mode every caller is a process of this machine
+ * (npm run bench's part (c) is 100 local sessions on one key), whose CPU the OS shares out.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { BlockList } from "node:net";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import type { ServeLimits } from "../config/serve-limits.js";
+import { type LimitLog, sourceOfKey } from "../shared/fair-shares.js";
+import { refuseUnread } from "./http-guard.js";
+import { clientAddress, sourceOf } from "./oauth/rate-limit.js";
+
+const WINDOW_S = 60;
+const MIB = 1024 * 1024;
+
+/** A request refused for its owner's rate: the setting it passed and when to retry. */
+export interface RateRefusal {
+  limit: string;
+  retryAfterS: number;
+  message: string;
+}
+
+/** Requests and body bytes per window for one kind of owner (keys, or addresses). */
+class Budget {
+  readonly #requests: RateLimiterMemory;
+  readonly #bytes: RateLimiterMemory;
+
+  constructor(
+    readonly requests: { name: string; perMinute: number },
+    readonly bytes: { name: string; mibPerMinute: number },
+    readonly whose: string,
+  ) {
+    this.#requests = new RateLimiterMemory({ points: requests.perMinute, duration: WINDOW_S });
+    this.#bytes = new RateLimiterMemory({ points: bytes.mibPerMinute * MIB, duration: WINDOW_S });
+  }
+
+  /** Counts one request of `owner` and `bytes` of its body; what was refused is not counted. */
+  async take(owner: string, bytes: number): Promise<RateRefusal | undefined> {
+    const request = await this.#consume(this.#requests, owner, 1, this.#requestsRefused);
+    if (request !== undefined || bytes <= 0) return request;
+    const body = await this.moreBytes(owner, bytes);
+    if (body !== undefined) await this.#requests.reward(owner, 1);
+    return body;
+  }
+
+  /** Counts `bytes` more of a body already admitted (one streamed without a declared length). */
+  moreBytes(owner: string, bytes: number): Promise<RateRefusal | undefined> {
+    return this.#consume(this.#bytes, owner, bytes, this.#bytesRefused);
+  }
+
+  async #consume(
+    limiter: RateLimiterMemory,
+    owner: string,
+    points: number,
+    refused: (ms: number) => RateRefusal,
+  ): Promise<RateRefusal | undefined> {
+    try {
+      await limiter.consume(owner, points);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      // A refused request used nothing: only what was served counts against the window.
+      await limiter.reward(owner, points);
+      return refused(error.msBeforeNext);
+    }
+  }
+
+  #requestsRefused = (ms: number): RateRefusal => {
+    const { name, perMinute } = this.requests;
+    return refusal(name, ms, `${this.whose} sent ${perMinute} requests this minute`);
+  };
+
+  #bytesRefused = (ms: number): RateRefusal => {
+    const { name, mibPerMinute } = this.bytes;
+    return refusal(name, ms, `${this.whose} would pass ${mibPerMinute} MiB of request bodies this minute`);
+  };
+}
+
+function refusal(limit: string, ms: number, what: string): RateRefusal {
+  const retryAfterS = Math.max(1, Math.ceil(ms / 1000));
+  return {
+    limit,
+    retryAfterS,
+    message: `Too Many Requests: ${what} (${limit}); retry after ${retryAfterS} s`,
+  };
+}
+
+const RATES = [
+  "requestsPerKeyMinute",
+  "bodyMiBPerKeyMinute",
+  "requestsPerAddressMinute",
+  "bodyMiBPerAddressMinute",
+] as const;
+
+/** Whether the operator set any of the rates (then they hold on loopback in key mode too). */
+export const ratesSet = (set: Partial<ServeLimits> | undefined): boolean =>
+  RATES.some((name) => set?.[name] !== undefined);
+
+/** A request's declared body length (0 when it declares none). */
+export function declaredBytes(req: IncomingMessage): number {
+  const n = Number(req.headers["content-length"] ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+export class Admission {
+  readonly #keys: Budget;
+  readonly #addresses: Budget;
+  readonly #trusted: BlockList | undefined;
+
+  /** `enforced` false: nothing is counted or refused (HTTP on loopback in key mode, rates not set). */
+  constructor(
+    limits: ServeLimits,
+    readonly log: LimitLog,
+    isProxy?: (address: string) => boolean,
+    readonly enforced = true,
+  ) {
+    this.#keys = new Budget(
+      { name: "requestsPerKeyMinute", perMinute: limits.requestsPerKeyMinute },
+      { name: "bodyMiBPerKeyMinute", mibPerMinute: limits.bodyMiBPerKeyMinute },
+      "this key",
+    );
+    this.#addresses = new Budget(
+      { name: "requestsPerAddressMinute", perMinute: limits.requestsPerAddressMinute },
+      { name: "bodyMiBPerAddressMinute", mibPerMinute: limits.bodyMiBPerAddressMinute },
+      "this address, not signed in,",
+    );
+    // clientAddress reads X-Forwarded-For only through a proxy it trusts; `check` is all it asks.
+    this.#trusted = isProxy === undefined ? undefined : ({ check: (a: string) => isProxy(a) } as BlockList);
+  }
+
+  /** The source a request without a credential is counted by: its address (an IPv6 /64). */
+  sourceOf(req: IncomingMessage): string {
+    return sourceOf(clientAddress(req, this.#trusted));
+  }
+
+  /** One request no credential admitted, from `source`, with its declared body. */
+  async anonymous(req: IncomingMessage, source: string): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
+    return this.#noted(await this.#addresses.take(source, declaredBytes(req)), `address ${source}`);
+  }
+
+  /** One request of a checked key, with its declared body. */
+  async keyed(req: IncomingMessage, keyHash: string): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
+    return this.#noted(await this.#keys.take(keyHash, declaredBytes(req)), sourceOfKey(keyHash));
+  }
+
+  /** Bytes of a key's body that declared no length, as they arrive. */
+  async streamed(keyHash: string, bytes: number): Promise<RateRefusal | undefined> {
+    if (!this.enforced) return undefined;
+    return this.#noted(await this.#keys.moreBytes(keyHash, bytes), sourceOfKey(keyHash));
+  }
+
+  #noted(refused: RateRefusal | undefined, source: string): RateRefusal | undefined {
+    if (refused !== undefined)
+      this.log.note(refused.limit, source, `refused a request: ${refused.limit} reached`);
+    return refused;
+  }
+}
+
+/** The 429 of a request past its rate, its body left unread (refuseUnread). */
+export function refuseRate(req: IncomingMessage, res: ServerResponse, refused: RateRefusal): void {
+  refuseUnread(req, res, 429, refused.message, { "retry-after": String(refused.retryAfterS) });
+}
