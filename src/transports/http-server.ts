@@ -10,7 +10,6 @@
  * `GET /healthz` tells whether the ledger is usable; a probe without `Host` (HAProxy's default
  * check, HTTP/1.0) is answered too, since that status is all it reveals.
  */
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -19,9 +18,8 @@ import {
   isLegacyRequest,
   validateHostHeader,
 } from "@modelcontextprotocol/server";
-import { DEFAULT_SERVE_LIMITS, type ServeLimits, serveLimits } from "../config/serve-limits.js";
+import { DEFAULT_SERVE_LIMITS, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
-import { DeploymentShares } from "../shared/deployment-shares.js";
 import { LimitLog, Shares } from "../shared/fair-shares.js";
 import { Admission, ratesSet, refuseRate } from "./http-admission.js";
 import { bodyBudget, MIB, readJson } from "./http-body.js";
@@ -39,6 +37,7 @@ import {
 } from "./http-guard.js";
 import { Listens } from "./http-listens.js";
 import type { HttpServerHandle, HttpServerOptions } from "./http-options.js";
+import { deploymentPools } from "./http-pools.js";
 import { type Keyed, Sessions } from "./http-sessions.js";
 import { withTaskListen } from "./http-task-listens.js";
 
@@ -220,41 +219,6 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
       await closed;
       await Promise.all([shared?.sessions.close(), shared?.listens.close()]);
     },
-  };
-}
-
-/**
- * Each key's share of sessions and listen streams counted on every replica together, in the
- * ledger's store, when the server is given it (the CLI does); without it, per process.
- */
-function deploymentPools<E extends Keyed>(
-  o: HttpServerOptions<E>,
-  limits: ServeLimits,
-  log: LimitLog,
-): { sessions: DeploymentShares; listens: DeploymentShares } | undefined {
-  const store = o.shareStore;
-  if (store === undefined) return undefined;
-  const replica = randomUUID();
-  // Once a minute at most, however many claims the store fails.
-  const onStoreError = () =>
-    log.note(
-      "pool shares",
-      "the store",
-      "each key's share of sessions and listen streams is counted on this replica alone: the store did not answer",
-    );
-  return {
-    sessions: new DeploymentShares(store, {
-      pool: "sessions",
-      perOwner: o.sessions?.maxPerKey ?? limits.sessionsPerKey,
-      replica,
-      onStoreError,
-    }),
-    listens: new DeploymentShares(store, {
-      pool: "listens",
-      perOwner: limits.listensPerKey,
-      replica,
-      onStoreError,
-    }),
   };
 }
 
