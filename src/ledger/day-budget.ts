@@ -26,8 +26,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const COUNT_TTL_MS = 2 * DAY_MS;
 const MAX_TRIES = 8;
 
-const dayKey = (keyHash: string, now: number): string =>
-  `day:${keyHash}:${new Date(now).toISOString().slice(0, 10)}`;
+/** The last UTC day's date, kept: formatting a Date costs more than the rest of the check. */
+let lastDay = { index: Number.NaN, date: "" };
+
+const dayKey = (keyHash: string, now: number): string => {
+  const index = Math.floor(now / DAY_MS);
+  if (index !== lastDay.index) lastDay = { index, date: new Date(now).toISOString().slice(0, 10) };
+  return `day:${keyHash}:${lastDay.date}`;
+};
 
 function parse(text: string | undefined): DayBudget {
   if (text === undefined) return { records: 0, bytes: 0 };
