@@ -47,7 +47,9 @@ describe("keyScrubber", () => {
   it("finds every form inside a large text of other scripts, where one pass screens the text first", () => {
     // Non-ASCII neighbours (two-byte strings) and a long listing around the key: the screen must
     // still see the run, and a listing with neither run comes back as the same string.
-    const listing = JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: `model-${i}`, note: "é — ✓" })));
+    const listing = JSON.stringify(
+      Array.from({ length: 400 }, (_, i) => ({ id: `model-${i}`, note: "é — ✓" })),
+    );
     expect(scrub(listing)).toBe(listing);
     const b64 = Buffer.from(`ab${KEY}`).toString("base64");
     for (const form of [...Object.values(forms), b64])
