@@ -10,10 +10,8 @@
  * every task followed has ended.
  */
 import {
-  isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type RequestId,
   SUBSCRIPTION_ID_META_KEY,
@@ -52,18 +50,22 @@ export class StdioTaskListens implements WireHooks {
     private readonly toSdk: (message: JSONRPCMessage) => void,
   ) {}
 
+  // Every message passes these hooks: the two methods they follow are told by the method's name
+  // first, and a response by its shape (as StdioWire.write does), so no other message is parsed
+  // again by the SDK's schemas (a large result, on every answer).
   inbound(message: JSONRPCMessage): void {
-    if (isJSONRPCRequest(message) && message.method === "subscriptions/listen") {
+    const method = (message as { method?: unknown }).method;
+    if (method === "subscriptions/listen" && isJSONRPCRequest(message)) {
       const ask = taskListenAsk(message);
       if (ask !== undefined) this.#asked.set(message.id, ask);
-    } else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    } else if (method === "notifications/cancelled" && isJSONRPCNotification(message)) {
       const id = message.params?.requestId as RequestId | undefined;
       if (id !== undefined) this.#end(id);
     }
   }
 
   async outbound(message: JSONRPCMessage): Promise<{ message?: JSONRPCMessage; written?: () => void }> {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    if ("result" in message || "error" in message) {
       // The listen answered (refused, or closed by the SDK): nothing more is followed on it.
       if (message.id !== undefined) {
         this.#asked.delete(message.id);
