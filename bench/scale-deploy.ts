@@ -37,7 +37,12 @@ export interface ScaleDeployment extends Replicas {
 
 const SECRET = Buffer.alloc(32, 7).toString("base64");
 
-export async function startScaleDeployment(): Promise<ScaleDeployment> {
+/**
+ * `users`: the most users one phase signs in. Past the deployment's reserve of sign-ins (2,000 per
+ * 30 minutes by default, docs/security.md) the replicas are told to admit that many, as an
+ * operator rolling out to a team that large would (GENERATION_HTTP_LIMITS).
+ */
+export async function startScaleDeployment(users = 0): Promise<ScaleDeployment> {
   const dir = mkdtempSync(join(tmpdir(), "scale-"));
   const tls = selfSignedCert(dir);
   // Every fetch of this process (the sign-ins, the MCP clients) trusts the front's certificate;
@@ -69,6 +74,7 @@ export async function startScaleDeployment(): Promise<ScaleDeployment> {
         GENERATION_BASE_URL: sandbox.url,
         GENERATION_STORE: store.uri,
         ...FORWARDED_ENV,
+        ...(users > 1_500 ? { GENERATION_HTTP_LIMITS: `signInReserve=${Math.ceil(users * 1.2)}` } : {}),
       });
       cleanups.push(() => iso.cleanup());
       return iso.env;

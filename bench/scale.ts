@@ -157,7 +157,7 @@ function report(r: {
 }
 
 async function main(): Promise<void> {
-  const d = await startScaleDeployment();
+  const d = await startScaleDeployment(Math.max(...PHASES));
   print(
     `three --auth oauth replicas on PostgreSQL behind HAProxy (docs/oauth.md's file, health check on); sandbox at ${d.sandboxUrl}`,
   );

@@ -40,6 +40,13 @@ export interface ServeLimits {
   bodyMiBPerKeyMinute: number;
   requestsPerAddressMinute: number;
   bodyMiBPerAddressMinute: number;
+  /**
+   * `--auth oauth`: authorization requests, and sign-in posts, the whole deployment takes a minute,
+   * and its reserve for bursts (a team signing in at once) per 30 minutes, spent once a minute's
+   * figure is (src/transports/oauth/rate-limit.ts).
+   */
+  signInsPerMinute: number;
+  signInReserve: number;
   /** New request-ledger records, and MiB of their bodies, one key may store per UTC day (any transport). */
   ledgerRecordsPerKeyDay: number;
   ledgerMiBPerKeyDay: number;
@@ -75,6 +82,8 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   bodyMiBPerKeyMinute: 512,
   requestsPerAddressMinute: 600,
   bodyMiBPerAddressMinute: 16,
+  signInsPerMinute: 200,
+  signInReserve: 2_000,
   ledgerRecordsPerKeyDay: 20_000,
   ledgerMiBPerKeyDay: 2_048,
 };

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
-import { isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import { FORWARDED_ENV, registerClient, signInDirect, userAddress } from "../helpers/sign-in-direct.js";
+import { isolatedEnv, type Started } from "../helpers/cli.js";
+import { startOAuthCli } from "../helpers/oauth-cli.js";
+import { registerClient, signInDirect, userAddress } from "../helpers/sign-in-direct.js";
 import { rpc } from "../helpers/tasks-wire.js";
-import { freePort } from "../ledger/stores.js";
 
 const SECRET = Buffer.alloc(32, 9).toString("base64");
 const MiB = 1024 * 1024;
@@ -28,16 +28,14 @@ let good: string;
 
 beforeAll(async () => {
   service = await sandbox.listen();
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  cli = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_BASE_URL: service.url,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    GENERATION_HTTP_LIMITS: `bodyMiBPerKeyMinute=48,requestsPerAddressMinute=${PER_ADDRESS}`,
-    ...FORWARDED_ENV,
-  });
+  ({ cli, issuer } = await startOAuthCli({
+    env: {
+      ...iso.env,
+      GENERATION_HTTP_LIMITS: `bodyMiBPerKeyMinute=48,requestsPerAddressMinute=${PER_ADDRESS}`,
+    },
+    baseUrl: service.url,
+    secret: SECRET,
+  }));
   const clientId = await registerClient(issuer);
   const [a, b] = [0, 1].map(() => sandbox.addKey({ scopes: ["read", "generate"] }));
   hog = (await signInDirect(issuer, clientId, a as string, { from: userAddress(1) })).access;

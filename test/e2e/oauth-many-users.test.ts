@@ -15,15 +15,9 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
-import { initializeRequest, isolatedEnv, type Started, startHttpCli } from "../helpers/cli.js";
-import {
-  FORWARDED_ENV,
-  inParallel,
-  registerClient,
-  signInDirect,
-  userAddress,
-} from "../helpers/sign-in-direct.js";
-import { freePort } from "../ledger/stores.js";
+import { initializeRequest, isolatedEnv, type Started } from "../helpers/cli.js";
+import { startOAuthCli } from "../helpers/oauth-cli.js";
+import { inParallel, registerClient, signInDirect, userAddress } from "../helpers/sign-in-direct.js";
 
 const USERS = 1_000;
 /** Users who open sessions while user 0's body is held back. */
@@ -42,17 +36,12 @@ let tokens: string[] = [];
 
 beforeAll(async () => {
   service = await sandbox.listen();
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
-  cli = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
-    ...iso.env,
-    GENERATION_STORE: `sqlite://${join(memory, "ledger.sqlite")}`,
-    GENERATION_BASE_URL: service.url,
-    GENERATION_PUBLIC_URL: issuer,
-    GENERATION_AUTH_SECRET: SECRET,
-    // Each user from an address of their own, as a TLS front in front of the server forwards it.
-    ...FORWARDED_ENV,
-  });
+  // Each user from an address of their own, as a TLS front in front of the server forwards it.
+  ({ cli, issuer } = await startOAuthCli({
+    env: { ...iso.env, GENERATION_STORE: `sqlite://${join(memory, "ledger.sqlite")}` },
+    baseUrl: service.url,
+    secret: SECRET,
+  }));
   const keys = Array.from({ length: USERS }, () => sandbox.addKey({ scopes: ["read", "generate"] }));
   const clientId = await registerClient(issuer);
   tokens = await inParallel(

@@ -7,10 +7,11 @@
  * under a flood.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { readServeLimits } from "../../src/config/serve-limits.js";
 import type { KeyedStore } from "../../src/ledger/open-ledger.js";
 import { oauthLog } from "../../src/transports/oauth/oauth-log.js";
 import { classify } from "../../src/transports/oauth/oauth-routes.js";
-import { RateLimit, REGISTRATIONS, SIGN_INS } from "../../src/transports/oauth/rate-limit.js";
+import { oauthLimits, RateLimit, REGISTRATIONS, SIGN_INS } from "../../src/transports/oauth/rate-limit.js";
 import { STORE_KINDS, twoReplicaStores } from "../ledger/stores.js";
 
 interface LibRouter {
@@ -139,6 +140,24 @@ describe("a limit on its own (no store: in memory)", () => {
     let admitted = 0;
     for (let i = 0; i < 2_400; i++) if ((await limit.admit(`s${i}`)).ok) admitted++;
     expect(admitted).toBe(SIGN_INS.perDeployment + SIGN_INS.reserve);
+  });
+
+  it("takes the operator's sign-in figures (GENERATION_HTTP_LIMITS) for authorizations and sign-in posts alike", async () => {
+    const limits = oauthLimits(
+      undefined,
+      undefined,
+      oauthLog(() => {}),
+      { perDeployment: 5, reserve: 3 },
+    );
+    for (const limit of [limits.authorizations, limits.signIns]) {
+      let admitted = 0;
+      for (let i = 0; i < 50; i++) if ((await limit.admit(`u${i}`)).ok) admitted++;
+      expect(admitted).toBe(8);
+    }
+    expect(readServeLimits("signInsPerMinute=900,signInReserve=20000", "GENERATION_HTTP_LIMITS")).toEqual({
+      signInsPerMinute: 900,
+      signInReserve: 20_000,
+    });
   });
 });
 

@@ -30,7 +30,7 @@ import { createProvider, type Lifetimes, MCP_SCOPE, SIGN_IN_PATH } from "./oauth
 import { routeAndCount } from "./oauth-routes.js";
 import type { Sealing } from "./oauth-sealing.js";
 import { hooksOnlyWhileServing } from "./provider-hooks.js";
-import { admitSignIn, clientAddress, oauthLimits, sourceOf } from "./rate-limit.js";
+import { admitSignIn, clientAddress, oauthLimits, type SignInRates, sourceOf } from "./rate-limit.js";
 import { serveSignIn } from "./sign-in.js";
 import { TokenChecks } from "./token-checks.js";
 
@@ -58,6 +58,8 @@ export interface OAuthOptions {
   trustedProxies?: BlockList;
   /** The operator's log lines (oauth-log.ts, on stderr). */
   log: OAuthLog;
+  /** The deployment's sign-in figures, where the operator set them (rate-limit.ts). */
+  signInRates?: SignInRates;
   /** Tokens checked lately (token-checks.ts), told of revocations on this replica; one is made if none. */
   tokenChecks?: TokenChecks<FoundToken>;
 }
@@ -83,7 +85,7 @@ export async function createOAuth(o: OAuthOptions): Promise<OAuthGate> {
   const { sealing, accounts, log } = o;
   const loopbackHttp = issuer.startsWith("http:");
   // Counted in the ledger's store, so every replica on it shares each limit (rate-limit.ts).
-  const limits = oauthLimits(o.kv, o.trustedProxies, log);
+  const limits = oauthLimits(o.kv, o.trustedProxies, log, o.signInRates);
   const source = (req: IncomingMessage) => sourceOf(clientAddress(req, o.trustedProxies));
   const provider = await createProvider({
     issuer,

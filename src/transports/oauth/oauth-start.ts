@@ -8,6 +8,7 @@
 
 import type { Config } from "../../config/index.js";
 import { trustedProxyList } from "../../config/oauth-settings.js";
+import { serveLimits } from "../../config/serve-limits.js";
 import { hashKey } from "../../ledger/identity.js";
 import type { LazyLedger } from "../../ledger/lazy-ledger.js";
 import { createEngines, type Engines } from "../engine.js";
@@ -45,6 +46,7 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
         console.error(`generation-mcp: could not revoke the sign-ins of a refused key: ${String(error)}`);
       }),
   });
+  const limits = serveLimits(config.serveLimits);
   const gate = await createOAuth({
     publicUrl: config.publicUrl,
     sealing,
@@ -58,6 +60,7 @@ export async function startOAuth(config: Config, ledger: LazyLedger): Promise<OA
       ? {}
       : { trustedProxies: trustedProxyList(config.trustedProxies) }),
     log,
+    signInRates: { perDeployment: limits.signInsPerMinute, reserve: limits.signInReserve },
     tokenChecks,
     ...(config.sandbox && engines.defaultApiKey !== undefined ? { sandboxKey: engines.defaultApiKey } : {}),
   });

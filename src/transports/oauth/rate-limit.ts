@@ -9,7 +9,8 @@
  *   a day (oauth-adapter.ts), the store holds at most a day's worth of the deployment's rate.
  * - An authorization request (`/oauth/authorize`), which stores an interaction for the sign-in
  *   page: kept at most 30 minutes (oauth-provider.ts), so the store holds at most 30 minutes of
- *   the deployment's rate and its reserve: 30 x 200 + 2,000 = 8,000.
+ *   the deployment's rate and its reserve: 30 x 200 + 2,000 = 8,000 by default (GENERATION_HTTP_LIMITS'
+ *   signInsPerMinute and signInReserve set both, for authorization requests and sign-in posts).
  * - The sign-in form posted (`/oauth/sign-in/<uid>`): each post with a well-formed key has the
  *   service check it, so the server relays no flood of key checks to the service.
  * - Client ID Metadata Documents fetched (cimd-guard.ts): each a request to another host.
@@ -216,15 +217,22 @@ export interface OAuthLimits {
   log: OAuthLog;
 }
 
+/** The deployment's figures for sign-ins (GENERATION_HTTP_LIMITS: signInsPerMinute, signInReserve). */
+export interface SignInRates {
+  perDeployment: number;
+  reserve: number;
+}
+
 export function oauthLimits(
   kv: KeyedStore | undefined,
   trusted: BlockList | undefined,
   log: OAuthLog,
+  signIns: Partial<SignInRates> = {},
 ): OAuthLimits {
   return {
     registrations: new RateLimit(kv, "register", REGISTRATIONS),
-    authorizations: new RateLimit(kv, "authorize", AUTHORIZATIONS),
-    signIns: new RateLimit(kv, "sign-in", SIGN_INS),
+    authorizations: new RateLimit(kv, "authorize", { ...AUTHORIZATIONS, ...signIns }),
+    signIns: new RateLimit(kv, "sign-in", { ...SIGN_INS, ...signIns }),
     fetches: new RateLimit(kv, "cimd-fetch", FETCHES),
     trusted,
     log,
