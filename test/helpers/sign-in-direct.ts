@@ -92,7 +92,13 @@ export async function signInDirect(
     code_challenge_method: "S256",
   });
   const toPage = await jar.go("authorize", `${issuer}/oauth/authorize?${query}`);
-  const pageUrl = new URL(toPage.headers.get("location") ?? "", issuer).href;
+  const location = toPage.headers.get("location");
+  // A refusal (429 past a rate, say) names itself rather than failing later at the form.
+  if (location === null)
+    throw new Error(
+      `the authorization request was refused (${toPage.status}): ${(await toPage.text()).slice(0, 200)}`,
+    );
+  const pageUrl = new URL(location, issuer).href;
   const page = await (await jar.go("sign-in page", pageUrl)).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
   const posted = await jar.go("sign-in post (key checked)", pageUrl, {
