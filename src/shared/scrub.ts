@@ -219,43 +219,37 @@ function otherScrubber(digits: string): Scrub {
 
 /**
  * Scrubs every string in a JSON-like value (a tool result, resource contents), keys included,
- * except media bytes: `blob`, and `data` beside a `mimeType` (image and audio blocks).
+ * except media bytes: `blob`, and `data` beside a `mimeType` (image and audio blocks). Each string
+ * is screened in place (scan, one pass, no copy): a value that quotes no key, nearly every one, is
+ * returned as it is, and only the objects and arrays on the way to a changed string are copied.
  */
 export function scrubDeep<T>(value: T, scrub: Scrub): T {
-  return quotesNoKey(value, scrub) ? value : (walk(value, scrub) as T);
+  return walk(value, scrub) as T;
 }
 
-/** Above this much JSON the walk, which skips media bytes, is the cheaper scan. */
-const ONE_SCAN_MAX = 64 * 1024;
-
-/**
- * Whether `value` certainly quotes no key, settled by one scan of its JSON rather than one per
- * string: every form a key is scrubbed in is letters, digits, `_`, `+`, `/`, `-`, `%`, `:`, `.` and
- * spaces, which JSON writes as they are, so a key in any string or property name is in the JSON whole. A match (even
- * one JSON's escapes made up, as in `\u0001`) leaves it to the walk.
- */
-function quotesNoKey(value: unknown, scrub: Scrub): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch {
-    return false;
-  }
-  return json !== undefined && json.length <= ONE_SCAN_MAX && scrub(json) === json;
-}
-
+/** `value` scrubbed: the same value (by reference) when nothing in it changed. */
 function walk(value: unknown, scrub: Scrub): unknown {
   if (typeof value === "string") return scrub(value);
-  if (Array.isArray(value)) return value.map((v) => walk(v, scrub));
   if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = walk(value[i], scrub);
+      if (v !== value[i]) out ??= value.slice();
+      if (out !== undefined) out[i] = v;
+    }
+    return out ?? value;
+  }
   const source = value as Record<string, unknown>;
   const media = "mimeType" in source;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(source)) {
+  let changed = false;
+  const entries = Object.entries(source).map(([k, v]): [string, unknown] => {
     // Media bytes (base64) are left whole: scrubbing them would break the file.
     const bytes = typeof v === "string" && (k === "blob" || (k === "data" && media));
-    out[scrub(k)] = bytes ? v : walk(v, scrub);
-  }
-  return out;
+    const key = scrub(k);
+    const next = bytes ? v : walk(v, scrub);
+    if (key !== k || next !== v) changed = true;
+    return [key, next];
+  });
+  return changed ? Object.fromEntries(entries) : value;
 }

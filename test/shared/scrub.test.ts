@@ -165,6 +165,12 @@ describe("keyScrubber", () => {
       structuredContent: { n: 1 },
     };
     expect(scrubDeep(clean, scrub)).toBe(clean);
+    // Only what leads to a changed string is copied; the value given is never changed.
+    const mixed = { kept: { note: "ok" }, list: ["fine", `key ${KEY}`] };
+    const out = scrubDeep(mixed, scrub);
+    expect(out.kept).toBe(mixed.kept);
+    expect(out.list).toEqual(["fine", `key ${REDACTED}`]);
+    expect(mixed.list[1]).toBe(`key ${KEY}`);
   });
 });
 
