@@ -242,14 +242,21 @@ function walk(value: unknown, scrub: Scrub): unknown {
   }
   const source = value as Record<string, unknown>;
   const media = "mimeType" in source;
-  let changed = false;
-  const entries = Object.entries(source).map(([k, v]): [string, unknown] => {
+  const keys = Object.keys(source);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const v = source[k];
     // Media bytes (base64) are left whole: scrubbing them would break the file.
     const bytes = typeof v === "string" && (k === "blob" || (k === "data" && media));
     const key = scrub(k);
     const next = bytes ? v : walk(v, scrub);
-    if (key !== k || next !== v) changed = true;
-    return [key, next];
-  });
-  return changed ? Object.fromEntries(entries) : value;
+    if (out === undefined && (key !== k || next !== v)) {
+      // The first change: the entries before it, unchanged, are copied in their order.
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j] as string] = source[keys[j] as string];
+    }
+    if (out !== undefined) out[key] = next;
+  }
+  return out ?? value;
 }
