@@ -82,8 +82,24 @@ const HTTP_ONLY = new Set<keyof Config>([
   ...OAUTH_ONLY,
 ]);
 
+/** The limits in GENERATION_HTTP_LIMITS that only `--auth oauth` uses (the sign-in figures). */
+const OAUTH_LIMITS = new Set(["signInsPerMinute", "signInReserve"]);
+
+/** The names inside GENERATION_HTTP_LIMITS the mode does not use (the ledger's day budget applies everywhere). */
+function ignoredLimits(config: Config): string | undefined {
+  const set = Object.keys(config.serveLimits ?? {});
+  const http = set.filter((name) => !name.startsWith("ledger"));
+  if (config.transport === "stdio" && http.length > 0)
+    return `${http.join(", ")} ignored on stdio (they apply to --transport http)`;
+  const oauth = set.filter((name) => OAUTH_LIMITS.has(name));
+  if (config.auth === "key" && oauth.length > 0)
+    return `${oauth.join(", ")} ignored with --auth key (they apply to --auth oauth)`;
+  return undefined;
+}
+
 /** Why the chosen mode does not use a setting that was given, or undefined when it does. */
 function ignoredBecause(key: keyof Config, config: Config): string | undefined {
+  if (key === "serveLimits") return ignoredLimits(config);
   if (config.transport === "stdio" && HTTP_ONLY.has(key))
     return "ignored on stdio (it applies to --transport http)";
   if (config.auth === "key" && OAUTH_ONLY.has(key))

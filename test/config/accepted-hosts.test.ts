@@ -96,4 +96,18 @@ describe("settings the chosen mode ignores are said at start, one line each", ()
     for (const line of [...stdio, ...off]) expect(line).not.toContain(BASE.GENERATION_API_KEY);
     expect(warnings(HTTP, BASE)).toEqual([]);
   });
+
+  it("names inside GENERATION_HTTP_LIMITS: the HTTP pools on stdio, the sign-in figures in key mode, never the ledger's budget", () => {
+    const limits = {
+      ...BASE,
+      GENERATION_HTTP_LIMITS: "sessions=9000,signInReserve=5000,ledgerRecordsPerKeyDay=9",
+    };
+    expect(warnings([], limits)).toEqual([
+      "GENERATION_HTTP_LIMITS: sessions, signInReserve ignored on stdio (they apply to --transport http)",
+    ]);
+    expect(warnings(HTTP, limits)).toEqual([
+      "GENERATION_HTTP_LIMITS: signInReserve ignored with --auth key (they apply to --auth oauth)",
+    ]);
+    expect(warnings([], { ...BASE, GENERATION_HTTP_LIMITS: "ledgerRecordsPerKeyDay=9" })).toEqual([]);
+  });
 });
