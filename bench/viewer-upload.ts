@@ -18,6 +18,8 @@ import { writePngFile } from "./media-files.js";
 
 const SIZE = 31_457_280;
 const CHUNK = 512 * 1024;
+/** Chunks on their way at once after chunk 0, as the view sends them (src/viewer/app/upload-send.ts). */
+const IN_FLIGHT = Number(process.env.BENCH_UPLOAD_IN_FLIGHT ?? 3);
 const ROUNDS = Number(process.env.BENCH_UPLOAD_ROUNDS ?? 3);
 const RATIO_GOAL = 1.5;
 const RSS_GOAL_MIB = 16;
@@ -67,7 +69,11 @@ function check(r: CallToolResult, what: string): Record<string, unknown> {
   return r.structuredContent as Record<string, unknown>;
 }
 
-/** The file through the viewer's chunks, read from disk a chunk at a time as a view reads a File. */
+/**
+ * The file through the viewer's chunks, read from disk a chunk at a time as a view reads a File,
+ * in the view's order (src/viewer/app/upload-send.ts): chunk 0, then IN_FLIGHT at a time
+ * (BENCH_UPLOAD_IN_FLIGHT; 1 sends them one by one, as the view did before), then the last alone.
+ */
 async function chunked(client: Client, path: string): Promise<void> {
   const call = async (args: Record<string, unknown>) =>
     check(
@@ -75,14 +81,21 @@ async function chunked(client: Client, path: string): Promise<void> {
       "viewer_upload",
     );
   const { upload } = await call({ kind: "asset", size: SIZE, name: "bench.png" });
+  const count = Math.ceil(SIZE / CHUNK);
   const fd = openSync(path, "r");
-  const buffer = Buffer.alloc(CHUNK);
+  const send = (seq: number) => {
+    const buffer = Buffer.alloc(CHUNK);
+    const n = readSync(fd, buffer, 0, CHUNK, seq * CHUNK);
+    return call({ upload, seq, data: buffer.subarray(0, n).toString("base64") });
+  };
   try {
-    let last: Record<string, unknown> = {};
-    for (let seq = 0; seq * CHUNK < SIZE; seq++) {
-      const n = readSync(fd, buffer, 0, CHUNK, seq * CHUNK);
-      last = await call({ upload, seq, data: buffer.subarray(0, n).toString("base64") });
-    }
+    await send(0);
+    let taken = 1;
+    const worker = async () => {
+      while (taken < count - 1) await send(taken++);
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const last = await send(count - 1);
     if (last.state !== "finished") throw new Error(`the chunked upload ended ${String(last.state)}`);
   } finally {
     closeSync(fd);

@@ -5,8 +5,9 @@
  * under `upl:<key hash>:<id>` and one row of bytes per chunk in the chunk table under the same
  * key hash and ID (src/ledger/chunk-store.ts): found only under the key that
  * opened it (another key's ID reads exactly like one never made), and advanced only by
- * compare-and-set of that record, so two copies of one chunk (the host resent it while the first
- * was still being written, here or on another replica) store it once and both read where it stands.
+ * compare-and-set of that record, so chunks after the first land in any order, several at once,
+ * and two copies of one chunk (the host resent it while the first was still being written, here
+ * or on another replica) store it once and both read where it stands.
  * Every bound (the declared size, how many uploads and bytes a user and the deployment hold: the
  * slots of upload-slots.ts, each chunk's number and length) is checked before a byte is written.
  * Only accepted bytes renew an upload's idle time: a call that is refused or that asks where it
@@ -16,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import type { ChunkStore } from "../../ledger/chunk-store.js";
 import type { KeyedStore } from "../../ledger/keyed-store.js";
 import { ArgumentError } from "../../shared/local-refusals.js";
+import { firstMissing, heldChunks, heldText, isHeld, setHeld } from "./chunks-held.js";
 import { DEFAULT_UPLOAD_LIMITS, type Slot, type UploadLimits, UploadSlots } from "./upload-slots.js";
 
 export { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload-slots.js";
@@ -39,8 +41,10 @@ export interface Upload<T = unknown> {
   /** What the upload is for (asset or voice): the caller's, kept with it. */
   readonly purpose: T;
   received: number;
-  /** The next chunk's number. */
+  /** The first chunk not yet held. */
   next: number;
+  /** Which chunks are held (chunks-held.ts); absent in a record written before chunks came in any order. */
+  have?: string;
   state: UploadState;
   /** When it last accepted bytes (or was opened). */
   at: number;
@@ -77,6 +81,8 @@ export type Appended = "stored" | "repeat";
  * reached the service, and the synced move to "sending" makes every chunk before it durable.
  */
 const LAZY = { deferred: true };
+/** Races a chunk may lose to the others landing at once before it gives up (the view sends a few at a time). */
+const MAX_SWAPS = 64;
 /** How often an open sweeps values past their expiry (the SQL stores keep them until swept). */
 const SWEEP_EVERY_MS = 60_000;
 
@@ -136,11 +142,12 @@ export class UploadStore<T = unknown> {
   }
 
   /**
-   * Stores chunk `seq` (its decoded bytes) after checking its place and length:
-   * chunks come in order from 0, each UPLOAD_CHUNK_BYTES long but the last (the rest). A chunk
-   * already accepted (its answer was lost, or its first copy is being written right now) is a
-   * "repeat": stored once, answered as the upload stands. Anything else abandons the upload (its
-   * bytes deleted) and is refused; nothing of it ever reaches the service. `u` is updated.
+   * Stores chunk `seq` (its decoded bytes) after checking its place and length: chunk 0 first (its
+   * bytes are the file's type, checked before it is stored), then the others in any order, each
+   * UPLOAD_CHUNK_BYTES long but the last (the rest). A chunk already held (its answer was lost, or
+   * its first copy is being written right now, here or on another replica) is a "repeat": stored
+   * once, answered as the upload stands. Anything else abandons the upload (its bytes deleted) and
+   * is refused; nothing of it ever reaches the service. `u` is updated.
    */
   async append(u: Upload<T>, seq: number, bytes: Uint8Array): Promise<Appended> {
     const length = bytes.byteLength;
@@ -156,13 +163,14 @@ export class UploadStore<T = unknown> {
         `chunk ${seq} is past the last one (${count - 1}) of a ${u.size}-byte file`,
         u.state === "receiving",
       );
-    if (seq < u.next) return "repeat";
+    const held = heldChunks(u.have, u.next, count);
+    if (isHeld(held, seq)) return "repeat";
     if (u.state !== "receiving")
       return refuse("seq", `chunk ${seq} arrived after the upload was complete`, false);
-    if (seq !== u.next)
+    if (seq !== 0 && !isHeld(held, 0))
       return refuse(
         "seq",
-        `chunk ${seq} arrived where chunk ${u.next} comes next; chunks go in order from 0`,
+        `chunk ${seq} arrived before chunk 0; chunk 0 goes first, then the rest in any order`,
       );
     const want = chunkLength(u.size, seq);
     if (length !== want) {
@@ -171,29 +179,45 @@ export class UploadStore<T = unknown> {
         `chunk ${seq} holds ${length} bytes where ${want} belong (${UPLOAD_CHUNK_BYTES}-byte chunks, the last one the rest of ${u.size} bytes)`,
       );
     }
-    // Both copies of a resent chunk may write it (the same bytes); only one moves the record on.
+    // Both copies of a resent chunk may write it (the same bytes); only one adds it to the record.
     await this.chunks.put(chunksOf(u.owner, u.id), seq, bytes, this.limits.idleMs + SENDING_TTL_MS);
-    const done = u.received + length === u.size;
-    const fields: Fields = {
-      size: u.size,
-      name: u.name,
-      purpose: u.purpose,
-      received: u.received + length,
-      next: seq + 1,
-      state: done ? "sending" : "receiving",
-      at: this.now(),
-    };
-    const raw = JSON.stringify(fields);
-    const ttl = done ? SENDING_TTL_MS : this.limits.idleMs;
-    // The move to "sending" is synced: it is what keeps a second replica from sending it again.
-    if (await this.kv.swap(recordKey(u.owner, u.id), u.raw, raw, ttl, done ? {} : LAZY)) {
-      Object.assign(u, fields, { raw });
-      return "stored";
+    return this.#hold(u, seq, length, count);
+  }
+
+  /**
+   * Adds chunk `seq` to the record by compare-and-set, read again after each race (other chunks of
+   * the upload land at the same time). The swap that adds the last missing chunk moves the upload
+   * to "sending", synced: exactly one call, on one replica, sends it.
+   */
+  async #hold(u: Upload<T>, seq: number, length: number, count: number): Promise<Appended> {
+    for (let tries = 0; tries < MAX_SWAPS; tries++) {
+      const held = heldChunks(u.have, u.next, count);
+      if (isHeld(held, seq)) return "repeat";
+      if (u.state !== "receiving") throw unknownUpload(u.id);
+      setHeld(held, seq);
+      const next = firstMissing(held, count);
+      const done = next === count;
+      const fields: Fields = {
+        size: u.size,
+        name: u.name,
+        purpose: u.purpose,
+        received: u.received + length,
+        next,
+        have: heldText(held),
+        state: done ? "sending" : "receiving",
+        at: this.now(),
+      };
+      const raw = JSON.stringify(fields);
+      const ttl = done ? SENDING_TTL_MS : this.limits.idleMs;
+      // The move to "sending" is synced: it is what keeps a second replica from sending it again.
+      if (await this.kv.swap(recordKey(u.owner, u.id), u.raw, raw, ttl, done ? {} : LAZY)) {
+        Object.assign(u, fields, { raw });
+        return "stored";
+      }
+      // Another chunk (or another copy of this one) got there first, or the upload went.
+      Object.assign(u, await this.get(u.owner, u.id));
     }
-    // Another copy got there first (or the upload went): read where it stands.
-    Object.assign(u, await this.get(u.owner, u.id));
-    if (u.next > seq) return "repeat";
-    throw unknownUpload(u.id);
+    throw new Error(`chunk ${seq} of upload ${u.id} lost ${MAX_SWAPS} races to record it; send it again`);
   }
 
   /** Chunk `seq`'s bytes, for sending. A chunk gone (expired, dropped) or of another length is an error. */

@@ -1,7 +1,7 @@
 /**
  * Sends the file the user chose through the app-only tool viewer_upload: an upload opened with the
  * file's kind and size, then 512 KiB chunks (base64 grows each to 683 KiB, within every host's
- * message limits), one at a time, in order; the server
+ * message limits): chunk 0, then up to three at a time, then the last alone; the server
  * sends the file to the service only after the last one (src/calls/uploads/chunked-upload.ts). A chunk
  * whose answer the host lost is sent again, which the server answers without storing it twice;
  * the last chunk sent again only asks how the upload ended. The upload itself is never repeated:
@@ -13,6 +13,8 @@ import { type Asset, type CallResult, textOf } from "./types.js";
 
 /** As src/calls/uploads/upload-store.ts: every chunk but the last holds exactly this many bytes. */
 export const CHUNK_BYTES = 512 * 1024;
+/** Chunks on their way at once: the host's, the server's and this view's work overlap. */
+const IN_FLIGHT = 3;
 
 export type UploadKind = "asset" | "voice";
 export type Uploaded = { asset: Asset } | { voice: { id: string; name: string } };
@@ -122,23 +124,37 @@ export async function sendFile(
     ...(kind === "voice" ? { rightsConfirmed: true } : {}),
   };
   const { upload } = await sendChunk(host, opened, "store");
-  let answer: Answer | undefined;
-  let lastArgs: Record<string, unknown> = {};
   const encoded = (seq: number) => {
     const start = seq * CHUNK_BYTES;
-    const data = toBase64(file.slice(start, Math.min(file.size, start + CHUNK_BYTES)));
-    data.catch(() => {}); // awaited below; a failure is reported there, not as unhandled
-    return data;
+    return toBase64(file.slice(start, Math.min(file.size, start + CHUNK_BYTES)));
   };
-  // Each chunk is encoded while the one before is on its way.
-  let next = encoded(0);
-  for (let seq = 0; seq < count; seq++) {
-    const data = await next;
-    if (seq + 1 < count) next = encoded(seq + 1);
-    lastArgs = { upload, seq, data };
-    answer = await sendChunk(host, lastArgs, seq === count - 1 ? "last" : "store");
-    onProgress((answer.received ?? file.size) / file.size, seq === count - 1);
+  // Answers may come back in another order than their chunks went: the bar only moves forward.
+  let shown = 0;
+  const store = async (seq: number) => {
+    const answer = await sendChunk(host, { upload, seq, data: await encoded(seq) }, "store");
+    shown = Math.max(shown, answer.received ?? 0);
+    onProgress(shown / file.size, false);
+  };
+  // Chunk 0 first (the server checks the file's type in it), then the middle ones IN_FLIGHT at a
+  // time in any order, then the last alone: only that one can complete the upload, so only its
+  // answer may be the service's.
+  if (count > 1) {
+    await store(0);
+    let taken = 1;
+    let failed = false;
+    // A refusal abandons the upload on the server: the other workers stop taking chunks.
+    const worker = async () => {
+      while (!failed && taken < count - 1)
+        await store(taken++).catch((err: unknown) => {
+          failed = true;
+          throw err;
+        });
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, count - 2) }, worker));
   }
+  const lastArgs: Record<string, unknown> = { upload, seq: count - 1, data: await encoded(count - 1) };
+  let answer: Answer | undefined = await sendChunk(host, lastArgs, "last");
+  onProgress((answer.received ?? file.size) / file.size, true);
   // All bytes are in; the server answers once the service took them, or says it is still sending:
   // the last chunk again asks how it ended (the server never sends the file twice).
   for (let asked = 0; answer?.state === "sending"; asked++) {

@@ -2,8 +2,8 @@
  * The media viewer's upload store (src/calls/uploads/upload-store.ts, upload-slots.ts) on the
  * ledger's shared store, SQLite, PostgreSQL and Redis, each with two stores open on one back end as
  * two replicas have them: chunks taken by either, every bound checked before a byte is written and
- * counted for the deployment, parallel opens racing for the last slots, chunks only in order and of
- * their length, a resent chunk stored once, one key's uploads invisible to another, idle uploads
+ * counted for the deployment, parallel opens racing for the last slots, chunk 0 first and the rest
+ * in any order (several at once, on both replicas, sent once), each of its length, a resent chunk stored once, one key's uploads invisible to another, idle uploads
  * dropped with their bytes, and the idle time renewed only by accepted bytes.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -92,10 +92,42 @@ describe.each(STORE_KINDS)("the upload store on %s", (kind) => {
     expect(u.state).toBe("sending");
   });
 
-  it("refuses a chunk out of order, past the last or of the wrong length, dropping the upload's bytes", async () => {
+  it("takes the chunks after chunk 0 in any order, several at once on both replicas, and sends once", async () => {
+    const [a, b] = replicas() as [UploadStore<string>, UploadStore<string>];
+    const count = 9;
+    const size = (count - 1) * UPLOAD_CHUNK_BYTES + 77;
+    const u = await a.open("alice", size, "song.mp3", "asset");
+    expect(await a.append(u, 0, ...chunkOf(UPLOAD_CHUNK_BYTES, 0))).toBe("stored");
+    // Chunks 8 down to 1, all at once, alternating replicas, each from its own read of the record,
+    // and chunk 5 twice: every one held once, and exactly one call moves the upload to "sending".
+    const order = [8, 3, 5, 1, 7, 5, 2, 6, 4];
+    const calls = order.map(async (seq, i) => {
+      const store = i % 2 ? a : b;
+      const mine = await store.get("alice", u.id);
+      const n = seq === count - 1 ? 77 : UPLOAD_CHUNK_BYTES;
+      const how = await store.append(mine, seq, ...chunkOf(n, seq));
+      return { how, sending: how === "stored" && mine.state === "sending" };
+    });
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.filter((o) => o.how === "repeat")).toHaveLength(1);
+    expect(outcomes.filter((o) => o.sending)).toHaveLength(1);
+    const now = await b.get("alice", u.id);
+    expect([now.state, now.received, now.next]).toEqual(["sending", size, count]);
+    const file = Buffer.concat(
+      await Promise.all(Array.from({ length: count }, (_, seq) => a.chunk(now, seq))),
+    );
+    expect(file.byteLength).toBe(size);
+    for (let seq = 0; seq < count; seq++) expect(file[seq * UPLOAD_CHUNK_BYTES]).toBe(seq);
+  });
+
+  it("refuses a chunk before chunk 0, past the last or of the wrong length, dropping the upload's bytes", async () => {
     const [s] = replicas() as [UploadStore<string>];
     const cases: Array<[number, number, RegExp]> = [
-      [1, UPLOAD_CHUNK_BYTES, /^seq: chunk 1 arrived where chunk 0 comes next/],
+      [
+        1,
+        UPLOAD_CHUNK_BYTES,
+        /^seq: chunk 1 arrived before chunk 0; chunk 0 goes first, then the rest in any order/,
+      ],
       [4, UPLOAD_CHUNK_BYTES, /^seq: chunk 4 is past the last one \(2\)/],
       [0, UPLOAD_CHUNK_BYTES + 1, /^data: chunk 0 holds 524289 bytes where 524288 belong/],
     ];
