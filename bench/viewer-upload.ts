@@ -117,7 +117,13 @@ async function compare(
   file: string,
   rounds: number,
 ): Promise<Compared> {
-  const server = await startHttpCli([], { ...env, GENERATION_FILES: dir });
+  // BENCH_SERVER_NODE_OPTIONS reaches the server alone (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
+  const options = process.env.BENCH_SERVER_NODE_OPTIONS;
+  const server = await startHttpCli([], {
+    ...env,
+    GENERATION_FILES: dir,
+    ...(options === undefined ? {} : { NODE_OPTIONS: options }),
+  });
   const pid = server.child.pid as number;
   const client = new Client(
     { name: "bench-viewer-host", version: "1.0.0" },
