@@ -100,6 +100,27 @@ describe.each(["sqlite", "postgres", "redis"] as const)("two replicas on one %s 
     expect(sandbox.stats.requests(ASSETS)).toBe(before + 1);
   }, 60_000);
 
+  it("takes the chunks after chunk 0 all at once, in reverse order across the replicas, and sends the file once", async (ctx) => {
+    if (store === undefined) return ctx.skip();
+    const key = sandbox.addKey({});
+    const [a, b] = [await connect(0, key), await connect(1, key)];
+    const wav = renderAudio("any order", 150);
+    const count = Math.ceil(wav.byteLength / CHUNK);
+    const before = sandbox.stats.requests(ASSETS);
+    const { upload } = ok(await call(b, { kind: "asset", size: wav.byteLength, name: "any.wav" }));
+    const data = (seq: number) => wav.subarray(seq * CHUNK, (seq + 1) * CHUNK).toString("base64");
+    ok(await call(a, { upload, seq: 0, data: data(0) }));
+    const rest = Array.from({ length: count - 1 }, (_, i) => count - 1 - i);
+    const answers = await Promise.all(
+      rest.map(async (seq, i) => ok(await call(i % 2 ? a : b, { upload, seq, data: data(seq) }))),
+    );
+    // Whichever call added the last missing chunk sent the file; every other call saw it received.
+    const done = answers.filter((x) => x.state !== "receiving");
+    expect(done).toHaveLength(1);
+    expect(done[0]?.asset?.kind).toBe("audio");
+    expect(sandbox.stats.requests(ASSETS)).toBe(before + 1);
+  }, 60_000);
+
   it("counts each user's uploads for the deployment: a fourth open on the other replica is refused", async (ctx) => {
     if (store === undefined) return ctx.skip();
     const key = sandbox.addKey({});

@@ -196,7 +196,7 @@ describe.skipIf(!ready)("a remote user's own media in the MCP Inspector's web UI
     await session(true, (page, all) => bringAndTake(page, all, "oauth"));
   }, 180_000);
 
-  it("refuses in the view, before a byte reaches the service: non-media, too large, no rights box, chunks out of order or past the total", async () => {
+  it("refuses in the view, before a byte reaches the service: non-media, too large, no rights box, a chunk before chunk 0 or past the total", async () => {
     await session(false, async (page, { sandbox }) => {
       const reached = () => sandbox.stats.requests(ASSETS) + sandbox.stats.requests(VOICES);
       const status = (view: Frame) => view.locator(".upload-status");
@@ -222,17 +222,17 @@ describe.skipIf(!ready)("a remote user's own media in the MCP Inspector's web UI
       await page.screenshot({ path: join(SHOTS, "inspector-upload-refused.png") });
 
       // The Inspector's page passes the view's calls to its own backend (/api/mcp/send), which
-      // sends them on to the server: a host that mixes up the chunks on the way (chunk 1 arrives
-      // numbered 2, then 9) is refused, and the view says so.
+      // sends them on to the server: a host that mixes up the chunks on the way (chunk 0 arrives
+      // numbered 1, then 9) is refused, and the view says so.
       const relay = /\/api\/mcp\/send$/;
       for (const [seq, said] of [
-        [2, /^Not uploaded: chunk 2 arrived where chunk 1 comes next/],
+        [1, /^Not uploaded: chunk 1 arrived before chunk 0; chunk 0 goes first/],
         [9, /^Not uploaded: chunk 9 is past the last one \(2\)/],
       ] as const) {
         await page.route(relay, async (route) => {
           const body = route.request().postData() ?? "";
-          if (!body.includes('"name":"viewer_upload"') || !body.includes('"seq":1,')) return route.continue();
-          await route.continue({ postData: body.replace('"seq":1,', `"seq":${seq},`) });
+          if (!body.includes('"name":"viewer_upload"') || !body.includes('"seq":0,')) return route.continue();
+          await route.continue({ postData: body.replace('"seq":0,', `"seq":${seq},`) });
         });
         view = await openApp(page, "Upload a media file", {}, ".upload");
         await send(page, view, { name: "tune.wav", mimeType: "audio/wav", buffer: renderAudio("tune", 80) });
