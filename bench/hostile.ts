@@ -22,6 +22,7 @@ import { callTool, rpc } from "../test/helpers/tasks-wire.js";
 import type { Plan } from "./hostile-attacker.js";
 import { cpuMsOf } from "./memory-probe.js";
 import { keyedSandbox, oauthServer } from "./oauth.js";
+import { attackerCommand, place } from "./pin-cores.js";
 import { median, ms, percentile, print } from "./stats.js";
 
 const USERS = Number(process.env.BENCH_HOSTILE_USERS ?? 100);
@@ -100,7 +101,8 @@ async function behave(url: string, user: User, i: number, seconds: number, into:
 
 /** The attacker's process for `plan.seconds`; its tally. */
 function attack(plan: Plan): Promise<Record<string, Record<string, number>>> {
-  const child = spawn(process.execPath, ["--import", "tsx", ATTACKER, JSON.stringify(plan)], {
+  const [command, args] = attackerCommand(["--import", "tsx", ATTACKER, JSON.stringify(plan)]);
+  const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
@@ -255,6 +257,7 @@ export async function hostileMix(): Promise<void> {
     });
     const store = join(iso.dir, "ledger.sqlite");
     const pid = cli.child.pid as number;
+    print(`    ${place(pid, [keys.pid, process.pid])}`); // quiet and hostile phases alike
     const plan: Plan = {
       issuer,
       token: attacker,
