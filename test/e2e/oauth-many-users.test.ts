@@ -52,6 +52,8 @@ beforeAll(async () => {
     GENERATION_AUTH_SECRET: SECRET,
     // Each user from an address of their own, as a TLS front in front of the server forwards it.
     ...FORWARDED_ENV,
+    // A thousand sign-ins at once, not the strangers' share (admission-cli.test.ts), is tested here.
+    GENERATION_HTTP_LIMITS: "anonymousPerSecond=100000,anonymousInFlight=10000",
   });
   const keys = Array.from({ length: USERS }, () => sandbox.addKey({ scopes: ["read", "generate"] }));
   const clientId = await registerClient(issuer);
