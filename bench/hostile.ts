@@ -172,23 +172,17 @@ function attackerTally(hostile: Phase[]): Record<string, Record<string, number>>
 function latencyLines(quiet: Phase[], hostile: Phase[]): void {
   const all = (ps: Phase[]) => ps.flatMap((p) => p.latencies);
   const cpu = (ps: Phase[]) => ps.reduce((a, p) => a + p.cpu, 0) / ps.reduce((a, p) => a + p.seconds * 10, 0);
+  const opLatencies = (ps: Phase[], op: string) => ps.flatMap((p) => p.byOp[op] ?? []);
+  const at = (ps: Phase[], op: string) => (q: number) => ms(percentile(opLatencies(ps, op), q));
   const ops = (ps: Phase[]) =>
     ["list_models", "generate_image", "tasks/get"]
-      .map(
-        (op) =>
-          `${op} ${ms(
-            percentile(
-              ps.flatMap((p) => p.byOp[op] ?? []),
-              50,
-            ),
-          )}`,
-      )
+      .map((op) => `${op} ${[50, 99].map(at(ps, op)).join(" / ")}`)
       .join(", ");
   const line = (label: string, ps: Phase[]) => {
     print(
       `    ${label} ${all(ps).length} calls, p50 ${ms(percentile(all(ps), 50))}, p99 ${ms(percentile(all(ps), 99))}, failed ${ps.reduce((a, p) => a + p.failures, 0)}; server CPU ${cpu(ps).toFixed(0)}% of a core`,
     );
-    print(`             p50 by call: ${ops(ps)}`);
+    print(`             p50 / p99 by call: ${ops(ps)}`);
   };
   print(
     `(n) hostile mix: ${USERS} well-behaved users (list_models, generate_image wait 0, tasks/get; ~${THINK_MS} ms apart), ${ROUNDS} x ${SECONDS} s quiet and hostile, alternated`,
