@@ -22,6 +22,7 @@ import { callTool, rpc } from "../test/helpers/tasks-wire.js";
 import type { Plan } from "./hostile-attacker.js";
 import { cpuMsOf } from "./memory-probe.js";
 import { keyedSandbox, oauthServer } from "./oauth.js";
+import { attackerCommand, place } from "./pin-cores.js";
 import { median, ms, percentile, print } from "./stats.js";
 
 const USERS = Number(process.env.BENCH_HOSTILE_USERS ?? 100);
@@ -100,7 +101,8 @@ async function behave(url: string, user: User, i: number, seconds: number, into:
 
 /** The attacker's process for `plan.seconds`; its tally. */
 function attack(plan: Plan): Promise<Record<string, Record<string, number>>> {
-  const child = spawn(process.execPath, ["--import", "tsx", ATTACKER, JSON.stringify(plan)], {
+  const [command, args] = attackerCommand(["--import", "tsx", ATTACKER, JSON.stringify(plan)]);
+  const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
@@ -170,23 +172,17 @@ function attackerTally(hostile: Phase[]): Record<string, Record<string, number>>
 function latencyLines(quiet: Phase[], hostile: Phase[]): void {
   const all = (ps: Phase[]) => ps.flatMap((p) => p.latencies);
   const cpu = (ps: Phase[]) => ps.reduce((a, p) => a + p.cpu, 0) / ps.reduce((a, p) => a + p.seconds * 10, 0);
+  const opLatencies = (ps: Phase[], op: string) => ps.flatMap((p) => p.byOp[op] ?? []);
+  const at = (ps: Phase[], op: string) => (q: number) => ms(percentile(opLatencies(ps, op), q));
   const ops = (ps: Phase[]) =>
     ["list_models", "generate_image", "tasks/get"]
-      .map(
-        (op) =>
-          `${op} ${ms(
-            percentile(
-              ps.flatMap((p) => p.byOp[op] ?? []),
-              50,
-            ),
-          )}`,
-      )
+      .map((op) => `${op} ${[50, 99].map(at(ps, op)).join(" / ")}`)
       .join(", ");
   const line = (label: string, ps: Phase[]) => {
     print(
       `    ${label} ${all(ps).length} calls, p50 ${ms(percentile(all(ps), 50))}, p99 ${ms(percentile(all(ps), 99))}, failed ${ps.reduce((a, p) => a + p.failures, 0)}; server CPU ${cpu(ps).toFixed(0)}% of a core`,
     );
-    print(`             p50 by call: ${ops(ps)}`);
+    print(`             p50 / p99 by call: ${ops(ps)}`);
   };
   print(
     `(n) hostile mix: ${USERS} well-behaved users (list_models, generate_image wait 0, tasks/get; ~${THINK_MS} ms apart), ${ROUNDS} x ${SECONDS} s quiet and hostile, alternated`,
@@ -255,6 +251,7 @@ export async function hostileMix(): Promise<void> {
     });
     const store = join(iso.dir, "ledger.sqlite");
     const pid = cli.child.pid as number;
+    print(`    ${place(pid, [keys.pid, process.pid])}`); // quiet and hostile phases alike
     const plan: Plan = {
       issuer,
       token: attacker,

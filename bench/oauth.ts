@@ -40,7 +40,7 @@ const met = (ok: boolean) => (ok ? "met" : "NOT met");
 export async function keyedSandbox(
   count: number,
   timeScale = 50,
-): Promise<{ url: string; keys: string[]; stop(): void }> {
+): Promise<{ url: string; keys: string[]; pid: number; stop(): void }> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [
     "--import",
     "tsx",
@@ -57,7 +57,7 @@ export async function keyedSandbox(
     });
     child.once("exit", (code) => reject(new Error(`the keyed sandbox exited with ${code}`)));
   });
-  return { ...started, stop: () => child.stdin.end() };
+  return { ...started, pid: child.pid as number, stop: () => child.stdin.end() };
 }
 
 /** An OAuth server on a port of its own (its issuer is its loopback URL). */

@@ -41,6 +41,12 @@ export interface ServeLimits {
   requestsPerAddressMinute: number;
   bodyMiBPerAddressMinute: number;
   /**
+   * Requests no credential admits, over all addresses, admitted a second and at once (a quarter of
+   * the second kept for sign-ins under way): src/transports/http-anonymous.ts.
+   */
+  anonymousPerSecond: number;
+  anonymousInFlight: number;
+  /**
    * `--auth oauth`: authorization requests, and sign-in posts, the whole deployment takes a minute,
    * and its reserve for bursts (a team signing in at once) per 30 minutes, spent once a minute's
    * figure is (src/transports/oauth/rate-limit.ts).
@@ -59,6 +65,10 @@ export interface ServeLimits {
  * chunks (a 30 MiB asset 41 MiB), and one upload_asset body at most 48 MiB: 512 MiB a minute passes
  * a dozen such at any speed, while bounding what one key's bodies cost to read and parse (about 4
  * ms of CPU a MiB, measured).
+ * Strangers' share: a sign-in is about ten requests no credential admits, so 40 a second (30 for
+ * new ones) starts some three sign-ins a second, about the authorization limit per deployment
+ * (oauth/rate-limit.ts), while bounding the event loop's time a flood from any number of addresses
+ * takes; 32 at once bounds the store work they wait on.
  * Connections: well under the descriptors a process usually gets (`ulimit -n`, often 1,024 to
  * 65,536); a listen stream or a body in flight holds one, so the address share bounds those too.
  */
@@ -82,6 +92,8 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   bodyMiBPerKeyMinute: 512,
   requestsPerAddressMinute: 600,
   bodyMiBPerAddressMinute: 16,
+  anonymousPerSecond: 40,
+  anonymousInFlight: 32,
   signInsPerMinute: 200,
   signInReserve: 2_000,
   ledgerRecordsPerKeyDay: 20_000,

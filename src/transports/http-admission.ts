@@ -102,6 +102,8 @@ const RATES = [
   "bodyMiBPerKeyMinute",
   "requestsPerAddressMinute",
   "bodyMiBPerAddressMinute",
+  "anonymousPerSecond",
+  "anonymousInFlight",
 ] as const;
 
 /** Whether the operator set any of the rates (then they hold on loopback in key mode too). */

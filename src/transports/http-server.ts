@@ -22,6 +22,7 @@ import { DEFAULT_SERVE_LIMITS, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
 import { LimitLog, Shares } from "../shared/fair-shares.js";
 import { Admission, ratesSet, refuseRate } from "./http-admission.js";
+import { AnonymousShare, holdPlace } from "./http-anonymous.js";
 import { bodyBudget, MIB, readJson } from "./http-body.js";
 import { guardConnections, wasRefused } from "./http-connections.js";
 import { Exchanges, serveExchange } from "./http-exchange.js";
@@ -115,12 +116,9 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   const bodies = new Shares(limits.bodyMiB * MIB, limits.bodyMiBPerKey * MIB);
   const exchanges = new Exchanges();
   // Only where strangers reach it (or set): on loopback in key mode every caller is this machine's.
-  const admission = new Admission(
-    limits,
-    log,
-    o.isProxy,
-    !loopback || o.oauth !== undefined || ratesSet(o.limits),
-  );
+  const strangersReach = !loopback || o.oauth !== undefined || ratesSet(o.limits);
+  const admission = new Admission(limits, log, o.isProxy, strangersReach);
+  const anonymous = new AnonymousShare(limits, log, strangersReach);
   let stopping = false;
 
   /** One admitted request under its engine: the body read once, then the exchange. */
@@ -166,6 +164,8 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (oauth !== undefined && path !== "/mcp") {
       const host = validateHostHeader(req.headers.host, hostnames);
       if (!host.ok) return sendJson(res, 403, `Forbidden: ${host.message}`);
+      // The process-wide share first, synchronously (http-anonymous.ts), then the address's rate.
+      if (!holdPlace(anonymous, req, res, path)) return;
       return void admission.anonymous(req, source).then((refused) => {
         if (refused !== undefined) refuseRate(req, res, refused);
         else if (!oauth.serve(req, res, path)) sendJson(res, 404, "Not found: the MCP endpoint is /mcp");
@@ -175,13 +175,17 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
     if (!admit(req, res, hostnames)) return;
     if (stopping) return sendJson(res, 503, "The server is shutting down", { connection: "close" });
     // The credential, checked once, here: the engine it gives serves the whole request, once its
-    // key's rate admits it; a refused credential counts against the address.
+    // key's rate admits it; a refused credential counts against the address and the strangers'
+    // share, taken before the check when no credential is presented at all.
+    const bare = oauth !== undefined && req.headers.authorization === undefined;
+    if (bare && !holdPlace(anonymous, req, res, path)) return;
     const checked =
       oauth === undefined
         ? Promise.resolve(byKey(req, o, reachedLocally(req, localNames) ? fallbackKey : undefined))
         : oauth.authenticate(req);
     checked
       .then(async (engine) => {
+        if (engine instanceof Response && !bare && !holdPlace(anonymous, req, res, path)) return;
         const refused = await (engine instanceof Response
           ? admission.anonymous(req, source)
           : admission.keyed(req, engine.keyHash));

@@ -4,7 +4,9 @@
  * naming bodyMiBPerKeyMinute, before its bodies are read, while another key's calls, made at the
  * same time, are all served; and one address flooding an anonymous OAuth route is refused 429,
  * naming requestsPerAddressMinute, before the authorization server routes it, while a user from
- * another address still gets its answer. Counts and order, not timings.
+ * another address still gets its answer; and a flood from many addresses is held to the strangers'
+ * share (anonymousPerSecond, src/transports/http-anonymous.ts), refused 503 with Retry-After, while
+ * a signed-in key is served and a newcomer, retrying as told, signs in. Counts and order, not timings.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
@@ -17,6 +19,8 @@ const SECRET = Buffer.alloc(32, 9).toString("base64");
 const MiB = 1024 * 1024;
 /** Anonymous requests one address may make a minute here: a sign-in takes about six. */
 const PER_ADDRESS = 20;
+/** The strangers' share a second: the default (src/config/serve-limits.ts). */
+const SHARE = 40;
 
 const iso = isolatedEnv();
 const sandbox = createSandbox({ timeScale: 50 });
@@ -48,6 +52,9 @@ afterAll(async () => {
   await sandbox.close();
   iso.cleanup();
 });
+
+const listModels = (token: string) =>
+  rpc(`${issuer}/mcp`, "tools/call", { name: "list_models", arguments: {} }, { key: token });
 
 /** A 2026-07-28 tools/call of list_models padded to about `mib` MiB, sent with its length. */
 async function bigCall(
@@ -171,5 +178,40 @@ describe("one address's anonymous requests", () => {
       }),
     });
     expect(keyed.status).toBe(200);
+  }, 60_000);
+});
+
+describe("a flood from many addresses", () => {
+  it("is held to the strangers' share, while a key is served and a newcomer signs in", async () => {
+    let n = 0;
+    const started = performance.now();
+    const until = started + 3_000;
+    const tally: Record<number, number> = {};
+    let refusal = "";
+    // 16 closed loops, each request from an address of its own (past any per-address rate).
+    const flood = Array.from({ length: 16 }, async () => {
+      while (performance.now() < until) {
+        const res = await fetch(`${issuer}/.well-known/oauth-authorization-server`, {
+          headers: { "x-forwarded-for": `198.18.${(n >> 8) & 255}.${n++ & 255}` },
+        });
+        tally[res.status] = (tally[res.status] ?? 0) + 1;
+        if (res.status === 503 && res.headers.get("retry-after") === "1") refusal = await res.text();
+        else await res.body?.cancel();
+      }
+    });
+    const key = sandbox.addKey({ scopes: ["read", "generate"] });
+    const during = (async () => {
+      const served = (await listModels(good)).status;
+      const clientId = await registerClient(issuer);
+      const newcomer = await signInDirect(issuer, clientId, key, { from: userAddress(3) });
+      return { served, newcomer: (await listModels(newcomer.access)).status };
+    })();
+    await Promise.all(flood);
+    const seconds = Math.ceil((performance.now() - started) / 1000);
+    // At most three quarters of each second's share to new requests (the rest kept for sign-ins).
+    expect(tally[200] ?? 0).toBeLessThanOrEqual((seconds + 1) * SHARE * 0.75);
+    expect(tally[503] ?? 0).toBeGreaterThan(0);
+    expect(refusal).toMatch(/anonymousPerSecond/);
+    expect(await during).toEqual({ served: 200, newcomer: 200 });
   }, 60_000);
 });

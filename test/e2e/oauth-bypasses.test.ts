@@ -37,6 +37,8 @@ function replica(
     GENERATION_PUBLIC_URL: issuer,
     GENERATION_AUTH_SECRET: SECRET,
     GENERATION_TRUSTED_PROXIES: "127.0.0.1",
+    // The routes' own limits are tested here, in bursts; the strangers' share, in admission-cli.test.ts.
+    GENERATION_HTTP_LIMITS: "anonymousPerSecond=100000,anonymousInFlight=10000",
     ...extra,
   });
 }

@@ -55,7 +55,11 @@ async function flood(count: number, from: (i: number) => string) {
 
 beforeAll(async () => {
   if (!hasChromium()) return;
-  server = await startOAuthServer(iso, 13, { GENERATION_TRUSTED_PROXIES: "127.0.0.1" });
+  server = await startOAuthServer(iso, 13, {
+    GENERATION_TRUSTED_PROXIES: "127.0.0.1",
+    // The routes' own limits are tested here, in bursts; the strangers' share, in admission-cli.test.ts.
+    GENERATION_HTTP_LIMITS: "anonymousPerSecond=100000,anonymousInFlight=10000",
+  });
   ({ cli, issuer, browser, store, documents } = server);
 }, 60_000);
 

@@ -22,6 +22,21 @@ const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 
 /** A browser's part of the flow: cookies kept, redirects not followed, each request timed. */
+/**
+ * fetch as a well-behaved client does: a 503 with `Retry-After` (the strangers' share,
+ * src/transports/http-anonymous.ts, while many sign in at once) is retried after it, for up to 2 minutes.
+ */
+export async function politeFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const giveUp = performance.now() + 120_000;
+  for (;;) {
+    const res = await fetch(url, init);
+    const after = Number(res.headers.get("retry-after"));
+    if (res.status !== 503 || !(after > 0) || performance.now() > giveUp) return res;
+    await res.body?.cancel();
+    await new Promise((r) => setTimeout(r, after * 1000 * (0.5 + Math.random())));
+  }
+}
+
 class Jar {
   readonly #cookies = new Map<string, string>();
   readonly steps: Record<string, number> = {};
@@ -35,7 +50,7 @@ class Jar {
     if (this.#cookies.size > 0)
       headers.set("cookie", [...this.#cookies].map(([k, v]) => `${k}=${v}`).join("; "));
     const started = performance.now();
-    const res = await fetch(url, { ...init, headers, redirect: "manual" });
+    const res = await politeFetch(url, { ...init, headers, redirect: "manual" });
     const body = await res.text();
     this.steps[step] = (this.steps[step] ?? 0) + performance.now() - started;
     for (const c of res.headers.getSetCookie()) {
@@ -49,7 +64,7 @@ class Jar {
 
 /** Registers a public client (dynamic registration) redirecting to `redirect`; its client ID. */
 export async function registerClient(issuer: string, redirect = DIRECT_REDIRECT): Promise<string> {
-  const res = await fetch(`${issuer}/oauth/register`, {
+  const res = await politeFetch(`${issuer}/oauth/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
