@@ -1,6 +1,6 @@
 /**
- * The media viewer's app-only upload tool: the file the user chose, in base64 chunks, in order; the
- * last one sends it to the service (src/calls/uploads/chunked-upload.ts). Hidden from the model (its one
+ * The media viewer's app-only upload tool: the file the user chose, in base64 chunks (chunk 0
+ * first, the rest in any order); the one that completes it sends it to the service (src/calls/uploads/chunked-upload.ts). Hidden from the model (its one
  * caller is src/viewer/app/upload.ts), so, as the viewer's other app-only tools, it describes no
  * argument: every client that declares MCP Apps pays for each listed byte.
  */

@@ -4,9 +4,9 @@
  * opens the viewer's upload form. The view then opens an upload through the app-only tool
  * viewer_upload (the declared size within the service's limit, the rights confirmed for a voice)
  * and sends the file in chunks, each checked (the first one's bytes must be media of the right
- * kind; every chunk in order and of its length) and written to the ledger's shared store, bounded
+ * kind; chunk 0 before the others, which come in any order, each of its length) and written to the ledger's shared store, bounded
  * per key and per deployment (src/calls/uploads/upload-store.ts), so each chunk may reach any
- * replica. Only once the last chunk is in does the replica that took it send the bytes to the
+ * replica. Only once every chunk is in does the replica that took the last one send the bytes to the
  * service, staged on its disk and streamed from there, once: an upload is never sent twice (the
  * service does not make uploads idempotent). Asking again about a finished upload, on any replica,
  * answers with what happened to it.
