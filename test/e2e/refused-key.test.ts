@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { CLI, connectCli, initializeRequest, isolatedEnv, startHttpCli } from "../helpers/cli.js";
+import { startOAuthCli } from "../helpers/oauth-cli.js";
 import { registerClient, signInDirect } from "../helpers/sign-in-direct.js";
-import { freePort } from "../ledger/stores.js";
 
 type Result = { isError?: boolean; content?: unknown; structuredContent?: Record<string, unknown> };
 const textOf = (r: Result): string =>
@@ -118,13 +118,10 @@ describe("HTTP with a key the service revokes while sessions use it", () => {
 
 describe("--auth oauth, a signed-in user whose key the service revokes", () => {
   it("is told to reconnect the connector, and the sign-in ends", async () => {
-    const port = await freePort();
-    const issuer = `http://127.0.0.1:${port}`;
-    const cli = await startHttpCli(["--auth", "oauth", "--port", String(port)], {
-      ...iso.env,
-      GENERATION_BASE_URL: service.url,
-      GENERATION_PUBLIC_URL: issuer,
-      GENERATION_AUTH_SECRET: Buffer.alloc(32, 4).toString("base64"),
+    const { cli, issuer } = await startOAuthCli({
+      env: iso.env,
+      baseUrl: service.url,
+      secret: Buffer.alloc(32, 4).toString("base64"),
     });
     try {
       const key = sandbox.addKey({ scopes: ["read", "generate"] });
