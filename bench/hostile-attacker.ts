@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Agent, setGlobalDispatcher } from "undici";
 import { APP_MIME_TYPE, APPS_EXTENSION, initializeRequest } from "../test/helpers/cli.js";
-import { callTool } from "../test/helpers/tasks-wire.js";
+import { callTool, paddedCall } from "../test/helpers/tasks-wire.js";
 
 export interface Plan {
   issuer: string;
@@ -258,26 +258,7 @@ async function idleConnections(): Promise<void> {
 /** Bodies of bodyMiB, six at once, each a tools/call whose padding no tool accepts. */
 function bigBodies(): Promise<unknown> {
   if (plan.bodyMiB <= 0) return Promise.resolve();
-  const pad = "x".repeat(plan.bodyMiB * 1024 * 1024);
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: {
-      name: "list_models",
-      arguments: { pad },
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "hog", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      },
-    },
-  });
-  const headers = {
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": "list_models",
-  };
+  const { body, headers } = paddedCall(plan.bodyMiB);
   return loop(`${plan.bodyMiB} MiB bodies (6 at once)`, 6, () => keyed(body, headers));
 }
 

@@ -13,10 +13,9 @@ import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { isolatedEnv, type Started } from "../helpers/cli.js";
 import { startOAuthCli } from "../helpers/oauth-cli.js";
 import { registerClient, signInDirect, userAddress } from "../helpers/sign-in-direct.js";
-import { rpc } from "../helpers/tasks-wire.js";
+import { paddedCall, rpc } from "../helpers/tasks-wire.js";
 
 const SECRET = Buffer.alloc(32, 9).toString("base64");
-const MiB = 1024 * 1024;
 /** Anonymous requests one address may make a minute here: a sign-in takes about six. */
 const PER_ADDRESS = 20;
 /** The strangers' share a second: the default (src/config/serve-limits.ts). */
@@ -61,29 +60,14 @@ async function bigCall(
   token: string,
   mib: number,
 ): Promise<{ status: number; retryAfter: string | null; text: string }> {
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: {
-      name: "list_models",
-      arguments: { pad: "x".repeat(mib * MiB) },
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "hog", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      },
-    },
-  });
+  const { body, headers } = paddedCall(mib);
   const res = await fetch(`${issuer}/mcp`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
       authorization: `Bearer ${token}`,
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": "list_models",
+      ...headers,
     },
     body,
   });

@@ -92,3 +92,26 @@ export const textOf = (result: { content?: { type: string; text?: string }[] }):
     .filter((c) => c.type === "text")
     .map((c) => c.text ?? "")
     .join("\n");
+
+/**
+ * A 2026-07-28 tools/call of list_models padded with `mib` MiB that no tool accepts (a large body
+ * for admission tests and the hostile bench): its JSON, and the headers that name it.
+ */
+export function paddedCall(mib: number): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: {
+      name: "list_models",
+      arguments: { pad: "x".repeat(mib * 1024 * 1024) },
+      _meta: { ...envelope(), "io.modelcontextprotocol/clientInfo": { name: "hog", version: "1" } },
+    },
+  });
+  const headers = {
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "list_models",
+  };
+  return { body, headers };
+}
