@@ -13,6 +13,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { APP_MIME_TYPE, APPS_EXTENSION, startHttpCli } from "../test/helpers/cli.js";
+import { inParallel } from "../test/helpers/sign-in-direct.js";
 import { delayProxy } from "./delay-proxy.js";
 import { writePngFile } from "./media-files.js";
 
@@ -90,11 +91,8 @@ async function chunked(client: Client, path: string): Promise<void> {
   };
   try {
     await send(0);
-    let taken = 1;
-    const worker = async () => {
-      while (taken < count - 1) await send(taken++);
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const middle = Array.from({ length: Math.max(0, count - 2) }, (_, i) => i + 1);
+    await inParallel(middle, IN_FLIGHT, send);
     const last = await send(count - 1);
     if (last.state !== "finished") throw new Error(`the chunked upload ended ${String(last.state)}`);
   } finally {
