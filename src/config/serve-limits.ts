@@ -32,6 +32,8 @@ export interface ServeLimits {
   requestTimeoutS: number;
   /** Seconds an idle kept-alive connection stays open between requests. */
   keepAliveTimeoutS: number;
+  /** Seconds a connection refused past `connections` or its address's share is held before it is closed. */
+  refusedHoldS: number;
   /**
    * Requests, and MiB of request bodies, one key may send a minute, and an address whose requests
    * no credential admits: admission by CPU share (src/transports/http-admission.ts).
@@ -88,6 +90,7 @@ export const DEFAULT_SERVE_LIMITS: Readonly<ServeLimits> = {
   headersTimeoutS: 20,
   requestTimeoutS: 300,
   keepAliveTimeoutS: 5,
+  refusedHoldS: 10,
   requestsPerKeyMinute: 600,
   bodyMiBPerKeyMinute: 512,
   requestsPerAddressMinute: 600,

@@ -10,7 +10,7 @@
  * `GET /healthz` tells whether the ledger is usable; a probe without `Host` (HAProxy's default
  * check, HTTP/1.0) is answered too, since that status is all it reveals.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   createMcpHandler,
@@ -21,6 +21,7 @@ import {
 import { DEFAULT_SERVE_LIMITS, serveLimits } from "../config/serve-limits.js";
 import type { Channel } from "../mcp/delivery.js";
 import { LimitLog, Shares } from "../shared/fair-shares.js";
+import { listenShared } from "./http-accept.js";
 import { Admission, ratesSet, refuseRate } from "./http-admission.js";
 import { AnonymousShare, holdPlace } from "./http-anonymous.js";
 import { bodyBudget, MIB, readJson } from "./http-body.js";
@@ -203,7 +204,7 @@ export async function startHttpServer<E extends Keyed>(o: HttpServerOptions<E>):
   guardConnections(server, limits, log, o.isProxy);
   const sweep = setInterval(() => sessions.sweep(), 30_000);
   sweep.unref();
-  await listen(server, o.port, o.host);
+  await listenShared(server, o.port, o.host);
   const port = (server.address() as AddressInfo).port;
   const urlHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   return {
@@ -261,14 +262,4 @@ function jsonError(status: number, message: string): Response {
 async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
   const body = await response.text();
   res.writeHead(response.status, Object.fromEntries(response.headers)).end(body);
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
 }

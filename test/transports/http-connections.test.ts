@@ -28,6 +28,25 @@ function answer(s: Socket): Promise<string> {
   });
 }
 
+/** The server's whole answer, without waiting for it to close the connection. */
+function response(s: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let text = "";
+    s.on("error", () => {});
+    s.on("data", (d) => {
+      text += d.toString();
+      const [head = "", body = ""] = text.split("\r\n\r\n", 2);
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? Number.NaN);
+      if (Buffer.byteLength(body) >= length) resolve(text);
+    });
+  });
+}
+
+const closed = (s: Socket): Promise<number> => {
+  const started = Date.now();
+  return new Promise((resolve) => s.once("close", () => resolve(Date.now() - started)));
+};
+
 describe("connections", () => {
   it("refuses past the per-address share with a 503 naming it, and frees the slot on close", async () => {
     const lines: string[] = [];
@@ -39,7 +58,7 @@ describe("connections", () => {
     try {
       for (let i = 0; i < 3; i++) held.push(await open(h.port));
       const extra = [await open(h.port), await open(h.port)];
-      const texts = await Promise.all(extra.map(answer));
+      const texts = await Promise.all(extra.map(response));
       for (const text of texts) {
         expect(text).toMatch(/^HTTP\/1.1 503/);
         expect(text).toMatch(/retry-after: \d+/i);
@@ -66,8 +85,37 @@ describe("connections", () => {
     const held: Socket[] = [];
     try {
       for (let i = 0; i < 4; i++) held.push(await open(h.port));
-      const text = await answer(await open(h.port));
+      const text = await response(await open(h.port));
       expect(text).toMatch(/too many connections \(connections, 4\)/);
+    } finally {
+      for (const s of held) s.destroy();
+      await h.close();
+    }
+  });
+
+  it("holds refused connections open for refusedHoldS, as many as one address's share, then closes them", async () => {
+    // libuv accepts one connection a turn: a client reopening each refused connection at once
+    // would otherwise keep its surplus in the accept queue ahead of everyone (http-connections.ts).
+    const h = await startProbe({
+      limits: { connectionsPerAddress: 2, connections: 10, refusedHoldS: 1 },
+      onLimit: () => {},
+    });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 2; i++) held.push(await open(h.port));
+      const refused = [await open(h.port), await open(h.port)];
+      const closings = refused.map(closed);
+      const texts = await Promise.all(refused.map(response));
+      for (const text of texts) expect(text).toMatch(/connectionsPerAddress, 2/);
+      // Past the held bound (connectionsPerAddress, 2): answered and closed at once.
+      const third = await open(h.port);
+      const thirdClosing = closed(third);
+      expect(await response(third)).toMatch(/^HTTP\/1.1 503/);
+      expect(await thirdClosing).toBeLessThan(500);
+      for (const took of await Promise.all(closings)) {
+        expect(took).toBeGreaterThanOrEqual(900);
+        expect(took).toBeLessThan(3_000);
+      }
     } finally {
       for (const s of held) s.destroy();
       await h.close();
