@@ -226,9 +226,13 @@ export async function hostileMix(): Promise<void> {
   const uploadMiB = Number(process.env.BENCH_HOSTILE_UPLOAD_MIB ?? 8);
   const iso = isolatedEnv();
   const keys = await keyedSandbox(USERS + 1, 1);
-  // BENCH_CPU_PROF=DIR: the server writes a CPU profile there when it stops.
+  // BENCH_CPU_PROF=DIR: the server writes a CPU profile there when it stops;
+  // BENCH_SERVER_NODE_OPTIONS adds options of its own (a preload that traces, say), as in (j).
   const prof = process.env.BENCH_CPU_PROF;
-  const options = prof === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` };
+  const nodeOptions = [prof && `--cpu-prof --cpu-prof-dir=${prof}`, process.env.BENCH_SERVER_NODE_OPTIONS]
+    .filter(Boolean)
+    .join(" ");
+  const options = nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions };
   const { cli, issuer } = await oauthServer({ ...iso.env, ...options, GENERATION_BASE_URL: keys.url });
   try {
     const clientId = await registerClient(issuer);
