@@ -17,6 +17,13 @@ export const ACCEPT_SOCKETS = 16;
 /** Listens on `port` (0: any free port) and `host`; `server.close()` closes every socket. */
 export async function listenShared(server: Server, port: number, host: string): Promise<void> {
   const shared = process.platform === "linux";
+  // A named port is first taken plainly and let go: a port in use (by another server of ours too,
+  // whose sockets would otherwise let these join them and split its connections) fails as before.
+  if (shared && port !== 0) {
+    const probe = createServer();
+    await listenOn(probe, { port, host });
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  }
   try {
     await listenOn(server, { port, host, reusePort: shared });
   } catch (error) {

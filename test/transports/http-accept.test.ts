@@ -53,4 +53,41 @@ describe("listenShared", () => {
     });
     await new Promise<void>((r) => plain.close(() => r()));
   });
+
+  it("fails on a port in use, even by another server listening the same way", async () => {
+    const first = createServer((_req, res) => res.end("first"));
+    await listenShared(first, 0, "127.0.0.1");
+    const port = (first.address() as AddressInfo).port;
+    try {
+      // Without the plain first bind, this one would join the first's sockets and take a share.
+      const second = createServer((_req, res) => res.end("second"));
+      await expect(listenShared(second, port, "127.0.0.1")).rejects.toMatchObject({ code: "EADDRINUSE" });
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          fetch(`http://127.0.0.1:${port}/`, { headers: { connection: "close" } }).then((r) => r.text()),
+        ),
+      );
+      expect(new Set(answers)).toEqual(new Set(["first"]));
+    } finally {
+      await closeServer(first);
+    }
+  });
+
+  it("takes a named free port with all its sockets", async () => {
+    const probe = netServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const server = createServer((_req, res) => res.end("ok"));
+    await listenShared(server, port, "127.0.0.1");
+    try {
+      if (process.platform === "linux") {
+        const n = listeners(port);
+        if (n !== undefined) expect(n).toBe(ACCEPT_SOCKETS);
+      }
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("ok");
+    } finally {
+      await closeServer(server);
+    }
+  });
 });
