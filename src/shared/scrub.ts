@@ -122,7 +122,7 @@ export function keyScrubber(apiKey: string): Scrub {
     if (runs) out = out.replace(SPELLED, spelled);
     if (longestRun(out, isBase64) >= shortest)
       for (const core of encoded) if (out.includes(core)) out = out.replaceAll(core, REDACTED);
-    return runs || mayHoldHexRun(out) ? scrubKeyShapes(out) : out;
+    return runs || scan(out) < 0 ? scrubKeyShapes(out) : out;
   };
 }
 
@@ -150,9 +150,12 @@ for (let c = 0; c < 128; c++)
   CLASSES[c] = (isHex(c) ? HEX : 0) | (isJoiner(c) ? JOINER : 0) | (isBase64(c) ? BASE64 : 0);
 
 /**
- * mayHoldHexRun and longestRun(…, isBase64) in one pass, for the texts that hold neither (almost
- * all of them, a large listing included, where three passes were a tenth of the call): -1 as soon
- * as a stretch may hold a key in hex, else the longest base64 run's length.
+ * -1 as soon as a stretch of `text` made of hex digits, `%` and separators holds 64 hex digits,
+ * else the length of its longest base64 run: one pass of char codes, where the expressions would
+ * each scan every position. Every match of HEX_RUN, SPELLED and ANY_KEY is such a stretch (each of
+ * its 64 or more units, a digit or `%` and two digits, holds a digit), so without one none of them
+ * can match and they need not run; and a base64 spelling of the key needs a run at least as long
+ * as its shortest core. Almost every text, a large listing included, holds neither.
  */
 function scan(text: string): number {
   let digits = 0;
@@ -178,23 +181,6 @@ function longestRun(text: string, is: (c: number) => boolean): number {
     if (run > longest) longest = run;
   }
   return longest;
-}
-
-/**
- * False only when no stretch of `text` made of hex digits, `%` and separators holds 64 hex digits.
- * Every match of HEX_RUN, SPELLED and ANY_KEY is such a stretch (each of its 64 or more units, a
- * digit or `%` and two digits, holds a digit), so then none of them can match and the expressions
- * need not run. One pass of char codes, where each expression scans every position.
- */
-function mayHoldHexRun(text: string): boolean {
-  let digits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (isHex(c)) {
-      if (++digits >= 64) return true;
-    } else if (!isJoiner(c)) digits = 0;
-  }
-  return false;
 }
 
 /**
