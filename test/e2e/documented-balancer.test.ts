@@ -4,11 +4,13 @@
  * key mode, three replicas that know their public name (GENERATION_PUBLIC_URL) pass the documented
  * health check and answer requests for that name through the TLS front; a replica without it
  * refuses the name; a 2025-11-25 session stays on one replica through the documented stickiness;
+ * one address is held to 256 connections at the front while another is served;
  * and a replica that stops is taken out by the check while the others go on answering.
  */
 import { execFileSync } from "node:child_process";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { connect, type Socket } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runnableOrSkipped } from "../helpers/chromium.js";
@@ -77,6 +79,41 @@ function initialize(host: string, url?: string): Promise<number> {
 }
 const throughFront = (host: string) => initialize(host);
 
+/** `GET /healthz` through the TLS front from the local address `from`: its status, or "reset". */
+function healthzFrom(from: string): Promise<number | "reset"> {
+  const { port } = new URL((d as Deployment).balancer.url);
+  const ca = (d as Deployment).balancer.tls.cert;
+  const options = {
+    host: "127.0.0.1",
+    port,
+    path: "/healthz",
+    localAddress: from,
+    servername: "localhost",
+    ca,
+  };
+  return new Promise((resolve) => {
+    const req = httpsRequest(options, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", () => resolve("reset"));
+    req.end();
+  });
+}
+
+/** `count` bare TCP connections to the front from `from` (no TLS handshake, nothing sent). */
+function bareConnections(from: string, count: number): Socket[] {
+  const { port } = new URL((d as Deployment).balancer.url);
+  return Array.from({ length: count }, () =>
+    connect({ host: "127.0.0.1", port: Number(port), localAddress: from }).on("error", () => undefined),
+  );
+}
+
+async function until(done: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  for (const end = Date.now() + ms; !(await done()) && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 50));
+}
+
 describe.runIf(ready)("the documented HAProxy files", () => {
   it.for(["key", "oauth"] as const)(
     "%s mode's file passes haproxy -c with no warning",
@@ -94,6 +131,8 @@ describe.runIf(ready)("the documented HAProxy files", () => {
         "option forwardfor",
         "option httpchk",
         "stick on req.hdr(mcp-session-id)",
+        "tcp-request connection reject if { sc0_conn_cur gt 256 }",
+        "timeout client 30s",
       ]) {
         expect(config).toContain(line);
       }
@@ -158,6 +197,26 @@ describe.runIf(ready)("key mode behind the documented front, under a public name
       await transport.terminateSession().catch(() => undefined);
       await client.close();
     }
+  });
+
+  it("one address is held to 256 connections at the front, before any handshake, while another is served", async (ctx) => {
+    if (d === undefined) return ctx.skip();
+    const held = bareConnections("127.0.0.2", 260);
+    try {
+      const closed = () => held.filter((s) => s.destroyed).length;
+      await until(() => closed() >= 4);
+      await new Promise((r) => setTimeout(r, 300));
+      // The front reset the four past 256 and kept the rest, silent as they are.
+      expect(closed()).toBe(4);
+      expect(await healthzFrom("127.0.0.2")).toBe("reset");
+      expect(await healthzFrom("127.0.0.3")).toBe(200);
+    } finally {
+      for (const s of held) s.destroy();
+    }
+    // Once they close, the address is served again.
+    const seen: Array<number | "reset"> = [];
+    await until(async () => seen.push(await healthzFrom("127.0.0.2")) > 0 && seen.at(-1) === 200);
+    expect(seen.at(-1)).toBe(200);
   });
 
   it("a replica that stops is marked down by the check, and the others go on answering", async (ctx) => {
