@@ -7,7 +7,9 @@ import { isAscii } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type LimitLog, type Shares, sourceOfKey } from "../shared/fair-shares.js";
 import { byteSize } from "../shared/wording.js";
+import { parseOnThread, type ThreadParse } from "./http-body-thread.js";
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./http-guard.js";
+import { depthExceeds } from "./http-json-depth.js";
 
 export type BodyRead =
   | { ok: true; value: unknown }
@@ -128,46 +130,29 @@ export async function readJson(
       message: body.refused,
       headers: { "retry-after": String(body.retryAfterS) },
     };
+  const parsed = body.length > LARGE_BODY_BYTES ? await parseOnThread(body, MAX_JSON_DEPTH) : parseHere(body);
+  if (parsed.ok) return parsed;
+  // A body nested past V8's own limit fails to parse too (RangeError), with the same answer.
+  const message =
+    parsed.why === "json"
+      ? "Parse error: the body is not valid JSON"
+      : `Bad Request: the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`;
+  return { ok: false, status: 400, message };
+}
+
+/** A small body parsed on the event loop: handing it to the thread would cost more than it saves. */
+function parseHere(body: Buffer): ThreadParse {
   let value: unknown;
-  const release = body.length > LARGE_BODY_BYTES ? await largeParseTurn() : undefined;
   try {
     value = JSON.parse(decoded(body)) as unknown;
   } catch {
-    // A body nested past V8's own limit fails here too (RangeError), with the same answer.
-    return { ok: false, status: 400, message: "Parse error: the body is not valid JSON" };
-  } finally {
-    release?.();
+    return { ok: false, why: "json" };
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) {
-    return {
-      ok: false,
-      status: 400,
-      message: `Bad Request: the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
-    };
-  }
-  return { ok: true, value };
+  return depthExceeds(value, MAX_JSON_DEPTH) ? { ok: false, why: "depth" } : { ok: true, value };
 }
 
-/** Bodies past this size are parsed one per turn of the event loop (largeParseTurn). */
+/** Bodies past this size are parsed on the parser's thread (http-body-thread.ts). */
 export const LARGE_BODY_BYTES = 1024 * 1024;
-let lastLargeParse: Promise<void> = Promise.resolve();
-
-/**
- * Waits for this body's turn to be parsed: one large body per turn of the event loop, the next on a
- * later turn (setImmediate), so that requests that arrived meanwhile (a user's small call, a new
- * connection: libuv accepts one per socket per turn) are served between them. A 16 MiB body takes
- * about 65 ms to parse; six taken in one turn held every other request 300 to 400 ms under the
- * hostile mix (docs/benchmarks.md). Resolves with the release to call once parsed.
- */
-export async function largeParseTurn(): Promise<() => void> {
-  const before = lastLargeParse;
-  let release = (): void => {};
-  lastLargeParse = new Promise<void>((resolve) => {
-    release = () => setImmediate(resolve);
-  });
-  await before;
-  return release;
-}
 
 /**
  * A body's text. Most are ASCII (base64 payloads always): checked at memory speed, their bytes are
@@ -175,20 +160,6 @@ export async function largeParseTurn(): Promise<() => void> {
  * for 16 MiB, and the one-byte string parses faster (25 ms against 35).
  */
 const decoded = (body: Buffer): string => (isAscii(body) ? body.toString("latin1") : body.toString("utf8"));
-
-/** Whether arrays and objects nest deeper than `max`; iterative, so it cannot overflow the stack. */
-export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [node, depth] = top;
-    if (node === null || typeof node !== "object") continue;
-    if (depth > max) return true;
-    for (const child of Object.values(node)) {
-      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 export const MIB = 1024 * 1024;
 

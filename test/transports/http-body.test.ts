@@ -1,11 +1,13 @@
 /**
- * Large bodies are parsed one per turn of the event loop (src/transports/http-body.ts), so that
- * what arrived meanwhile is served between them.
+ * Reading a JSON body (src/transports/http-body.ts): whatever its pieces, and, past
+ * LARGE_BODY_BYTES, parsed on the parser's thread (src/transports/http-body-thread.ts) so that what
+ * arrives meanwhile is served.
  */
 import type { IncomingMessage } from "node:http";
 import { PassThrough } from "node:stream";
-import { describe, expect, it } from "vitest";
-import { largeParseTurn, readJson } from "../../src/transports/http-body.js";
+import { describe, expect, it, vi } from "vitest";
+import { LARGE_BODY_BYTES, readJson } from "../../src/transports/http-body.js";
+import { MAX_JSON_DEPTH } from "../../src/transports/http-guard.js";
 
 /** A request whose body arrives in `pieces`, with the headers given. */
 function request(pieces: Buffer[], headers: Record<string, string>): IncomingMessage {
@@ -33,33 +35,51 @@ describe("readJson", () => {
   });
 });
 
-describe("largeParseTurn", () => {
-  it("lets a turn of the event loop pass between two large parses", async () => {
-    const order: string[] = [];
-    const first = largeParseTurn().then((release) => {
-      order.push("first parsed");
-      // Stands for a user's request that arrived while the first body was parsed.
-      setImmediate(() => order.push("served between"));
-      release();
-    });
-    const second = largeParseTurn().then((release) => {
-      order.push("second parsed");
-      release();
-    });
-    await Promise.all([first, second]);
-    expect(order).toEqual(["first parsed", "served between", "second parsed"]);
+describe("a large body", () => {
+  const big = {
+    jsonrpc: "2.0",
+    id: 7,
+    method: "tools/call",
+    params: { data: "QUJD".repeat(1_000_000), n: [1, 2.5] },
+  };
+  const bytes = Buffer.from(JSON.stringify(big));
+  const declared = { "content-length": String(bytes.length) };
+
+  it("is parsed off the event loop, and given back whole", async () => {
+    expect(bytes.length).toBeGreaterThan(LARGE_BODY_BYTES);
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const read = await readJson(request([bytes], declared));
+      expect(read).toEqual({ ok: true, value: big });
+      // Not one JSON.parse on this thread: the text went to the parser's thread.
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
   });
 
-  it("goes on after a parse that failed released its turn", async () => {
-    const release = await largeParseTurn();
-    release();
-    const next = await Promise.race([
-      largeParseTurn().then((r) => {
-        r();
-        return "parsed";
-      }),
-      new Promise((r) => setTimeout(() => r("stuck"), 200)),
-    ]);
-    expect(next).toBe("parsed");
+  it("that is not JSON, or nests too deep, is refused as a small one is", async () => {
+    const broken = Buffer.concat([bytes.subarray(0, bytes.length - 1), Buffer.from("!")]);
+    expect(await readJson(request([broken], { "content-length": String(broken.length) }))).toMatchObject({
+      ok: false,
+      status: 400,
+      message: "Parse error: the body is not valid JSON",
+    });
+    const deep = Buffer.from(
+      `${"[".repeat(MAX_JSON_DEPTH + 1)}"${"x".repeat(LARGE_BODY_BYTES)}"${"]".repeat(MAX_JSON_DEPTH + 1)}`,
+    );
+    expect(await readJson(request([deep], { "transfer-encoding": "chunked" }))).toMatchObject({
+      ok: false,
+      status: 400,
+      message: `Bad Request: the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+  });
+
+  it("several at once each get their own value back", async () => {
+    const bodies = [1, 2, 3].map((id) => Buffer.from(JSON.stringify({ ...big, id })));
+    const reads = await Promise.all(
+      bodies.map((b) => readJson(request([b], { "transfer-encoding": "chunked" }))),
+    );
+    expect(reads.map((r) => (r.ok ? (r.value as { id: number }).id : r))).toEqual([1, 2, 3]);
   });
 });
