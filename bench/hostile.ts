@@ -9,6 +9,7 @@
  * hammers every pool. Reports the users' p50/p99 in each (goal: hostile p99 at most 1.5 x quiet,
  * the median of the rounds' ratios), the attacker's answers by kind (429/503 with Retry-After), and
  * the store's growth beyond the users' own against the worst case docs/security.md documents.
+ * BENCH_HOSTILE_SLOW_MS=<ms> also prints each call slower than that and when in its phase it began.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -30,6 +31,7 @@ const SECONDS = Number(process.env.BENCH_HOSTILE_SECONDS ?? 20);
 const ROUNDS = Number(process.env.BENCH_HOSTILE_ROUNDS ?? 2);
 const THINK_MS = Number(process.env.BENCH_HOSTILE_THINK_MS ?? 4_000);
 const P99_GOAL = 1.5;
+const SLOW_MS = Number(process.env.BENCH_HOSTILE_SLOW_MS ?? Number.POSITIVE_INFINITY);
 const ATTACKER = fileURLToPath(new URL("./hostile-attacker.ts", import.meta.url));
 const KiB = 1024;
 
@@ -92,8 +94,10 @@ async function behave(url: string, user: User, i: number, seconds: number, into:
       into.failures++;
     }
     const took = performance.now() - started;
-    into.latencies.push(took);
     const op = ["list_models", "generate_image", "tasks/get"][n % 3] as string;
+    if (took > SLOW_MS)
+      print(`    slow: ${op} ${ms(took)} from ${(seconds - (until - started) / 1000).toFixed(2)} s`);
+    into.latencies.push(took);
     into.byOp[op] = [...(into.byOp[op] ?? []), took];
     await new Promise((r) => setTimeout(r, THINK_MS * (0.5 + Math.random())));
   }

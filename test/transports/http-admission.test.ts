@@ -52,6 +52,24 @@ describe("the budgets", () => {
     expect((await a.keyed(reqOf(0), "ka"))?.limit).toBe("requestsPerKeyMinute");
   });
 
+  it("lets a key spend at most a quarter of its minute within 5 s, requests and bytes alike", async () => {
+    const a = admission({ requestsPerKeyMinute: 600, bodyMiBPerKeyMinute: 512 });
+    for (let i = 0; i < 150; i++) expect(await a.keyed(reqOf(0), "ka")).toBeUndefined();
+    const refused = await a.keyed(reqOf(0), "ka");
+    expect(refused?.limit).toBe("requestsPerKeyMinute");
+    expect(refused?.message).toMatch(
+      /a quarter of its 600 requests a minute within 5 s \(requestsPerKeyMinute\)/,
+    );
+    expect(refused?.retryAfterS).toBeLessThanOrEqual(5);
+    // Bytes: 128 MiB within 5 s, the largest body (48 MiB) among them.
+    for (const mib of [48, 48, 32]) expect(await a.keyed(reqOf(mib * MiB), "kb")).toBeUndefined();
+    const body = await a.keyed(reqOf(MiB), "kb");
+    expect(body?.limit).toBe("bodyMiBPerKeyMinute");
+    expect(body?.message).toMatch(/a quarter of its 512 MiB of request bodies a minute within 5 s/);
+    expect(body?.retryAfterS).toBeLessThanOrEqual(5);
+    expect(await a.keyed(reqOf(0), "kc")).toBeUndefined();
+  });
+
   it("counts a streamed body's bytes as they arrive", async () => {
     const a = admission({ bodyMiBPerKeyMinute: 2 });
     expect(await a.streamed("ka", MiB)).toBeUndefined();
