@@ -34,8 +34,8 @@ export interface RateRefusal {
 }
 
 /**
- * The short window: within any of its fixed windows an owner spends at most a quarter of its
- * minute (three times the minute's average pace), so a key's minute is not all spent in its first
+ * The short window: within any of its fixed windows a key spends at most three times the
+ * minute's average pace, so a key's minute is not all spent in its first
  * seconds. Under issue 30's hostile mix one key's 600 requests and 512 MiB of bodies, all at a
  * minute's start, held the process's core busy for seven seconds and the users' p99 with it
  * (docs/benchmarks.md). Small budgets are not split (a burst of up to 20 requests, or of the
@@ -47,29 +47,37 @@ const BURST_SHARE = WINDOW_S / BURST_S / 3;
 const BURST_MIN_REQUESTS = 20;
 const BURST_MIN_MIB = 48;
 
-/** A budget counted over a minute and over its short window (BURST_S) at once. */
+/**
+ * A budget counted over a minute and, where `floor` splits it, over its short window (BURST_S).
+ * Addresses' budgets are not split: what no credential admits is already bounded to a share of
+ * each second for every address together (`anonymousPerSecond`, http-anonymous.ts), and the OAuth
+ * routes keep their own bursts.
+ */
 class Windows {
   readonly #minute: RateLimiterMemory;
-  readonly #burst: RateLimiterMemory;
+  readonly #burst: RateLimiterMemory | undefined;
+  /** Points within one short window. */
+  readonly burst: number;
 
   constructor(perMinute: number, floor: number) {
     this.#minute = new RateLimiterMemory({ points: perMinute, duration: WINDOW_S });
     const burst = Math.max(Math.ceil(perMinute / BURST_SHARE), Math.min(perMinute, floor));
-    this.#burst = new RateLimiterMemory({ points: burst, duration: BURST_S });
+    this.burst = burst;
+    if (burst < perMinute) this.#burst = new RateLimiterMemory({ points: burst, duration: BURST_S });
   }
 
   /** Takes `points` from both windows: undefined, or the ms until the one that refused renews. */
   async take(owner: string, points: number): Promise<{ ms: number; burst: boolean } | undefined> {
     const minute = await refusedMs(this.#minute, owner, points);
     if (minute !== undefined) return { ms: minute, burst: false };
-    const burst = await refusedMs(this.#burst, owner, points);
+    const burst = this.#burst === undefined ? undefined : await refusedMs(this.#burst, owner, points);
     if (burst === undefined) return undefined;
     await this.#minute.reward(owner, points);
     return { ms: burst, burst: true };
   }
 
   give(owner: string, points: number): Promise<unknown> {
-    return Promise.all([this.#minute.reward(owner, points), this.#burst.reward(owner, points)]);
+    return Promise.all([this.#minute.reward(owner, points), this.#burst?.reward(owner, points)]);
   }
 }
 
@@ -98,9 +106,11 @@ class Budget {
     readonly requests: { name: string; perMinute: number },
     readonly bytes: { name: string; mibPerMinute: number },
     readonly whose: string,
+    split: boolean,
   ) {
-    this.#requests = new Windows(requests.perMinute, BURST_MIN_REQUESTS);
-    this.#bytes = new Windows(bytes.mibPerMinute * MIB, BURST_MIN_MIB * MIB);
+    const floor = (n: number) => (split ? n : Number.POSITIVE_INFINITY);
+    this.#requests = new Windows(requests.perMinute, floor(BURST_MIN_REQUESTS));
+    this.#bytes = new Windows(bytes.mibPerMinute * MIB, floor(BURST_MIN_MIB * MIB));
   }
 
   /** Counts one request of `owner` and `bytes` of its body; what was refused is not counted. */
@@ -122,7 +132,7 @@ class Budget {
   #requestsRefused = ({ ms, burst }: { ms: number; burst: boolean }): RateRefusal => {
     const { name, perMinute } = this.requests;
     const what = burst
-      ? `${this.whose} sent a quarter of its ${perMinute} requests a minute within ${BURST_S} s`
+      ? `${this.whose} sent ${this.#requests.burst} requests within ${BURST_S} s (three times the pace of ${perMinute} a minute)`
       : `${this.whose} sent ${perMinute} requests this minute`;
     return refusal(name, ms, what);
   };
@@ -130,7 +140,7 @@ class Budget {
   #bytesRefused = ({ ms, burst }: { ms: number; burst: boolean }): RateRefusal => {
     const { name, mibPerMinute } = this.bytes;
     const what = burst
-      ? `${this.whose} would pass a quarter of its ${mibPerMinute} MiB of request bodies a minute within ${BURST_S} s`
+      ? `${this.whose} would pass ${Math.round(this.#bytes.burst / MIB)} MiB of request bodies within ${BURST_S} s (three times the pace of ${mibPerMinute} MiB a minute, or the largest body)`
       : `${this.whose} would pass ${mibPerMinute} MiB of request bodies this minute`;
     return refusal(name, ms, what);
   };
@@ -180,11 +190,13 @@ export class Admission {
       { name: "requestsPerKeyMinute", perMinute: limits.requestsPerKeyMinute },
       { name: "bodyMiBPerKeyMinute", mibPerMinute: limits.bodyMiBPerKeyMinute },
       "this key",
+      true,
     );
     this.#addresses = new Budget(
       { name: "requestsPerAddressMinute", perMinute: limits.requestsPerAddressMinute },
       { name: "bodyMiBPerAddressMinute", mibPerMinute: limits.bodyMiBPerAddressMinute },
       "this address, not signed in,",
+      false,
     );
     // clientAddress reads X-Forwarded-For only through a proxy it trusts; `check` is all it asks.
     this.#trusted = isProxy === undefined ? undefined : ({ check: (a: string) => isProxy(a) } as BlockList);

@@ -52,22 +52,29 @@ describe("the budgets", () => {
     expect((await a.keyed(reqOf(0), "ka"))?.limit).toBe("requestsPerKeyMinute");
   });
 
-  it("lets a key spend at most a quarter of its minute within 5 s, requests and bytes alike", async () => {
-    const a = admission({ requestsPerKeyMinute: 600, bodyMiBPerKeyMinute: 512 });
-    for (let i = 0; i < 150; i++) expect(await a.keyed(reqOf(0), "ka")).toBeUndefined();
+  it("lets a key spend at most three times the minute's pace within a second, requests and bytes alike", async () => {
+    const a = admission({
+      requestsPerKeyMinute: 600,
+      bodyMiBPerKeyMinute: 1200,
+      requestsPerAddressMinute: 600,
+    });
+    for (let i = 0; i < 30; i++) expect(await a.keyed(reqOf(0), "ka")).toBeUndefined();
     const refused = await a.keyed(reqOf(0), "ka");
     expect(refused?.limit).toBe("requestsPerKeyMinute");
     expect(refused?.message).toMatch(
-      /a quarter of its 600 requests a minute within 5 s \(requestsPerKeyMinute\)/,
+      /sent 30 requests within 1 s \(three times the pace of 600 a minute\) \(requestsPerKeyMinute\)/,
     );
-    expect(refused?.retryAfterS).toBeLessThanOrEqual(5);
-    // Bytes: 128 MiB within 5 s, the largest body (48 MiB) among them.
-    for (const mib of [48, 48, 32]) expect(await a.keyed(reqOf(mib * MiB), "kb")).toBeUndefined();
+    expect(refused?.retryAfterS).toBe(1);
+    // Bytes: 60 MiB within a second (1200 / 20), the largest body (48 MiB) among them.
+    for (const mib of [48, 12]) expect(await a.keyed(reqOf(mib * MiB), "kb")).toBeUndefined();
     const body = await a.keyed(reqOf(MiB), "kb");
     expect(body?.limit).toBe("bodyMiBPerKeyMinute");
-    expect(body?.message).toMatch(/a quarter of its 512 MiB of request bodies a minute within 5 s/);
-    expect(body?.retryAfterS).toBeLessThanOrEqual(5);
+    expect(body?.message).toMatch(
+      /would pass 60 MiB of request bodies within 1 s \(three times the pace of 1200 MiB a minute/,
+    );
     expect(await a.keyed(reqOf(0), "kc")).toBeUndefined();
+    // An address's budget is not split: the OAuth routes keep their own bursts.
+    for (let i = 0; i < 100; i++) expect(await a.anonymous(reqOf(0), "203.0.113.9")).toBeUndefined();
   });
 
   it("counts a streamed body's bytes as they arrive", async () => {
