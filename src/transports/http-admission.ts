@@ -57,12 +57,12 @@ class Windows {
   readonly #minute: RateLimiterMemory;
   readonly #burst: RateLimiterMemory | undefined;
   /** Points within one short window. */
-  readonly burst: number;
+  readonly burstPoints: number;
 
   constructor(perMinute: number, floor: number) {
     this.#minute = new RateLimiterMemory({ points: perMinute, duration: WINDOW_S });
     const burst = Math.max(Math.ceil(perMinute / BURST_SHARE), Math.min(perMinute, floor));
-    this.burst = burst;
+    this.burstPoints = burst;
     if (burst < perMinute) this.#burst = new RateLimiterMemory({ points: burst, duration: BURST_S });
   }
 
@@ -132,7 +132,7 @@ class Budget {
   #requestsRefused = ({ ms, burst }: { ms: number; burst: boolean }): RateRefusal => {
     const { name, perMinute } = this.requests;
     const what = burst
-      ? `${this.whose} sent ${this.#requests.burst} requests within ${BURST_S} s (three times the pace of ${perMinute} a minute)`
+      ? `${this.whose} sent ${this.#requests.burstPoints} requests within ${BURST_S} s (three times the pace of ${perMinute} a minute)`
       : `${this.whose} sent ${perMinute} requests this minute`;
     return refusal(name, ms, what);
   };
@@ -140,7 +140,7 @@ class Budget {
   #bytesRefused = ({ ms, burst }: { ms: number; burst: boolean }): RateRefusal => {
     const { name, mibPerMinute } = this.bytes;
     const what = burst
-      ? `${this.whose} would pass ${Math.round(this.#bytes.burst / MIB)} MiB of request bodies within ${BURST_S} s (three times the pace of ${mibPerMinute} MiB a minute, or the largest body)`
+      ? `${this.whose} would pass ${Math.round(this.#bytes.burstPoints / MIB)} MiB of request bodies within ${BURST_S} s (three times the pace of ${mibPerMinute} MiB a minute, or the largest body)`
       : `${this.whose} would pass ${mibPerMinute} MiB of request bodies this minute`;
     return refusal(name, ms, what);
   };
